@@ -1,0 +1,48 @@
+// A pool of worker threads that stays hot through a training step: workers spin briefly on a
+// generation counter before sleeping, so back-to-back parallel regions (one per layer) do not
+// pay a wake-up each. The calling thread takes part as worker 0.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace zotrain {
+
+class ThreadPool {
+ public:
+  explicit ThreadPool(int threads);
+  ~ThreadPool();
+  ThreadPool(const ThreadPool&) = delete;
+  ThreadPool& operator=(const ThreadPool&) = delete;
+
+  int size() const { return static_cast<int>(workers_.size()) + 1; }
+
+  // Runs fn(worker) once on every worker, worker = 0..size()-1, and waits for all.
+  void run(const std::function<void(int worker)>& fn);
+
+  // Splits [0, n) into size() contiguous chunks and runs fn(begin, end) on each. The chunks
+  // depend only on n and size(); kernels must give results that do not depend on them.
+  void parallel_for(int64_t n, const std::function<void(int64_t begin, int64_t end)>& fn);
+
+ private:
+  void worker_loop(int index);
+
+  std::vector<std::thread> workers_;
+  const std::function<void(int)>* job_ = nullptr;
+  std::atomic<uint64_t> generation_{0};
+  std::atomic<int> pending_{0};
+  std::atomic<bool> stop_{false};
+  std::mutex mutex_;
+  std::condition_variable wake_;
+};
+
+// Runs fn over [0, n) on the pool, or inline when there is no pool.
+void parallel_for(ThreadPool* pool, int64_t n,
+                  const std::function<void(int64_t begin, int64_t end)>& fn);
+
+}  // namespace zotrain

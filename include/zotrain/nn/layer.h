@@ -1,0 +1,74 @@
+// The interface every layer implements, whatever it computes: shapes, parameters, the scratch
+// it needs, forward and backward. Layers hold no buffers of their own: the Network binds their
+// parameters and gradients (arena memory) and passes activations in and out.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "zotrain/core/tensor.h"
+#include "zotrain/core/thread_pool.h"
+
+namespace zotrain {
+
+// How a parameter is initialized: uniform in ±1/sqrt(fan_in) (PyTorch's default for Linear and
+// Conv2d), or a constant.
+struct ParamSpec {
+  std::string name;  // "weight", "bias"
+  Shape shape;
+  int64_t fan_in = 0;  // 0: constant init with `value`
+  float value = 0.0f;
+};
+
+// What a layer may use while running: the thread pool (null = one thread) and a scratch buffer
+// of at least workspace_floats() floats.
+struct ExecContext {
+  ThreadPool* pool = nullptr;
+  float* workspace = nullptr;
+  int threads() const { return pool ? pool->size() : 1; }
+};
+
+class Layer {
+ public:
+  virtual ~Layer() = default;
+
+  // A short description, e.g. "conv2d 1->6 k5 s1 p2".
+  virtual std::string describe() const = 0;
+  // Output shape for an input shape; both include the batch dimension.
+  virtual Shape output_shape(const Shape& in) const = 0;
+  virtual std::vector<ParamSpec> param_specs() const { return {}; }
+  // Scratch floats needed to run forward and backward on `in` with `threads` threads.
+  virtual size_t workspace_floats(const Shape& in, int threads) const {
+    (void)in, (void)threads;
+    return 0;
+  }
+  // Whether backward needs the layer's output y (otherwise only its input x).
+  virtual bool backward_needs_output() const { return false; }
+  // Multiply-adds of one forward pass on `in`, for reports and benchmarks.
+  virtual int64_t forward_macs(const Shape& in) const {
+    (void)in;
+    return 0;
+  }
+
+  // y = f(x). y has output_shape(x.shape()).
+  virtual void forward(const Tensor& x, Tensor& y, const ExecContext& ctx) const = 0;
+  // Given dy = dL/dy: adds dL/dparam into the bound gradients (when bound) and writes
+  // dx = dL/dx (when dx is not empty).
+  virtual void backward(const Tensor& x, const Tensor& y, const Tensor& dy, Tensor& dx,
+                        const ExecContext& ctx) = 0;
+
+  // Called by the Network: tensors in the order of param_specs(); grads may be empty.
+  void bind(std::vector<Tensor> params, std::vector<Tensor> grads) {
+    params_ = std::move(params);
+    grads_ = std::move(grads);
+  }
+  const std::vector<Tensor>& params() const { return params_; }
+  const std::vector<Tensor>& grads() const { return grads_; }
+  bool has_grads() const { return !grads_.empty(); }
+
+ protected:
+  std::vector<Tensor> params_, grads_;
+};
+
+}  // namespace zotrain

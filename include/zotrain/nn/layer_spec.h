@@ -1,0 +1,37 @@
+// The description of one layer, kept apart from its execution: a model is a list of these plus
+// its parameters. Sizes that follow from the input (in_features, in_channels) are not stored.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "zotrain/nn/layer.h"
+
+namespace zotrain {
+
+enum class Op { kLinear, kConv2d, kReLU, kMaxPool2d, kAvgPool2d, kFlatten };
+
+struct LayerSpec {
+  Op op;
+  int64_t out = 0;     // linear: out_features; conv2d: out_channels
+  int64_t kernel = 0;  // conv2d, pooling: square kernel size
+  int64_t stride = 1;  // conv2d, pooling
+  int64_t pad = 0;     // conv2d
+
+  static LayerSpec linear(int64_t out) { return {Op::kLinear, out}; }
+  static LayerSpec conv2d(int64_t out, int64_t kernel, int64_t stride = 1, int64_t pad = 0) {
+    return {Op::kConv2d, out, kernel, stride, pad};
+  }
+  static LayerSpec relu() { return {Op::kReLU}; }
+  static LayerSpec max_pool(int64_t kernel) { return {Op::kMaxPool2d, 0, kernel, kernel}; }
+  static LayerSpec avg_pool(int64_t kernel) { return {Op::kAvgPool2d, 0, kernel, kernel}; }
+  static LayerSpec flatten() { return {Op::kFlatten}; }
+};
+
+const char* op_name(Op op);
+// Builds the layer for `spec` given its input shape (batch dimension included, any batch).
+// Throws InputError when the spec does not fit the input.
+std::unique_ptr<Layer> make_layer(const LayerSpec& spec, const Shape& in);
+
+}  // namespace zotrain

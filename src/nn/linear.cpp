@@ -1,0 +1,53 @@
+#include "zotrain/nn/linear.h"
+
+#include "zotrain/kernels/gemm.h"
+
+namespace zotrain {
+
+std::string Linear::describe() const {
+  return "linear " + std::to_string(in_) + "->" + std::to_string(out_);
+}
+
+std::vector<ParamSpec> Linear::param_specs() const {
+  return {{"weight", Shape{out_, in_}, in_}, {"bias", Shape{out_}, in_}};
+}
+
+void Linear::forward(const Tensor& x, Tensor& y, const ExecContext& ctx) const {
+  const float* w = params_[0].data();
+  const float* b = params_[1].data();
+  int64_t batch = x.shape()[0];
+  // Threads take blocks of batch rows.
+  parallel_for(ctx.pool, batch, [&](int64_t r0, int64_t r1) {
+    float* yr = y.data() + r0 * out_;
+    for (int64_t r = 0; r < r1 - r0; ++r)
+      for (int64_t o = 0; o < out_; ++o) yr[r * out_ + o] = b[o];
+    kernels::gemm_f32(false, true, r1 - r0, out_, in_, 1.0f, x.data() + r0 * in_, in_, w, in_,
+                      1.0f, yr, out_);
+  });
+}
+
+void Linear::backward(const Tensor& x, const Tensor&, const Tensor& dy, Tensor& dx,
+                      const ExecContext& ctx) {
+  int64_t batch = x.shape()[0];
+  if (has_grads()) {
+    float* dw = grads_[0].data();
+    float* db = grads_[1].data();
+    // dW += dy^T x and db += sum of dy rows; threads take blocks of output features, so every
+    // element sums over the batch in the same order whatever the thread count.
+    parallel_for(ctx.pool, out_, [&](int64_t o0, int64_t o1) {
+      kernels::gemm_f32(true, false, o1 - o0, in_, batch, 1.0f, dy.data() + o0, out_, x.data(),
+                        in_, 1.0f, dw + o0 * in_, in_);
+      for (int64_t r = 0; r < batch; ++r)
+        for (int64_t o = o0; o < o1; ++o) db[o] += dy[r * out_ + o];
+    });
+  }
+  if (!dx.empty()) {
+    const float* w = params_[0].data();
+    parallel_for(ctx.pool, batch, [&](int64_t r0, int64_t r1) {
+      kernels::gemm_f32(false, false, r1 - r0, in_, out_, 1.0f, dy.data() + r0 * out_, out_, w,
+                        in_, 0.0f, dx.data() + r0 * in_, in_);
+    });
+  }
+}
+
+}  // namespace zotrain
