@@ -19,3 +19,45 @@ TempDir::~TempDir() {
 }
 
 }  // namespace zotrain::test
+
+// ---- Random tensors and comparisons (kernels and nn tests) ----
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "zotrain/core/rng.h"
+
+namespace zotrain::test {
+
+Tensor random_uniform(const Shape& shape, uint64_t seed, uint64_t stream, float lo, float hi) {
+  Tensor t = Tensor::zeros(shape);
+  Rng rng(seed, stream);
+  for (int64_t i = 0; i < t.numel(); ++i) t[i] = rng.uniform(lo, hi);
+  return t;
+}
+
+::testing::AssertionResult bitwise_equal(const Tensor& a, const Tensor& b) {
+  if (a.shape() != b.shape())
+    return ::testing::AssertionFailure()
+           << "shapes " << a.shape().str() << " and " << b.shape().str() << " differ";
+  for (int64_t i = 0; i < a.numel(); ++i)
+    if (std::memcmp(a.data() + i, b.data() + i, sizeof(float)) != 0)
+      return ::testing::AssertionFailure() << "element " << i << ": " << a[i] << " vs " << b[i];
+  return ::testing::AssertionSuccess();
+}
+
+::testing::AssertionResult all_close(const std::string& what, const float* actual,
+                                     const std::vector<double>& expected, double tol) {
+  double worst = 0.0;
+  size_t at = 0;
+  for (size_t i = 0; i < expected.size(); ++i) {
+    double err = std::abs(actual[i] - expected[i]) / std::max(1.0, std::abs(expected[i]));
+    if (!(err <= worst)) worst = err, at = i;  // `!(<=)` also takes a NaN
+  }
+  if (worst <= tol) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure()
+         << what << "[" << at << "] = " << actual[at] << ", expected " << expected[at]
+         << " (relative error " << worst << " > " << tol << ")";
+}
+
+}  // namespace zotrain::test

@@ -21,3 +21,28 @@ class TempDir {
 };
 
 }  // namespace zotrain::test
+
+// ---- Random tensors and comparisons (kernels and nn tests) ----
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "zotrain/core/tensor.h"
+
+namespace zotrain::test {
+
+// A tensor of uniform values in [lo, hi) drawn from Rng(seed, stream).
+Tensor random_uniform(const Shape& shape, uint64_t seed, uint64_t stream, float lo = -1.0f,
+                      float hi = 1.0f);
+
+// Success when a and b have the same shape and bit-identical elements; otherwise names the
+// first element that differs.
+::testing::AssertionResult bitwise_equal(const Tensor& a, const Tensor& b);
+
+// Success when |actual[i] - expected[i]| <= tol * max(1, |expected[i]|) for every i; otherwise
+// names the worst element (NaN counts as the worst).
+::testing::AssertionResult all_close(const std::string& what, const float* actual,
+                                     const std::vector<double>& expected, double tol);
+
+}  // namespace zotrain::test

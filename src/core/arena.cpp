@@ -9,6 +9,7 @@ namespace zotrain {
 const char* bucket_name(Bucket b) {
   switch (b) {
     case Bucket::kParameters: return "parameters";
+    case Bucket::kInput: return "input";
     case Bucket::kGradients: return "gradients";
     case Bucket::kOptimizer: return "optimizer";
     case Bucket::kActivations: return "activations";
@@ -26,7 +27,7 @@ void* Arena::alloc_bytes(Bucket bucket, size_t bytes) {
   if (!p) throw std::bad_alloc();
   std::memset(p, 0, n);
   blocks_.emplace_back(static_cast<std::byte*>(p), std::free);
-  bytes_[static_cast<int>(bucket)] += align_up(bytes);
+  bytes_[static_cast<int>(bucket)] += n;
   return p;
 }
 

@@ -13,8 +13,8 @@ std::vector<ParamSpec> Linear::param_specs() const {
 }
 
 void Linear::forward(const Tensor& x, Tensor& y, const ExecContext& ctx) const {
-  const float* w = params_[0].data();
-  const float* b = params_[1].data();
+  const float* w = param(ctx, 0).data();
+  const float* b = param(ctx, 1).data();
   int64_t batch = x.shape()[0];
   // Threads take blocks of batch rows.
   parallel_for(ctx.pool, batch, [&](int64_t r0, int64_t r1) {

@@ -1,1 +1,47 @@
-int main() { return 0; }
+// zotrain: train neural networks with forward passes only. See `zotrain --help`.
+#include <cstdio>
+#include <exception>
+#include <new>
+#include <string>
+
+#include "commands.h"
+#include "zotrain/core/error.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"zotrain: on-device training with forward passes only (zeroth-order, ElasticZO)"};
+  app.require_subcommand(1);
+  zotrain::tools::add_train_command(app);
+  zotrain::tools::add_eval_command(app);
+  zotrain::tools::add_info_command(app);
+  if (argc > 1 && argv[1][0] != '-') {
+    std::string names;
+    bool known = false;
+    for (const CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) {
+      known |= sub->get_name() == argv[1];
+      names += (names.empty() ? "" : ", ") + sub->get_name();
+    }
+    if (!known) {
+      std::fprintf(stderr, "zotrain: error: unknown command '%s' (commands: %s)\n", argv[1],
+                   names.c_str());
+      return 2;
+    }
+  }
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::Success& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    app.exit(e);
+    return 2;
+  } catch (const zotrain::InputError& e) {
+    std::fprintf(stderr, "zotrain: error: %s\n", e.what());
+    return 2;
+  } catch (const std::bad_alloc&) {
+    std::fprintf(stderr, "zotrain: error: out of memory\n");
+    return 1;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "zotrain: error: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}

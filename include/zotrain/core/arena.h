@@ -16,6 +16,7 @@ namespace zotrain {
 
 enum class Bucket {
   kParameters,   // trainable weights and biases
+  kInput,        // the input batch
   kGradients,    // gradient buffers of the layers trained by backprop
   kOptimizer,    // optimizer state (momentum)
   kActivations,  // activations kept for backprop

@@ -21,11 +21,13 @@ struct ParamSpec {
   float value = 0.0f;
 };
 
-// What a layer may use while running: the thread pool (null = one thread) and a scratch buffer
-// of at least workspace_floats() floats.
+// What a layer may use while running: the thread pool (null = one thread), a scratch buffer
+// of at least workspace_floats() floats, and, when not null, the parameter values to run
+// forward with instead of the bound ones (a perturbed copy, for zeroth-order passes).
 struct ExecContext {
   ThreadPool* pool = nullptr;
   float* workspace = nullptr;
+  const Tensor* params = nullptr;
   int threads() const { return pool ? pool->size() : 1; }
 };
 
@@ -64,6 +66,10 @@ class Layer {
     grads_ = std::move(grads);
   }
   const std::vector<Tensor>& params() const { return params_; }
+  // Parameter i as forward must read it: ctx.params[i] when given, else the bound one.
+  const Tensor& param(const ExecContext& ctx, int i) const {
+    return ctx.params ? ctx.params[i] : params_[i];
+  }
   const std::vector<Tensor>& grads() const { return grads_; }
   bool has_grads() const { return !grads_.empty(); }
 

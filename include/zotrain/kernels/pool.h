@@ -1,0 +1,33 @@
+// 2-D max and average pooling over planes [in_h, in_w] (one plane = one channel of one image):
+// square window, stride, no padding, floor for the output size. The functions take `planes`
+// consecutive planes so that callers can split N*C planes over threads.
+#pragma once
+
+#include <cstdint>
+
+namespace zotrain::kernels {
+
+struct Pool2dGeometry {
+  int64_t in_h = 0, in_w = 0, k = 0, stride = 1;
+  int64_t out_h = 0, out_w = 0;
+
+  // Fills out_h and out_w: floor((in - k) / stride) + 1. The caller guarantees k <= in.
+  static Pool2dGeometry make(int64_t in_h, int64_t in_w, int64_t k, int64_t stride);
+
+  int64_t in_plane() const { return in_h * in_w; }
+  int64_t out_plane() const { return out_h * out_w; }
+};
+
+// y = the maximum of each window. Ties go to the first maximum in row-major scan order.
+void max_pool2d_forward(const Pool2dGeometry& g, int64_t planes, const float* x, float* y);
+// dx = dy routed to each window's maximum, found again from x with the same tie rule as the
+// forward pass, so no index buffer is kept. dx is overwritten.
+void max_pool2d_backward(const Pool2dGeometry& g, int64_t planes, const float* x, const float* dy,
+                         float* dx);
+
+// y = the mean of each window.
+void avg_pool2d_forward(const Pool2dGeometry& g, int64_t planes, const float* x, float* y);
+// dx = dy spread evenly over each window. dx is overwritten.
+void avg_pool2d_backward(const Pool2dGeometry& g, int64_t planes, const float* dy, float* dx);
+
+}  // namespace zotrain::kernels

@@ -1,0 +1,31 @@
+// 2-D convolution layer over NCHW inputs: weight [out, in, k, k], bias [out], square kernel,
+// stride, zero padding. Runs as im2col + GEMM per image, the patch matrix in the workspace.
+#pragma once
+
+#include "zotrain/kernels/conv2d.h"
+#include "zotrain/nn/layer.h"
+
+namespace zotrain {
+
+class Conv2d : public Layer {
+ public:
+  Conv2d(int64_t in_channels, int64_t out_channels, int64_t kernel, int64_t stride, int64_t pad)
+      : in_(in_channels), out_(out_channels), k_(kernel), stride_(stride), pad_(pad) {}
+
+  std::string describe() const override;
+  Shape output_shape(const Shape& in) const override;
+  std::vector<ParamSpec> param_specs() const override;
+  // One patch matrix per thread.
+  size_t workspace_floats(const Shape& in, int threads) const override;
+  int64_t forward_macs(const Shape& in) const override;
+  void forward(const Tensor& x, Tensor& y, const ExecContext& ctx) const override;
+  void backward(const Tensor& x, const Tensor& y, const Tensor& dy, Tensor& dx,
+                const ExecContext& ctx) override;
+
+ private:
+  kernels::Conv2dGeometry geometry(const Shape& in) const;
+
+  int64_t in_, out_, k_, stride_, pad_;
+};
+
+}  // namespace zotrain

@@ -1,0 +1,21 @@
+// Losses on logits [rows, classes].
+#pragma once
+
+#include <cstdint>
+
+#include "zotrain/core/tensor.h"
+
+namespace zotrain {
+
+// Mean softmax cross-entropy over the rows of logits [rows, classes], labels[r] < classes.
+// Numerically stable: each row's log-sum-exp is taken after subtracting the row maximum, and the
+// exponentials are summed in double, so logits of any magnitude (±1e4 and beyond) give a finite
+// loss and a gradient accurate to float precision.
+// When dlogits is non-null and non-empty, writes dL/dlogits = (softmax - onehot) / rows into it.
+// When correct is non-null, ADDS the number of rows whose first maximal logit is the label, so
+// that a caller can count over many batches.
+// Throws InputError for a label >= classes.
+float softmax_cross_entropy(const Tensor& logits, const uint8_t* labels, Tensor* dlogits,
+                            int64_t* correct);
+
+}  // namespace zotrain

@@ -1,0 +1,93 @@
+// Runs a list of layer descriptions: the one execution interface the trainer talks to.
+// The layers are split at `head_start`: layers before it (the body) run forward only, through
+// two ping-pong buffers; layers from it on (the head) keep their activations for backprop.
+// head_start = 0 is Full BP, head_start = num_layers() is Full ZO.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "zotrain/core/arena.h"
+#include "zotrain/core/memory_plan.h"
+#include "zotrain/nn/layer.h"
+#include "zotrain/nn/layer_spec.h"
+
+namespace zotrain {
+
+// One parameter tensor of the network, in a fixed order (layer, then the layer's param_specs).
+struct ParamRef {
+  int layer;
+  int index;          // position among all parameters of the network
+  std::string name;   // "3.weight"
+  Tensor value;
+  Tensor grad;        // empty unless the layer is in the head
+};
+
+// Writes the values a body parameter takes during one forward pass into dst[begin, end)
+// (elements of p.value's index space): the zeroth-order perturbation θ + εz.
+using ParamTransform =
+    std::function<void(const ParamRef& p, float* dst, int64_t begin, int64_t end)>;
+
+class Network {
+ public:
+  // item_shape: one input example, e.g. {1, 28, 28}.
+  Network(const Shape& item_shape, const std::vector<LayerSpec>& specs);
+
+  int num_layers() const { return static_cast<int>(layers_.size()); }
+  Layer& layer(int i) { return *layers_[i]; }
+  const Layer& layer(int i) const { return *layers_[i]; }
+  const Shape& item_shape() const { return item_shape_; }
+  // Shape of layer i's input (i = num_layers(): the logits) for a batch.
+  Shape input_shape(int i, int64_t batch) const { return shapes_[i].with_batch(batch); }
+  int64_t num_classes() const { return shapes_.back()[1]; }
+  // Indices of the layers that have parameters.
+  std::vector<int> param_layers() const;
+  // The first layer of a head made of the last `bp_layers` layers with parameters (and what
+  // follows them): num_layers() for 0, 0 for all of them.
+  int head_start(int bp_layers) const;
+  int64_t forward_macs(int64_t batch) const;
+
+  // The buffers allocate() will take for a batch size, split and thread count.
+  MemoryPlan plan(int64_t batch, int head_start, int threads) const;
+  // Allocates the plan's buffers from `arena` and initializes the parameters from `seed`.
+  // pool may be null (one thread); it must outlive the network's use.
+  void allocate(Arena& arena, int64_t batch, int head_start, ThreadPool* pool, uint64_t seed);
+
+  int64_t batch() const { return batch_; }
+  int head() const { return head_start_; }
+  // The input buffer, first `rows` rows: fill it, then call forward(rows).
+  Tensor input(int64_t rows) const { return input_.rows(0, rows); }
+  // Runs all layers on the first `rows` rows of the input; returns the logits [rows, classes].
+  // With `body`, the body's layers read their parameters as `body` writes them into a scratch
+  // buffer of one layer's size; the parameters themselves are never modified.
+  Tensor forward(int64_t rows, const ParamTransform* body = nullptr);
+  // Backprop through the head from dL/dlogits (rows as in the last forward), adding into the
+  // head's parameter gradients.
+  void backward(const Tensor& dlogits);
+  // The buffer the caller writes dL/dlogits into, first `rows` rows.
+  Tensor logits_grad(int64_t rows) const { return dlogits_.rows(0, rows); }
+  void zero_grad();
+
+  std::vector<ParamRef>& params() { return params_; }
+  const std::vector<ParamRef>& params() const { return params_; }
+  int64_t num_param_elements() const;
+
+ private:
+  Tensor output_buffer(int i, int64_t rows) const;
+
+  Shape item_shape_;
+  std::vector<std::unique_ptr<Layer>> layers_;
+  std::vector<Shape> shapes_;  // shapes_[i]: input of layer i with batch 1; back(): logits
+  int64_t batch_ = 0;
+  int head_start_ = 0;
+  ThreadPool* pool_ = nullptr;
+  std::vector<ParamRef> params_;
+  Tensor input_, dlogits_, workspace_;
+  std::vector<Tensor> kept_;  // kept_[i]: output of layer i when kept for backprop
+  Tensor body_scratch_;       // one body layer's transformed parameters
+  Tensor ping_[2], back_[2];  // forward ping-pong (body), backward ping-pong (head)
+};
+
+}  // namespace zotrain

@@ -1,0 +1,32 @@
+// What max and average pooling share: square window, stride, no padding, floor for the output
+// size, and threads taking blocks of the N*C planes.
+#pragma once
+
+#include <functional>
+
+#include "zotrain/kernels/pool.h"
+#include "zotrain/nn/layer.h"
+
+namespace zotrain {
+
+class Pool2d : public Layer {
+ public:
+  Pool2d(int64_t kernel, int64_t stride) : k_(kernel), stride_(stride) {}
+
+  Shape output_shape(const Shape& in) const override;
+
+ protected:
+  // "<name> k2 s2".
+  std::string describe_as(const char* name) const;
+  // Runs fn(g, first_plane, planes) over blocks of the N*C planes of an input `in`.
+  void for_plane_blocks(const Shape& in, const ExecContext& ctx,
+                        const std::function<void(const kernels::Pool2dGeometry& g, int64_t first,
+                                                 int64_t count)>& fn) const;
+
+ private:
+  kernels::Pool2dGeometry geometry(const Shape& in) const;
+
+  int64_t k_, stride_;
+};
+
+}  // namespace zotrain

@@ -1,0 +1,91 @@
+// Everything that defines a training run. Each field is a CLI flag and a config-file key of
+// the same name (with '-' for '_' on the command line); summary.json and checkpoints carry it.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace zotrain {
+
+struct TrainConfig {
+  std::string model = "lenet5";
+  std::string data = "fashion-mnist";
+  std::string out = "runs/default";
+  std::string method = "bp";  // bp: Full BP; zo: Full ZO; elastic: ZO body + BP head
+  int bp_layers = 2;          // elastic: layers with parameters trained by BP, counted from the end
+  int64_t memory_budget = 0;  // elastic: bytes; when set, picks the largest head that fits
+  std::string estimator = "spsa";         // spsa (central) or forward difference
+  std::string perturbation = "gaussian";  // gaussian, rademacher, uniform
+  std::string sparsity = "0";  // p_zero, or a schedule "P0,EPOCH:P1,..." e.g. "0.33,20:0.5,50:0.9"
+  int q = 1;                   // perturbation samples per step
+  double eps = 1e-3;           // perturbation radius
+  double zo_lr = 1e-4;         // learning rate of the ZO-trained layers
+  double zo_momentum = 0.0;    // momentum of the ZO update (costs a buffer per ZO parameter)
+  double grad_clip = 0.0;      // clip the projected gradient to ±grad_clip (0: no clipping)
+  std::string zo_update = "gradient";  // gradient: θ -= lr·g·z; sign: θ -= lr·sign(g)·z
+  std::string head_grad = "perturbed";  // elastic: head gradient from the perturbed passes, or
+                                        // from an extra clean pass ("clean")
+  int epochs = 10;
+  int64_t batch = 64;
+  double lr = 0.05;
+  double momentum = 0.9;
+  double weight_decay = 0.0;
+  double lr_decay = 0.8;  // learning rate multiplied by lr_decay every lr_step epochs
+  int lr_step = 10;
+  uint64_t seed = 0;
+  int threads = 1;
+  int64_t train_limit = 0;  // 0: all training examples
+  int64_t val_size = 5000;  // held out from the training files for validation
+};
+
+// Visits every field as v(key, field, help): the single list that CLI flags, config files and
+// JSON are built from.
+template <typename Config, typename Visitor>
+void visit_config(Config& c, Visitor&& v) {
+  v("model", c.model, "model: lenet5, mlp, mlp:W1,W2,...");
+  v("data", c.data, "data set name (mnist, fashion-mnist) or folder of IDX files");
+  v("out", c.out, "output folder for metrics.jsonl, summary.json, checkpoint.bin");
+  v("method", c.method, "training method: bp (Full BP), zo (Full ZO), elastic (ZO body, BP head)");
+  v("bp_layers", c.bp_layers, "elastic: number of last layers with parameters trained by BP");
+  v("memory_budget", c.memory_budget, "elastic: bytes; pick the largest BP head that fits (0: off)");
+  v("estimator", c.estimator, "ZO estimator: spsa (central difference) or forward");
+  v("perturbation", c.perturbation, "ZO perturbation: gaussian, rademacher or uniform");
+  v("sparsity", c.sparsity, "probability of zeroing a perturbation element, or a schedule P0,EPOCH:P,...");
+  v("q", c.q, "ZO perturbation samples per step");
+  v("eps", c.eps, "ZO perturbation radius");
+  v("zo_lr", c.zo_lr, "learning rate of the ZO-trained layers");
+  v("zo_momentum", c.zo_momentum, "momentum of the ZO update");
+  v("grad_clip", c.grad_clip, "clip the projected ZO gradient to this magnitude (0: off)");
+  v("zo_update", c.zo_update, "ZO update: gradient or sign");
+  v("head_grad", c.head_grad, "elastic: head gradient from the perturbed passes or a clean pass");
+  v("epochs", c.epochs, "number of epochs");
+  v("batch", c.batch, "batch size");
+  v("lr", c.lr, "learning rate");
+  v("momentum", c.momentum, "SGD momentum");
+  v("weight_decay", c.weight_decay, "L2 weight decay");
+  v("lr_decay", c.lr_decay, "learning-rate factor applied every lr_step epochs");
+  v("lr_step", c.lr_step, "epochs between learning-rate decays");
+  v("seed", c.seed, "seed of initialization, split and shuffling");
+  v("threads", c.threads, "worker threads (results do not depend on it)");
+  v("train_limit", c.train_limit, "train on the first N examples only (0: all)");
+  v("val_size", c.val_size, "examples held out from the training files for validation");
+}
+
+// The config as a JSON object, and back. from_json rejects unknown keys and wrong types with
+// an InputError naming the key and `source` (a file name, or "checkpoint").
+std::string config_to_json(const TrainConfig& cfg);
+TrainConfig config_from_json(const std::string& json, const std::string& source);
+// Checks values (positive batch, epochs >= 1, known method...); InputError naming the key.
+void validate(const TrainConfig& cfg);
+// The sparsity schedule as (first epoch, p_zero) pairs, epochs increasing from 0; InputError
+// for text that is not "P" or "P0,EPOCH:P1,...".
+std::vector<std::pair<int, double>> parse_sparsity(const std::string& text);
+// p_zero in force at a 0-based epoch.
+double sparsity_at(const std::vector<std::pair<int, double>>& schedule, int epoch);
+
+// The names of every key, for --help and error messages.
+std::vector<std::string> config_keys();
+
+}  // namespace zotrain

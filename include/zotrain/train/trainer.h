@@ -1,0 +1,98 @@
+// The training loop: data, model, optimizer, evaluation, metrics, checkpoints.
+// Output folder (config.out): metrics.jsonl (one line per epoch), summary.json (at the end),
+// checkpoint.bin (after every epoch, atomically).
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "zotrain/core/arena.h"
+#include "zotrain/core/memory_plan.h"
+#include "zotrain/core/thread_pool.h"
+#include "zotrain/data/batcher.h"
+#include "zotrain/data/registry.h"
+#include "zotrain/models/model.h"
+#include "zotrain/nn/network.h"
+#include "zotrain/train/checkpoint.h"
+#include "zotrain/train/config.h"
+#include "zotrain/train/sgd.h"
+#include "zotrain/zo/estimator.h"
+
+namespace zotrain {
+
+struct EpochReport {
+  int epoch = 0;  // 1-based
+  int epochs = 0;
+  double lr = 0, train_loss = 0, train_acc = 0, val_acc = 0, test_acc = 0;
+  double seconds = 0;  // training time so far, evaluation excluded
+  int64_t forward_passes = 0, backward_passes = 0;
+  size_t arena_bytes = 0, peak_rss_bytes = 0;
+};
+
+struct TrainCallbacks {
+  std::function<void(int epoch, int64_t batch, int64_t batches, double loss)> on_batch;
+  std::function<void(const EpochReport&)> on_epoch;
+};
+
+// Accuracy of `net` on a data set, forward passes only, in chunks of the network's batch.
+double evaluate(Network& net, const Dataset& data, const Normalization& norm);
+
+// The memory a run takes: the network's plan plus optimizer state and labels.
+MemoryPlan training_plan(const Network& net, const TrainConfig& cfg, int head_start);
+
+// Where the body/head split of a run lies (Network::head_start): 0 for bp, num_layers() for
+// zo, and for elastic the last cfg.bp_layers layers with parameters — or, with a memory
+// budget, the largest head whose training_plan fits (InputError when not even Full ZO fits).
+int choose_head(const Network& net, const TrainConfig& cfg);
+
+class Trainer {
+ public:
+  // Loads the data, builds and initializes the model; InputError for bad config or data.
+  explicit Trainer(const TrainConfig& cfg);
+  // Continues from a checkpoint written by a run with the same config (epochs may grow).
+  void resume(const Checkpoint& ckpt);
+  // Trains up to cfg.epochs, writing the output folder.
+  void run(const TrainCallbacks& callbacks = {});
+
+  const TrainConfig& config() const { return cfg_; }
+  Network& network() { return *net_; }
+  const Arena& arena() const { return arena_; }
+  const MemoryPlan& plan() const { return plan_; }
+  const TrainState& state() const { return state_; }
+  const DataSplits& data() const { return data_; }
+  // Layers with parameters trained by backprop.
+  int bp_layers() const;
+
+ private:
+  struct StepResult {
+    double loss = 0;
+    int64_t correct = 0;
+  };
+  StepResult bp_step(int64_t rows, double lr);
+  StepResult zo_step(int64_t rows, double lr, double zo_lr, int epoch);
+  // The loss of one forward pass; with `head_weight` > 0 also backprops the head, scaling
+  // dL/dlogits by head_weight.
+  double pass(int64_t rows, const ParamTransform* body, double head_weight, int64_t* correct);
+  std::vector<std::pair<std::string, Tensor>> zo_state() const;
+  void write_summary() const;
+
+  TrainConfig cfg_;
+  DataSplits data_;
+  Normalization norm_;
+  ModelSpec spec_;
+  ThreadPool pool_;
+  Arena arena_;
+  std::unique_ptr<Network> net_;
+  std::unique_ptr<Sgd> sgd_;
+  uint8_t* labels_ = nullptr;
+  int head_ = 0;
+  std::vector<Tensor> zo_momentum_;  // per body parameter, when zo_momentum > 0
+  std::vector<std::pair<int, double>> sparsity_;
+  zo::ProjectOptions project_;
+  zo::Distribution distribution_;
+  MemoryPlan plan_;
+  TrainState state_;
+};
+
+}  // namespace zotrain

@@ -1,0 +1,245 @@
+#include "zotrain/nn/network.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "zotrain/core/error.h"
+#include "zotrain/core/rng.h"
+
+namespace zotrain {
+
+namespace {
+
+// What a planned buffer is for; plan() reports the rows, allocate() binds them by role.
+enum class Role { kParam, kGrad, kInput, kKept, kPing, kBack, kLogitsGrad, kWorkspace, kScratch };
+
+struct Slot {
+  MemoryRow row;
+  Role role;
+  int index;  // parameter index (kParam, kGrad), layer (kKept), buffer number (kPing, kBack)
+};
+
+int64_t max_of(int64_t a, int64_t b) { return a > b ? a : b; }
+
+}  // namespace
+
+Network::Network(const Shape& item_shape, const std::vector<LayerSpec>& specs)
+    : item_shape_(item_shape) {
+  if (specs.empty()) throw InputError("a model needs at least one layer");
+  // Shapes are kept with batch 1 and rebuilt for any batch.
+  Shape in;
+  in.rank = item_shape.rank + 1;
+  in[0] = 1;
+  for (int i = 0; i < item_shape.rank; ++i) in[i + 1] = item_shape[i];
+  shapes_.push_back(in);
+  for (const LayerSpec& spec : specs) {
+    layers_.push_back(make_layer(spec, shapes_.back()));
+    shapes_.push_back(layers_.back()->output_shape(shapes_.back()));
+  }
+  if (shapes_.back().rank != 2)
+    throw InputError("the last layer must output [batch, classes], got " + shapes_.back().str());
+}
+
+std::vector<int> Network::param_layers() const {
+  std::vector<int> out;
+  for (int i = 0; i < num_layers(); ++i)
+    if (!layers_[i]->param_specs().empty()) out.push_back(i);
+  return out;
+}
+
+int Network::head_start(int bp_layers) const {
+  std::vector<int> p = param_layers();
+  if (bp_layers < 0 || bp_layers > static_cast<int>(p.size()))
+    throw InputError("--bp-layers " + std::to_string(bp_layers) + " is out of range: the model has " +
+                     std::to_string(p.size()) + " layers with parameters");
+  if (bp_layers == 0) return num_layers();
+  if (bp_layers == static_cast<int>(p.size())) return 0;
+  return p[p.size() - bp_layers];
+}
+
+int64_t Network::forward_macs(int64_t batch) const {
+  int64_t macs = 0;
+  for (int i = 0; i < num_layers(); ++i) macs += layers_[i]->forward_macs(input_shape(i, batch));
+  return macs;
+}
+
+int64_t Network::num_param_elements() const {
+  int64_t n = 0;
+  for (const ParamRef& p : params_) n += p.value.numel();
+  return n;
+}
+
+static std::vector<Slot> plan_slots(const Network& net, const std::vector<Shape>& shapes,
+                                    int64_t batch, int h, int threads) {
+  const int L = net.num_layers();
+  ZT_ASSERT(batch > 0 && h >= 0 && h <= L);
+  std::vector<Slot> slots;
+  auto add = [&](int layer, std::string what, Bucket b, int64_t floats, Role role, int index) {
+    MemoryPlan one;
+    one.add(layer, std::move(what), b, static_cast<size_t>(floats) * sizeof(float));
+    slots.push_back({one.rows[0], role, index});
+  };
+  struct Param {
+    int layer;
+    std::string what;
+    int64_t numel;
+  };
+  std::vector<Param> params;
+  for (int i = 0; i < L; ++i)
+    for (const ParamSpec& ps : net.layer(i).param_specs())
+      params.push_back({i, net.layer(i).describe() + " " + ps.name, ps.shape.numel()});
+  for (int p = 0; p < static_cast<int>(params.size()); ++p)
+    add(params[p].layer, params[p].what, Bucket::kParameters, params[p].numel, Role::kParam, p);
+  for (int p = 0; p < static_cast<int>(params.size()); ++p)
+    if (params[p].layer >= h)
+      add(params[p].layer, params[p].what + " gradient", Bucket::kGradients, params[p].numel,
+          Role::kGrad, p);
+  auto numel = [&](int i) { return shapes[i].with_batch(batch).numel(); };
+  add(-1, "input batch", Bucket::kInput, numel(0), Role::kInput, 0);
+  if (h < L)
+    for (int i = std::max(h - 1, 0); i < L; ++i)
+      add(i, net.layer(i).describe() + " output", Bucket::kActivations, numel(i + 1), Role::kKept, i);
+  // Body layers that do not feed the head write into two alternating buffers.
+  int body_outputs = h < L ? std::max(h - 1, 0) : L;
+  int64_t ping = 0;
+  for (int i = 0; i < body_outputs; ++i) ping = max_of(ping, numel(i + 1));
+  for (int k = 0; k < std::min(body_outputs, 2); ++k)
+    add(-1, "forward ping-pong " + std::string(1, static_cast<char>('A' + k)), Bucket::kForward,
+        ping, Role::kPing, k);
+  // Backprop writes dL/dx of head layers after the first into two alternating buffers.
+  int64_t back = 0;
+  int back_count = 0;
+  for (int i = h + 1; i < L; ++i, ++back_count) back = max_of(back, numel(i));
+  for (int k = 0; k < std::min(back_count, 2); ++k)
+    add(-1, "backward ping-pong " + std::string(1, static_cast<char>('A' + k)), Bucket::kGradients,
+        back, Role::kBack, k);
+  if (h < L) add(-1, "logits gradient", Bucket::kLoss, numel(L), Role::kLogitsGrad, 0);
+  // Zeroth-order passes read the body's parameters from a scratch buffer of one layer's size.
+  int64_t scratch = 0;
+  int scratch_layer = -1;
+  for (int i = 0; i < h; ++i) {
+    int64_t n = 0;
+    for (const ParamSpec& ps : net.layer(i).param_specs()) n += ps.shape.numel();
+    if (n > scratch) scratch = n, scratch_layer = i;
+  }
+  if (scratch > 0)
+    add(scratch_layer, "perturbed parameters", Bucket::kWorkspace, scratch, Role::kScratch, 0);
+  int64_t ws = 0;
+  int ws_layer = -1;
+  for (int i = 0; i < L; ++i) {
+    int64_t w = static_cast<int64_t>(net.layer(i).workspace_floats(shapes[i].with_batch(batch), threads));
+    if (w > ws) ws = w, ws_layer = i;
+  }
+  if (ws > 0) add(ws_layer, "workspace", Bucket::kWorkspace, ws, Role::kWorkspace, 0);
+  return slots;
+}
+
+MemoryPlan Network::plan(int64_t batch, int head_start, int threads) const {
+  MemoryPlan plan;
+  for (const Slot& s : plan_slots(*this, shapes_, batch, head_start, threads)) plan.rows.push_back(s.row);
+  return plan;
+}
+
+void Network::allocate(Arena& arena, int64_t batch, int head_start, ThreadPool* pool, uint64_t seed) {
+  batch_ = batch;
+  head_start_ = head_start;
+  pool_ = pool;
+  params_.clear();
+  kept_.assign(num_layers(), Tensor());
+  std::vector<ParamSpec> specs;
+  std::vector<int> owner;
+  for (int i = 0; i < num_layers(); ++i)
+    for (const ParamSpec& ps : layers_[i]->param_specs()) {
+      specs.push_back(ps);
+      owner.push_back(i);
+    }
+  std::vector<Tensor> grads(specs.size());
+  for (const Slot& s : plan_slots(*this, shapes_, batch, head_start, pool ? pool->size() : 1)) {
+    float* p = static_cast<float*>(arena.alloc_bytes(s.row.bucket, s.row.bytes));
+    switch (s.role) {
+      case Role::kParam: {
+        const ParamSpec& ps = specs[s.index];
+        int layer = owner[s.index];
+        params_.push_back({layer, s.index, std::to_string(layer) + "." + ps.name, Tensor(p, ps.shape), {}});
+        break;
+      }
+      case Role::kGrad: grads[s.index] = Tensor(p, specs[s.index].shape); break;
+      case Role::kInput: input_ = Tensor(p, input_shape(0, batch)); break;
+      case Role::kKept: kept_[s.index] = Tensor(p, input_shape(s.index + 1, batch)); break;
+      case Role::kPing: ping_[s.index] = Tensor(p, Shape{static_cast<int64_t>(s.row.bytes / 4)}); break;
+      case Role::kBack: back_[s.index] = Tensor(p, Shape{static_cast<int64_t>(s.row.bytes / 4)}); break;
+      case Role::kLogitsGrad: dlogits_ = Tensor(p, input_shape(num_layers(), batch)); break;
+      case Role::kWorkspace: workspace_ = Tensor(p, Shape{static_cast<int64_t>(s.row.bytes / 4)}); break;
+      case Role::kScratch: body_scratch_ = Tensor(p, Shape{static_cast<int64_t>(s.row.bytes / 4)}); break;
+    }
+  }
+  for (ParamRef& pr : params_) pr.grad = grads[pr.index];
+  // Bind each layer's tensors and initialize: uniform in ±1/sqrt(fan_in), one stream per tensor.
+  for (int i = 0; i < num_layers(); ++i) {
+    std::vector<Tensor> values, layer_grads;
+    for (const ParamRef& pr : params_)
+      if (pr.layer == i) {
+        values.push_back(pr.value);
+        if (!pr.grad.empty()) layer_grads.push_back(pr.grad);
+      }
+    layers_[i]->bind(values, layer_grads);
+  }
+  for (ParamRef& pr : params_) {
+    const ParamSpec& ps = specs[pr.index];
+    Rng rng(seed, 0x100000 + pr.index);
+    float bound = ps.fan_in ? 1.0f / std::sqrt(static_cast<float>(ps.fan_in)) : 0.0f;
+    for (int64_t k = 0; k < pr.value.numel(); ++k)
+      pr.value[k] = ps.fan_in ? rng.uniform(-bound, bound) : ps.value;
+  }
+}
+
+Tensor Network::output_buffer(int i, int64_t rows) const {
+  if (!kept_[i].empty()) return kept_[i].rows(0, rows);
+  return Tensor(const_cast<float*>(ping_[i % 2].data()), input_shape(i + 1, rows));
+}
+
+Tensor Network::forward(int64_t rows, const ParamTransform* body) {
+  ZT_ASSERT(rows > 0 && rows <= batch_);
+  Tensor x = input(rows);
+  std::vector<Tensor> transformed;
+  for (int i = 0; i < num_layers(); ++i) {
+    ExecContext ctx{pool_, workspace_.empty() ? nullptr : workspace_.data(), nullptr};
+    if (body && i < head_start_ && !layers_[i]->param_specs().empty()) {
+      transformed.clear();
+      float* dst = body_scratch_.data();
+      for (const ParamRef& p : params_)
+        if (p.layer == i) {
+          parallel_for(pool_, p.value.numel(), [&](int64_t b, int64_t e) { (*body)(p, dst, b, e); });
+          transformed.emplace_back(dst, p.value.shape());
+          dst += p.value.numel();
+        }
+      ctx.params = transformed.data();
+    }
+    Tensor y = output_buffer(i, rows);
+    layers_[i]->forward(x, y, ctx);
+    x = y;
+  }
+  return x;
+}
+
+void Network::backward(const Tensor& dlogits) {
+  const int L = num_layers();
+  ZT_ASSERT(head_start_ < L);
+  int64_t rows = dlogits.shape()[0];
+  ExecContext ctx{pool_, workspace_.empty() ? nullptr : workspace_.data()};
+  Tensor dy = dlogits;
+  for (int i = L - 1; i >= head_start_; --i) {
+    Tensor x = i == 0 ? input(rows) : kept_[i - 1].rows(0, rows);
+    Tensor y = kept_[i].rows(0, rows);
+    Tensor dx = i > head_start_ ? Tensor(back_[(L - 1 - i) % 2].data(), input_shape(i, rows)) : Tensor();
+    layers_[i]->backward(x, y, dy, dx, ctx);
+    dy = dx;
+  }
+}
+
+void Network::zero_grad() {
+  for (ParamRef& p : params_)
+    if (!p.grad.empty()) p.grad.fill(0.0f);
+}
+
+}  // namespace zotrain

@@ -1,0 +1,24 @@
+#include "zotrain/nn/relu.h"
+
+#include "zotrain/kernels/activation.h"
+
+namespace zotrain {
+
+void ReLU::forward(const Tensor& x, Tensor& y, const ExecContext& ctx) const {
+  const int64_t row = x.shape().row_numel();
+  parallel_for(ctx.pool, x.shape()[0], [&](int64_t r0, int64_t r1) {
+    kernels::relu_forward((r1 - r0) * row, x.data() + r0 * row, y.data() + r0 * row);
+  });
+}
+
+void ReLU::backward(const Tensor&, const Tensor& y, const Tensor& dy, Tensor& dx,
+                    const ExecContext& ctx) {
+  if (dx.empty()) return;
+  const int64_t row = y.shape().row_numel();
+  parallel_for(ctx.pool, y.shape()[0], [&](int64_t r0, int64_t r1) {
+    kernels::relu_backward((r1 - r0) * row, y.data() + r0 * row, dy.data() + r0 * row,
+                           dx.data() + r0 * row);
+  });
+}
+
+}  // namespace zotrain

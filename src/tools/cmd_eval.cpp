@@ -1,0 +1,54 @@
+#include <cstdio>
+#include <memory>
+
+#include "commands.h"
+#include "zotrain/core/error.h"
+#include "zotrain/train/trainer.h"
+
+namespace zotrain::tools {
+
+namespace {
+
+struct EvalArgs {
+  std::string checkpoint, data;
+  int64_t batch = 256;
+  int threads = 1;
+};
+
+void run_eval(const EvalArgs& a) {
+  Checkpoint ckpt = read_checkpoint(a.checkpoint);
+  const CheckpointMeta& m = ckpt.meta;
+  std::string data_name = a.data.empty() ? m.config.data : a.data;
+  DataSplits data = load_data(data_name, {0, 0, m.config.seed});
+  if (data.test.item_shape != m.item_shape)
+    throw InputError(data_name + ": inputs are " + data.test.item_shape.str() + " but " +
+                     a.checkpoint + " was trained on " + m.item_shape.str());
+  if (data.test.num_classes > m.num_classes)
+    throw InputError(data_name + ": has " + std::to_string(data.test.num_classes) + " classes but " +
+                     a.checkpoint + " has " + std::to_string(m.num_classes));
+  if (a.batch < 1) throw InputError("--batch: expected an integer >= 1");
+  if (a.threads < 1 || a.threads > 256) throw InputError("--threads: expected an integer in [1, 256]");
+  ModelSpec spec = model_by_name(m.config.model, m.item_shape, m.num_classes);
+  Network net(spec.item_shape, spec.layers);
+  ThreadPool pool(a.threads);
+  Arena arena;
+  net.allocate(arena, a.batch, net.num_layers(), &pool, 0);
+  restore_checkpoint(ckpt, net, nullptr);
+  double acc = evaluate(net, data.test, m.norm);
+  std::printf("%s on %s test set (%lld examples): accuracy %.2f%%\n", a.checkpoint.c_str(),
+              data_name.c_str(), static_cast<long long>(data.test.size()), 100 * acc);
+}
+
+}  // namespace
+
+void add_eval_command(CLI::App& app) {
+  auto args = std::make_shared<EvalArgs>();
+  CLI::App* sub = app.add_subcommand("eval", "evaluate a checkpoint on a data set's test split");
+  sub->add_option("--checkpoint", args->checkpoint, "checkpoint.bin written by zotrain train")->required();
+  sub->add_option("--data", args->data, "data set name or folder (default: the one trained on)");
+  sub->add_option("--batch", args->batch, "evaluation batch size")->capture_default_str();
+  sub->add_option("--threads", args->threads, "worker threads")->capture_default_str();
+  sub->callback([args] { run_eval(*args); });
+}
+
+}  // namespace zotrain::tools

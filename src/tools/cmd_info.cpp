@@ -1,0 +1,33 @@
+#include <cstdio>
+#include <thread>
+
+#include "commands.h"
+
+namespace zotrain::tools {
+
+namespace {
+
+void run_info() {
+  std::printf("zotrain %s (%s build, %s)\n", ZOTRAIN_VERSION, ZOTRAIN_BUILD_TYPE, __VERSION__);
+  std::printf("kernels: gemm f32 = portable reference; conv2d f32 = im2col + gemm; pooling = portable\n");
+  std::printf("cpu: %u hardware threads; features:", std::thread::hardware_concurrency());
+#if defined(__x86_64__)
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("sse4.2")) std::printf(" sse4.2");
+  if (__builtin_cpu_supports("avx2")) std::printf(" avx2");
+  if (__builtin_cpu_supports("fma")) std::printf(" fma");
+  if (__builtin_cpu_supports("avx512f")) std::printf(" avx512f");
+  if (__builtin_cpu_supports("avx512vnni")) std::printf(" avx512vnni");
+#else
+  std::printf(" (not x86-64)");
+#endif
+  std::printf("\n");
+}
+
+}  // namespace
+
+void add_info_command(CLI::App& app) {
+  app.add_subcommand("info", "version, build options, kernels and CPU features")->callback(run_info);
+}
+
+}  // namespace zotrain::tools

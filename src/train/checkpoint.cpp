@@ -1,0 +1,78 @@
+#include "zotrain/train/checkpoint.h"
+
+#include <nlohmann/json.hpp>
+
+#include "zotrain/core/error.h"
+#include "zotrain/models/serialize.h"
+
+namespace zotrain {
+
+using nlohmann::json;
+
+void save_checkpoint(const std::string& path, const CheckpointMeta& m, const Network& net, Sgd* sgd,
+                     const std::vector<std::pair<std::string, Tensor>>& extra) {
+  json shape = json::array();
+  for (int i = 0; i < m.item_shape.rank; ++i) shape.push_back(m.item_shape[i]);
+  json meta = {{"kind", "zotrain-checkpoint"},
+               {"model", m.config.model},
+               {"item_shape", shape},
+               {"num_classes", m.num_classes},
+               {"norm_mean", m.norm.mean},
+               {"norm_std", m.norm.std},
+               {"config", json::parse(config_to_json(m.config))},
+               {"epochs_done", m.state.epochs_done},
+               {"steps", m.state.steps},
+               {"forward_passes", m.state.forward_passes},
+               {"backward_passes", m.state.backward_passes},
+               {"seconds", m.state.seconds},
+               {"best_val_acc", m.state.best_val_acc},
+               {"best_epoch", m.state.best_epoch}};
+  TensorFile file;
+  file.meta = meta.dump();
+  append_params(file, net);
+  if (sgd)
+    for (auto& s : sgd->state())
+      if (!s.momentum.empty()) file.tensors.emplace_back("momentum/" + s.param->name, s.momentum);
+  file.tensors.insert(file.tensors.end(), extra.begin(), extra.end());
+  write_tensor_file(path, file);
+}
+
+Checkpoint read_checkpoint(const std::string& path) {
+  Checkpoint c{path, {}, read_tensor_file(path)};
+  try {
+    json j = json::parse(c.file.meta);
+    if (j.value("kind", "") != "zotrain-checkpoint")
+      throw InputError(path + ": not a zotrain checkpoint (metadata kind is '" +
+                       j.value("kind", "") + "')");
+    CheckpointMeta& m = c.meta;
+    m.config = config_from_json(j.at("config").dump(), path);
+    auto shape = j.at("item_shape").get<std::vector<int64_t>>();
+    if (shape.empty() || shape.size() > 3) throw InputError(path + ": item_shape must have 1 to 3 dimensions");
+    for (int64_t d : shape) m.item_shape[m.item_shape.rank++] = d;
+    j.at("num_classes").get_to(m.num_classes);
+    j.at("norm_mean").get_to(m.norm.mean);
+    j.at("norm_std").get_to(m.norm.std);
+    j.at("epochs_done").get_to(m.state.epochs_done);
+    j.at("steps").get_to(m.state.steps);
+    j.at("forward_passes").get_to(m.state.forward_passes);
+    j.at("backward_passes").get_to(m.state.backward_passes);
+    j.at("seconds").get_to(m.state.seconds);
+    j.at("best_val_acc").get_to(m.state.best_val_acc);
+    j.at("best_epoch").get_to(m.state.best_epoch);
+  } catch (const json::exception& e) {
+    throw InputError(path + ": bad checkpoint metadata: " + e.what());
+  }
+  return c;
+}
+
+void restore_checkpoint(const Checkpoint& c, Network& net, Sgd* sgd,
+                        std::vector<std::pair<std::string, Tensor>> extra) {
+  restore_params(c.file, c.path, net);
+  if (sgd)
+    for (auto& s : sgd->state())
+      if (!s.momentum.empty())
+        s.momentum.copy_from(c.file.get("momentum/" + s.param->name, s.momentum.shape(), c.path));
+  for (auto& [name, t] : extra) t.copy_from(c.file.get(name, t.shape(), c.path));
+}
+
+}  // namespace zotrain

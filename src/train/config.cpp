@@ -1,0 +1,135 @@
+#include "zotrain/train/config.h"
+
+#include <algorithm>
+#include <sstream>
+#include <stdexcept>
+
+#include <nlohmann/json.hpp>
+
+#include "zotrain/core/error.h"
+
+namespace zotrain {
+
+using nlohmann::json;
+
+std::string config_to_json(const TrainConfig& cfg) {
+  json j = json::object();
+  visit_config(cfg, [&](const char* key, const auto& field, const char*) { j[key] = field; });
+  return j.dump();
+}
+
+TrainConfig config_from_json(const std::string& text, const std::string& source) {
+  json j;
+  try {
+    j = json::parse(text);
+  } catch (const json::exception& e) {
+    throw InputError(source + ": config is not valid JSON: " + e.what());
+  }
+  if (!j.is_object()) throw InputError(source + ": config must be a JSON object");
+  TrainConfig cfg;
+  size_t known = 0;
+  visit_config(cfg, [&](const char* key, auto& field, const char*) {
+    if (!j.contains(key)) return;
+    ++known;
+    try {
+      j.at(key).get_to(field);
+    } catch (const json::exception&) {
+      throw InputError(source + ": config key '" + key + "' has the wrong type");
+    }
+  });
+  if (known != j.size())
+    for (const auto& [key, value] : j.items()) {
+      auto keys = config_keys();
+      if (std::find(keys.begin(), keys.end(), key) == keys.end())
+        throw InputError(source + ": unknown config key '" + key + "'");
+    }
+  return cfg;
+}
+
+std::vector<std::string> config_keys() {
+  std::vector<std::string> keys;
+  TrainConfig cfg;
+  visit_config(cfg, [&](const char* key, auto&, const char*) { keys.push_back(key); });
+  return keys;
+}
+
+void validate(const TrainConfig& c) {
+  auto need = [](bool ok, const std::string& key, const std::string& expected) {
+    if (!ok) throw InputError("config key '" + key + "': expected " + expected);
+  };
+  auto one_of = [](const std::string& v, std::initializer_list<const char*> names) {
+    for (const char* n : names)
+      if (v == n) return true;
+    return false;
+  };
+  need(one_of(c.method, {"bp", "zo", "elastic"}), "method", "bp, zo or elastic");
+  need(c.bp_layers >= 0, "bp_layers", "an integer >= 0");
+  need(c.memory_budget >= 0, "memory_budget", "a number of bytes >= 0");
+  need(c.memory_budget == 0 || c.method == "elastic", "memory_budget", "to be used with method elastic");
+  need(one_of(c.estimator, {"spsa", "forward"}), "estimator", "spsa or forward");
+  need(one_of(c.perturbation, {"gaussian", "rademacher", "uniform"}), "perturbation",
+       "gaussian, rademacher or uniform");
+  parse_sparsity(c.sparsity);
+  need(c.q >= 1 && c.q <= 1 << 20, "q", "an integer in [1, 2^20]");
+  need(c.eps > 0, "eps", "a positive number");
+  need(c.zo_lr > 0, "zo_lr", "a positive number");
+  need(c.zo_momentum >= 0 && c.zo_momentum < 1, "zo_momentum", "a number in [0, 1)");
+  need(c.grad_clip >= 0, "grad_clip", "a number >= 0");
+  need(one_of(c.zo_update, {"gradient", "sign"}), "zo_update", "gradient or sign");
+  need(one_of(c.head_grad, {"perturbed", "clean"}), "head_grad", "perturbed or clean");
+  need(c.epochs >= 1, "epochs", "an integer >= 1");
+  need(c.batch >= 1, "batch", "an integer >= 1");
+  need(c.lr > 0, "lr", "a positive number");
+  need(c.momentum >= 0 && c.momentum < 1, "momentum", "a number in [0, 1)");
+  need(c.weight_decay >= 0, "weight_decay", "a number >= 0");
+  need(c.lr_decay > 0 && c.lr_decay <= 1, "lr_decay", "a number in (0, 1]");
+  need(c.lr_step >= 1, "lr_step", "an integer >= 1");
+  need(c.threads >= 1 && c.threads <= 256, "threads", "an integer in [1, 256]");
+  need(c.train_limit >= 0, "train_limit", "an integer >= 0");
+  need(c.val_size >= 0, "val_size", "an integer >= 0");
+  need(!c.out.empty(), "out", "a folder name");
+}
+
+}  // namespace zotrain
+
+namespace zotrain {
+
+std::vector<std::pair<int, double>> parse_sparsity(const std::string& text) {
+  std::vector<std::pair<int, double>> steps;
+  std::stringstream ss(text);
+  std::string part;
+  while (std::getline(ss, part, ',')) {
+    size_t colon = part.find(':');
+    int epoch = 0;
+    std::string value = part;
+    try {
+      if (colon != std::string::npos) {
+        size_t used = 0;
+        epoch = std::stoi(part.substr(0, colon), &used);
+        if (used != colon) throw std::invalid_argument("epoch");
+        value = part.substr(colon + 1);
+      }
+      size_t used = 0;
+      double p = std::stod(value, &used);
+      if (used != value.size() || p < 0 || p >= 1 || epoch < 0) throw std::invalid_argument("p");
+      if (!steps.empty() && epoch <= steps.back().first) throw std::invalid_argument("order");
+      if (steps.empty() && epoch != 0) steps.push_back({0, 0.0});
+      steps.push_back({epoch, p});
+    } catch (const std::exception&) {
+      throw InputError("config key 'sparsity': '" + text +
+                       "' is not a probability in [0, 1) or a schedule like 0.33,20:0.5,50:0.9 "
+                       "(epochs increasing)");
+    }
+  }
+  if (steps.empty()) throw InputError("config key 'sparsity': expected a value, got ''");
+  return steps;
+}
+
+double sparsity_at(const std::vector<std::pair<int, double>>& schedule, int epoch) {
+  double p = 0;
+  for (const auto& [from, value] : schedule)
+    if (epoch >= from) p = value;
+  return p;
+}
+
+}  // namespace zotrain

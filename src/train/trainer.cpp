@@ -1,0 +1,300 @@
+#include "zotrain/train/trainer.h"
+
+#include <sys/resource.h>
+
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "zotrain/core/error.h"
+#include "zotrain/nn/loss.h"
+#include "zotrain/zo/perturbation.h"
+
+namespace zotrain {
+
+using nlohmann::json;
+
+namespace {
+
+const TrainConfig& validated(const TrainConfig& cfg) {
+  validate(cfg);
+  return cfg;
+}
+
+size_t peak_rss_bytes() {
+  rusage ru{};
+  getrusage(RUSAGE_SELF, &ru);
+  return static_cast<size_t>(ru.ru_maxrss) * 1024;
+}
+
+// Keeps the metrics lines of epochs already done, so a resumed run appends where it stopped.
+void truncate_metrics(const std::string& path, int epochs_done) {
+  std::ifstream in(path);
+  std::string line, kept;
+  while (std::getline(in, line)) {
+    if (line.empty()) continue;
+    json j = json::parse(line, nullptr, false);
+    if (!j.is_discarded() && j.value("epoch", 0) <= epochs_done) kept += line + "\n";
+  }
+  std::ofstream(path, std::ios::trunc) << kept;
+}
+
+}  // namespace
+
+double evaluate(Network& net, const Dataset& data, const Normalization& norm) {
+  Batcher batcher(data, net.batch(), norm, false, 0);
+  batcher.start_epoch(0);
+  std::vector<uint8_t> labels(net.batch());
+  int64_t correct = 0;
+  for (int64_t b = 0; b < batcher.batches_per_epoch(); ++b) {
+    int64_t rows = batcher.fill(b, net.input(net.batch()).data(), labels.data());
+    int64_t c = 0;
+    softmax_cross_entropy(net.forward(rows), labels.data(), nullptr, &c);
+    correct += c;
+  }
+  return data.size() ? static_cast<double>(correct) / data.size() : 0.0;
+}
+
+MemoryPlan training_plan(const Network& net, const TrainConfig& cfg, int head_start) {
+  MemoryPlan plan = net.plan(cfg.batch, head_start, cfg.threads);
+  // Momentum buffers: the SGD ones of the head, then the ZO ones of the body.
+  for (bool head : {true, false}) {
+    if ((head ? cfg.momentum : cfg.zo_momentum) <= 0) continue;
+    for (int i = 0; i < net.num_layers(); ++i)
+      if ((i >= head_start) == head)
+        for (const ParamSpec& ps : net.layer(i).param_specs())
+          plan.add(i, net.layer(i).describe() + " " + ps.name + " momentum", Bucket::kOptimizer,
+                   ps.shape.numel() * sizeof(float));
+  }
+  plan.add(-1, "labels", Bucket::kInput, cfg.batch);
+  return plan;
+}
+
+int choose_head(const Network& net, const TrainConfig& cfg) {
+  if (cfg.method == "bp") return 0;
+  if (cfg.method == "zo") return net.num_layers();
+  if (cfg.memory_budget == 0) return net.head_start(cfg.bp_layers);
+  const int n = static_cast<int>(net.param_layers().size());
+  for (int k = n; k >= 0; --k) {
+    int h = net.head_start(k);
+    if (training_plan(net, cfg, h).total() <= static_cast<size_t>(cfg.memory_budget)) return h;
+  }
+  throw InputError("--memory-budget " + std::to_string(cfg.memory_budget) +
+                   " bytes is too small even for Full ZO, which needs " +
+                   std::to_string(training_plan(net, cfg, net.num_layers()).total()) +
+                   " bytes at batch " + std::to_string(cfg.batch));
+}
+
+Trainer::Trainer(const TrainConfig& cfg)
+    : cfg_(validated(cfg)),
+      data_(load_data(cfg.data, {cfg.val_size, cfg.train_limit, cfg.seed})),
+      norm_(compute_normalization(data_.train)),
+      spec_(model_by_name(cfg.model, data_.train.item_shape, data_.train.num_classes)),
+      pool_(cfg.threads) {
+  net_ = std::make_unique<Network>(spec_.item_shape, spec_.layers);
+  head_ = choose_head(*net_, cfg_);
+  plan_ = training_plan(*net_, cfg_, head_);
+  net_->allocate(arena_, cfg_.batch, head_, &pool_, cfg_.seed);
+  sgd_ = std::make_unique<Sgd>(*net_, arena_, cfg_.momentum, cfg_.weight_decay);
+  for (const ParamRef& p : net_->params())
+    if (p.layer < head_ && cfg_.zo_momentum > 0)
+      zo_momentum_.push_back(arena_.alloc(Bucket::kOptimizer, p.value.shape()));
+  labels_ = static_cast<uint8_t*>(arena_.alloc_bytes(Bucket::kInput, cfg_.batch));
+  sparsity_ = parse_sparsity(cfg_.sparsity);
+  distribution_ = zo::parse_distribution(cfg_.perturbation);
+  project_ = {zo::parse_estimator(cfg_.estimator), static_cast<float>(cfg_.eps),
+              static_cast<float>(cfg_.grad_clip), cfg_.zo_update == "sign"};
+}
+
+int Trainer::bp_layers() const {
+  int k = 0;
+  for (int i : net_->param_layers()) k += i >= head_;
+  return k;
+}
+
+std::vector<std::pair<std::string, Tensor>> Trainer::zo_state() const {
+  std::vector<std::pair<std::string, Tensor>> state;
+  for (size_t i = 0; i < zo_momentum_.size(); ++i)
+    state.emplace_back("zo_momentum/" + net_->params()[i].name, zo_momentum_[i]);
+  return state;
+}
+
+double Trainer::pass(int64_t rows, const ParamTransform* body, double head_weight, int64_t* correct) {
+  Tensor logits = net_->forward(rows, body);
+  ++state_.forward_passes;
+  if (head_weight <= 0) return softmax_cross_entropy(logits, labels_, nullptr, correct);
+  Tensor dlogits = net_->logits_grad(rows);
+  double loss = softmax_cross_entropy(logits, labels_, &dlogits, correct);
+  if (head_weight != 1.0)
+    for (int64_t i = 0; i < dlogits.numel(); ++i) dlogits[i] *= static_cast<float>(head_weight);
+  net_->backward(dlogits);
+  ++state_.backward_passes;
+  return loss;
+}
+
+Trainer::StepResult Trainer::bp_step(int64_t rows, double lr) {
+  StepResult r;
+  net_->zero_grad();
+  r.loss = pass(rows, nullptr, 1.0, &r.correct);
+  sgd_->step(lr);
+  return r;
+}
+
+Trainer::StepResult Trainer::zo_step(int64_t rows, double lr, double zo_lr, int epoch) {
+  const bool has_head = head_ < net_->num_layers();
+  const bool forward_diff = project_.estimator == zo::Estimator::kForward;
+  const bool clean_head = cfg_.head_grad == "clean" || forward_diff;
+  const zo::PerturbationSpec spec{distribution_, static_cast<float>(sparsity_at(sparsity_, epoch))};
+  const int q = cfg_.q;
+  StepResult r;
+  if (has_head) net_->zero_grad();
+  double clean = 0;
+  if (forward_diff || (has_head && clean_head))
+    clean = r.loss = pass(rows, nullptr, has_head && clean_head ? 1.0 : 0.0, &r.correct);
+  // With the head trained from the perturbed passes, each of them weighs 1/(2q).
+  const double head_weight = has_head && !clean_head ? 0.5 / q : 0.0;
+  zo::Estimate est;
+  double perturbed_sum = 0;
+  for (int s = 0; s < q; ++s) {
+    const uint64_t seed = zo::sample_seed(cfg_.seed, state_.steps, s);
+    auto perturbed = [&](float scale) {
+      ParamTransform t = [&, scale](const ParamRef& p, float* dst, int64_t b, int64_t e) {
+        zo::add_perturbation(spec, seed, static_cast<uint32_t>(p.index), scale, p.value.data(),
+                             dst, b, e);
+      };
+      return t;
+    };
+    ParamTransform plus = perturbed(static_cast<float>(cfg_.eps));
+    int64_t* count = (s == 0 && !clean_head) ? &r.correct : nullptr;
+    double lp = pass(rows, &plus, head_weight, count);
+    double other = clean;
+    if (!forward_diff) {
+      ParamTransform minus = perturbed(static_cast<float>(-cfg_.eps));
+      other = pass(rows, &minus, head_weight, nullptr);
+      perturbed_sum += 0.5 * (lp + other);
+    } else {
+      perturbed_sum += lp;
+    }
+    est.seeds.push_back(seed);
+    est.g.push_back(zo::project(project_, lp, other));
+  }
+  if (!(forward_diff || (has_head && clean_head))) r.loss = perturbed_sum / q;
+  size_t body_param = 0;
+  for (ParamRef& p : net_->params())
+    if (p.layer < head_) {
+      Tensor* m = zo_momentum_.empty() ? nullptr : &zo_momentum_[body_param++];
+      zo::apply_update(spec, est, static_cast<uint32_t>(p.index), static_cast<float>(zo_lr), p.value,
+                       m, static_cast<float>(cfg_.zo_momentum), &pool_);
+    }
+  if (has_head) sgd_->step(lr);
+  return r;
+}
+
+void Trainer::resume(const Checkpoint& ckpt) {
+  if (ckpt.meta.item_shape != spec_.item_shape || ckpt.meta.num_classes != spec_.num_classes)
+    throw InputError(ckpt.path + ": checkpoint is for inputs " + ckpt.meta.item_shape.str() + " with " +
+                     std::to_string(ckpt.meta.num_classes) + " classes, the data has " +
+                     spec_.item_shape.str() + " with " + std::to_string(spec_.num_classes));
+  restore_checkpoint(ckpt, *net_, sgd_.get(), zo_state());
+  state_ = ckpt.meta.state;
+  truncate_metrics(cfg_.out + "/metrics.jsonl", state_.epochs_done);
+}
+
+void Trainer::run(const TrainCallbacks& cb) {
+  std::filesystem::create_directories(cfg_.out);
+  const std::string metrics_path = cfg_.out + "/metrics.jsonl";
+  if (state_.epochs_done == 0) std::ofstream(metrics_path, std::ios::trunc);
+  Batcher batcher(data_.train, cfg_.batch, norm_, true, cfg_.seed);
+  for (int epoch = state_.epochs_done; epoch < cfg_.epochs; ++epoch) {
+    const double decay = std::pow(cfg_.lr_decay, epoch / cfg_.lr_step);
+    const double lr = cfg_.lr * decay, zo_lr = cfg_.zo_lr * decay;
+    auto t0 = std::chrono::steady_clock::now();
+    batcher.start_epoch(epoch);
+    double loss_sum = 0;
+    int64_t correct = 0, seen = 0;
+    const int64_t batches = batcher.batches_per_epoch();
+    for (int64_t b = 0; b < batches; ++b) {
+      int64_t rows = batcher.fill(b, net_->input(cfg_.batch).data(), labels_);
+      StepResult step = head_ == 0 ? bp_step(rows, lr) : zo_step(rows, lr, zo_lr, epoch);
+      ++state_.steps;
+      const double loss = step.loss;
+      loss_sum += loss * rows;
+      correct += step.correct;
+      seen += rows;
+      if (!std::isfinite(loss))
+        throw RuntimeError("training diverged at epoch " + std::to_string(epoch + 1) + " batch " +
+                           std::to_string(b) + " (loss is " + std::to_string(loss) +
+                           "); lower --lr");
+      if (cb.on_batch) cb.on_batch(epoch + 1, b + 1, batches, loss_sum / seen);
+    }
+    state_.seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    EpochReport r;
+    r.epoch = epoch + 1;
+    r.epochs = cfg_.epochs;
+    r.lr = lr;
+    r.train_loss = loss_sum / seen;
+    r.train_acc = static_cast<double>(correct) / seen;
+    r.val_acc = data_.val.size() ? evaluate(*net_, data_.val, norm_) : 0.0;
+    r.test_acc = evaluate(*net_, data_.test, norm_);
+    r.seconds = state_.seconds;
+    r.forward_passes = state_.forward_passes;
+    r.backward_passes = state_.backward_passes;
+    r.arena_bytes = arena_.total_bytes();
+    r.peak_rss_bytes = peak_rss_bytes();
+    state_.epochs_done = epoch + 1;
+    if (r.val_acc > state_.best_val_acc) {
+      state_.best_val_acc = r.val_acc;
+      state_.best_epoch = r.epoch;
+    }
+    json line = {{"epoch", r.epoch},           {"lr", r.lr}, {"zo_lr", zo_lr},
+                 {"sparsity", sparsity_at(sparsity_, epoch)},
+                 {"train_loss", r.train_loss}, {"train_acc", r.train_acc},
+                 {"val_acc", r.val_acc},       {"test_acc", r.test_acc},
+                 {"forward_passes", r.forward_passes}, {"backward_passes", r.backward_passes},
+                 {"seconds", r.seconds},       {"arena_bytes", r.arena_bytes},
+                 {"peak_rss_bytes", r.peak_rss_bytes}};
+    std::ofstream(metrics_path, std::ios::app) << line.dump() << "\n";
+    save_checkpoint(cfg_.out + "/checkpoint.bin",
+                    {cfg_, spec_.item_shape, spec_.num_classes, norm_, state_}, *net_, sgd_.get(),
+                    zo_state());
+    if (cb.on_epoch) cb.on_epoch(r);
+  }
+  write_summary();
+}
+
+void Trainer::write_summary() const {
+  // The last epoch's test accuracy, read back from metrics.jsonl so a resumed run reports the
+  // same as an uninterrupted one.
+  std::ifstream in(cfg_.out + "/metrics.jsonl");
+  std::string line, last;
+  while (std::getline(in, line))
+    if (!line.empty()) last = line;
+  json final_epoch = last.empty() ? json::object() : json::parse(last);
+  json buckets = json::object();
+  for (int b = 0; b < static_cast<int>(Bucket::kCount); ++b)
+    buckets[bucket_name(static_cast<Bucket>(b))] = arena_.bytes(static_cast<Bucket>(b));
+  json summary = {{"final_test_acc", final_epoch.value("test_acc", 0.0)},
+                  {"final_val_acc", final_epoch.value("val_acc", 0.0)},
+                  {"best_val_acc", state_.best_val_acc},
+                  {"best_epoch", state_.best_epoch},
+                  {"epochs", state_.epochs_done},
+                  {"forward_passes", state_.forward_passes},
+                  {"backward_passes", state_.backward_passes},
+                  {"train_seconds", state_.seconds},
+                  {"arena_bytes", arena_.total_bytes()},
+                  {"arena_bytes_by_bucket", buckets},
+                  {"planned_bytes", plan_.total()},
+                  {"peak_rss_bytes", peak_rss_bytes()},
+                  {"num_parameters", net_->num_param_elements()},
+                  {"bp_layers", bp_layers()},
+                  {"head_start", head_},
+                  {"config", json::parse(config_to_json(cfg_))}};
+  std::string tmp = cfg_.out + "/summary.json.tmp";
+  std::ofstream(tmp, std::ios::trunc) << summary.dump(2) << "\n";
+  std::filesystem::rename(tmp, cfg_.out + "/summary.json");
+}
+
+}  // namespace zotrain

@@ -1,0 +1,78 @@
+#include "zotrain/kernels/pool.h"
+
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "kernels/reference.h"
+#include "test_util.h"
+#include "zotrain/core/rng.h"
+
+namespace zotrain {
+namespace {
+
+using test::all_close;
+using test::random_uniform;
+
+// Non-overlapping, overlapping (k > stride), gapped (k < stride) windows and floor sizes.
+std::vector<ref::PoolShape> pool_cases() {
+  std::vector<ref::PoolShape> cases = {
+      {3, 4, 4, 2, 2}, {2, 7, 5, 2, 2}, {2, 7, 6, 3, 2}, {1, 5, 5, 5, 1}, {2, 8, 7, 2, 3}};
+  Rng rng(12, 0);
+  for (int i = 0; i < 10; ++i) {
+    int64_t k = 1 + rng.below(4);
+    cases.push_back({1 + rng.below(3), k + rng.below(6), k + rng.below(6), k, 1 + rng.below(3)});
+  }
+  return cases;
+}
+
+kernels::Pool2dGeometry geometry(const ref::PoolShape& s) {
+  return kernels::Pool2dGeometry::make(s.h, s.w, s.k, s.stride);
+}
+
+std::string describe(const ref::PoolShape& s) {
+  return (::testing::Message() << s.planes << "x" << s.h << "x" << s.w << " k" << s.k << " s"
+                               << s.stride)
+      .GetString();
+}
+
+TEST(KernelPool, MatchesReference) {
+  for (const auto& s : pool_cases()) {
+    SCOPED_TRACE(describe(s));
+    auto g = geometry(s);
+    ASSERT_EQ(g.out_h, s.out_h());
+    ASSERT_EQ(g.out_w, s.out_w());
+    Tensor x = random_uniform(Shape{s.x_numel()}, 5, 0);
+    Tensor dy = random_uniform(Shape{s.y_numel()}, 5, 1);
+    const ref::Vec x64 = ref::to_vec(x), dy64 = ref::to_vec(dy);
+    // Outputs start as garbage to check that every element is overwritten.
+    Tensor y = random_uniform(Shape{s.y_numel()}, 5, 2);
+    Tensor dx = random_uniform(Shape{s.x_numel()}, 5, 3);
+
+    kernels::max_pool2d_forward(g, s.planes, x.data(), y.data());
+    EXPECT_TRUE(all_close("max y", y.data(), ref::max_pool2d(s, x64), 0.0));
+    kernels::max_pool2d_backward(g, s.planes, x.data(), dy.data(), dx.data());
+    EXPECT_TRUE(all_close("max dx", dx.data(), ref::max_pool2d_backward(s, x64, dy64), 1e-6));
+
+    kernels::avg_pool2d_forward(g, s.planes, x.data(), y.data());
+    EXPECT_TRUE(all_close("avg y", y.data(), ref::avg_pool2d(s, x64), 1e-6));
+    kernels::avg_pool2d_backward(g, s.planes, dy.data(), dx.data());
+    EXPECT_TRUE(all_close("avg dx", dx.data(), ref::avg_pool2d_backward(s, dy64), 1e-6));
+  }
+}
+
+// On a constant plane every window is a tie: the gradient goes to each window's top-left pixel.
+TEST(KernelPool, MaxTiesGoToFirstInScanOrder) {
+  auto g = kernels::Pool2dGeometry::make(5, 5, 3, 2);  // four overlapping windows
+  std::vector<float> x(25, 1.5f), y(4), dx(25, -1.0f);
+  std::vector<float> dy = {1.0f, 2.0f, 3.0f, 4.0f};
+  kernels::max_pool2d_forward(g, 1, x.data(), y.data());
+  for (float v : y) EXPECT_EQ(v, 1.5f);
+  kernels::max_pool2d_backward(g, 1, x.data(), dy.data(), dx.data());
+  std::vector<float> want(25, 0.0f);
+  want[0] = 1.0f, want[2] = 2.0f, want[10] = 3.0f, want[12] = 4.0f;
+  EXPECT_EQ(dx, want);
+}
+
+}  // namespace
+}  // namespace zotrain

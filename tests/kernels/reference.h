@@ -1,0 +1,173 @@
+// Naive double-precision references for the kernels and layers, written as directly from the
+// definitions as possible: the tests compare the f32 code against them, and the gradient
+// checks differentiate them numerically.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <vector>
+
+#include "zotrain/core/tensor.h"
+
+namespace zotrain::ref {
+
+using Vec = std::vector<double>;
+
+inline Vec to_vec(const Tensor& t) {
+  return Vec(t.data(), t.data() + t.numel());
+}
+
+// C = alpha op(A) op(B) + beta C, row-major; C is not read when beta == 0.
+inline Vec gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, double alpha, const Vec& a,
+                int64_t lda, const Vec& b, int64_t ldb, double beta, Vec c, int64_t ldc) {
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      double s = 0.0;
+      for (int64_t p = 0; p < k; ++p)
+        s += (ta ? a[p * lda + i] : a[i * lda + p]) * (tb ? b[j * ldb + p] : b[p * ldb + j]);
+      double& cij = c[i * ldc + j];
+      cij = alpha * s + (beta == 0.0 ? 0.0 : beta * cij);
+    }
+  return c;
+}
+
+// y = x W^T + b, x [n, in], W [out, in].
+inline Vec linear(int64_t n, int64_t in, int64_t out, const Vec& x, const Vec& w, const Vec& b) {
+  Vec y(n * out);
+  for (int64_t r = 0; r < n; ++r)
+    for (int64_t o = 0; o < out; ++o) {
+      double s = b[o];
+      for (int64_t i = 0; i < in; ++i) s += x[r * in + i] * w[o * in + i];
+      y[r * out + o] = s;
+    }
+  return y;
+}
+
+struct ConvShape {
+  int64_t n, c, h, w, out_c, k, stride, pad;
+  int64_t out_h() const { return (h + 2 * pad - k) / stride + 1; }
+  int64_t out_w() const { return (w + 2 * pad - k) / stride + 1; }
+  int64_t x_numel() const { return n * c * h * w; }
+  int64_t w_numel() const { return out_c * c * k * k; }
+  int64_t y_numel() const { return n * out_c * out_h() * out_w(); }
+};
+
+// The direct 7-loop convolution: calls tap(x_index, w_index, y_index) for every product
+// x * w that contributes to an output; taps into the padding are skipped.
+template <typename Tap>
+void for_each_conv_tap(const ConvShape& s, Tap tap) {
+  for (int64_t n = 0; n < s.n; ++n)
+    for (int64_t o = 0; o < s.out_c; ++o)
+      for (int64_t oh = 0; oh < s.out_h(); ++oh)
+        for (int64_t ow = 0; ow < s.out_w(); ++ow)
+          for (int64_t c = 0; c < s.c; ++c)
+            for (int64_t i = 0; i < s.k; ++i)
+              for (int64_t j = 0; j < s.k; ++j) {
+                int64_t ih = oh * s.stride - s.pad + i, iw = ow * s.stride - s.pad + j;
+                if (ih < 0 || ih >= s.h || iw < 0 || iw >= s.w) continue;
+                tap(((n * s.c + c) * s.h + ih) * s.w + iw, ((o * s.c + c) * s.k + i) * s.k + j,
+                    ((n * s.out_c + o) * s.out_h() + oh) * s.out_w() + ow);
+              }
+}
+
+// y = conv(x, w) + b; b may be empty.
+inline Vec conv2d(const ConvShape& s, const Vec& x, const Vec& w, const Vec& b) {
+  Vec y(s.y_numel());
+  const int64_t plane = s.out_h() * s.out_w();
+  if (!b.empty())
+    for (int64_t i = 0; i < s.y_numel(); ++i) y[i] = b[(i / plane) % s.out_c];
+  for_each_conv_tap(s, [&](int64_t xi, int64_t wi, int64_t yi) { y[yi] += x[xi] * w[wi]; });
+  return y;
+}
+
+inline Vec conv2d_backward_data(const ConvShape& s, const Vec& dy, const Vec& w) {
+  Vec dx(s.x_numel());
+  for_each_conv_tap(s, [&](int64_t xi, int64_t wi, int64_t yi) { dx[xi] += dy[yi] * w[wi]; });
+  return dx;
+}
+
+inline Vec conv2d_backward_weight(const ConvShape& s, const Vec& x, const Vec& dy) {
+  Vec dw(s.w_numel());
+  for_each_conv_tap(s, [&](int64_t xi, int64_t wi, int64_t yi) { dw[wi] += dy[yi] * x[xi]; });
+  return dw;
+}
+
+struct PoolShape {
+  int64_t planes, h, w, k, stride;
+  int64_t out_h() const { return (h - k) / stride + 1; }
+  int64_t out_w() const { return (w - k) / stride + 1; }
+  int64_t x_numel() const { return planes * h * w; }
+  int64_t y_numel() const { return planes * out_h() * out_w(); }
+};
+
+// Calls window(y_index, x_indices) for every output, x_indices in row-major scan order.
+template <typename Window>
+void for_each_pool_window(const PoolShape& s, Window window) {
+  std::vector<int64_t> xs;
+  int64_t yi = 0;
+  for (int64_t p = 0; p < s.planes; ++p)
+    for (int64_t oh = 0; oh < s.out_h(); ++oh)
+      for (int64_t ow = 0; ow < s.out_w(); ++ow, ++yi) {
+        xs.clear();
+        for (int64_t i = 0; i < s.k; ++i)
+          for (int64_t j = 0; j < s.k; ++j)
+            xs.push_back((p * s.h + oh * s.stride + i) * s.w + ow * s.stride + j);
+        window(yi, xs);
+      }
+}
+
+// The index of the first maximum of x over xs.
+inline int64_t first_max(const Vec& x, const std::vector<int64_t>& xs) {
+  return *std::max_element(xs.begin(), xs.end(), [&](int64_t a, int64_t b) { return x[a] < x[b]; });
+}
+
+inline Vec max_pool2d(const PoolShape& s, const Vec& x) {
+  Vec y(s.y_numel());
+  for_each_pool_window(
+      s, [&](int64_t yi, const std::vector<int64_t>& xs) { y[yi] = x[first_max(x, xs)]; });
+  return y;
+}
+
+inline Vec max_pool2d_backward(const PoolShape& s, const Vec& x, const Vec& dy) {
+  Vec dx(s.x_numel());
+  for_each_pool_window(
+      s, [&](int64_t yi, const std::vector<int64_t>& xs) { dx[first_max(x, xs)] += dy[yi]; });
+  return dx;
+}
+
+inline Vec avg_pool2d(const PoolShape& s, const Vec& x) {
+  Vec y(s.y_numel());
+  for_each_pool_window(s, [&](int64_t yi, const std::vector<int64_t>& xs) {
+    for (int64_t xi : xs) y[yi] += x[xi] / static_cast<double>(xs.size());
+  });
+  return y;
+}
+
+inline Vec avg_pool2d_backward(const PoolShape& s, const Vec& dy) {
+  Vec dx(s.x_numel());
+  for_each_pool_window(s, [&](int64_t yi, const std::vector<int64_t>& xs) {
+    for (int64_t xi : xs) dx[xi] += dy[yi] / static_cast<double>(xs.size());
+  });
+  return dx;
+}
+
+inline Vec relu(Vec x) {
+  for (double& v : x) v = std::max(v, 0.0);
+  return x;
+}
+
+// Mean over rows of -log softmax(z)[label], computed with the row maximum subtracted.
+inline double softmax_cross_entropy(int64_t rows, int64_t classes, const Vec& z,
+                                    const uint8_t* labels) {
+  double total = 0.0;
+  for (int64_t r = 0; r < rows; ++r) {
+    const double* zr = z.data() + r * classes;
+    double m = *std::max_element(zr, zr + classes), s = 0.0;
+    for (int64_t c = 0; c < classes; ++c) s += std::exp(zr[c] - m);
+    total += std::log(s) + m - zr[labels[r]];
+  }
+  return total / static_cast<double>(rows);
+}
+
+}  // namespace zotrain::ref

@@ -1,0 +1,62 @@
+#include "zotrain/models/model.h"
+
+#include <gtest/gtest.h>
+
+#include "zotrain/core/arena.h"
+#include "zotrain/core/error.h"
+#include "zotrain/core/tensor_file.h"
+#include "zotrain/models/serialize.h"
+#include "zotrain/nn/network.h"
+#include "test_util.h"
+
+namespace zotrain {
+namespace {
+
+TEST(Models, LeNet5HasTheClassicShapeAndParameterCount) {
+  ModelSpec m = lenet5(Shape{1, 28, 28}, 10);
+  Network net(m.item_shape, m.layers);
+  Arena arena;
+  net.allocate(arena, 1, net.num_layers(), nullptr, 0);
+  // conv1 156 + conv2 2416 + fc1 48120 + fc2 10164 + fc3 850
+  EXPECT_EQ(net.num_param_elements(), 61706);
+  EXPECT_EQ(net.input_shape(3, 1), (Shape{1, 6, 14, 14}));
+  EXPECT_EQ(net.input_shape(6, 1), (Shape{1, 16, 5, 5}));
+  // 28*28*6*25 + 10*10*16*150 + 400*120 + 120*84 + 84*10 multiply-adds
+  EXPECT_EQ(net.forward_macs(1), 117600 + 240000 + 48000 + 10080 + 840);
+}
+
+TEST(Models, ByNameBuildsMlpsAndRejectsUnknownNames) {
+  EXPECT_EQ(model_by_name("mlp:32,16", Shape{1, 4, 4}, 3).layers.size(), 6u);
+  EXPECT_EQ(model_by_name("mlp", Shape{1, 4, 4}, 3).layers.size(), 6u);
+  EXPECT_THROW(model_by_name("mlp:32,x", Shape{1, 4, 4}, 3), InputError);
+  EXPECT_THROW(model_by_name("mlp:0", Shape{1, 4, 4}, 3), InputError);
+  try {
+    model_by_name("resnet99", Shape{1, 4, 4}, 3);
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("resnet99"), std::string::npos);
+  }
+}
+
+TEST(Models, ParametersRoundTripAndForeignModelsAreRejected) {
+  test::TempDir dir;
+  ModelSpec m = model_by_name("mlp:8", Shape{1, 4, 4}, 3);
+  Network a(m.item_shape, m.layers), b(m.item_shape, m.layers);
+  Arena arena;
+  a.allocate(arena, 2, a.num_layers(), nullptr, 1);
+  b.allocate(arena, 2, b.num_layers(), nullptr, 2);
+  TensorFile f;
+  append_params(f, a);
+  write_tensor_file(dir.file("m.bin"), f);
+  restore_params(read_tensor_file(dir.file("m.bin")), dir.file("m.bin"), b);
+  for (size_t i = 0; i < a.params().size(); ++i)
+    for (int64_t k = 0; k < a.params()[i].value.numel(); ++k)
+      EXPECT_EQ(a.params()[i].value[k], b.params()[i].value[k]);
+  ModelSpec other = model_by_name("mlp:9", Shape{1, 4, 4}, 3);
+  Network c(other.item_shape, other.layers);
+  c.allocate(arena, 2, c.num_layers(), nullptr, 1);
+  EXPECT_THROW(restore_params(read_tensor_file(dir.file("m.bin")), dir.file("m.bin"), c), InputError);
+}
+
+}  // namespace
+}  // namespace zotrain

@@ -1,0 +1,35 @@
+#include "zotrain/nn/linear.h"
+
+#include <gtest/gtest.h>
+
+#include "nn/gradient_check.h"
+
+namespace zotrain {
+namespace {
+
+test::RefForward linear_reference(int64_t n, int64_t in, int64_t out) {
+  return [=](const ref::Vec& x, const std::vector<ref::Vec>& p) {
+    return ref::linear(n, in, out, x, p[0], p[1]);
+  };
+}
+
+TEST(GradCheck, Linear) {
+  Linear layer(7, 5);
+  test::check_gradients(layer, test::random_uniform(Shape{3, 7}, 20, 0), linear_reference(3, 7, 5),
+                        20);
+}
+
+// A rank-4 input is read as [N, C*H*W].
+TEST(GradCheck, LinearOnRank4Input) {
+  Linear layer(12, 4);
+  test::check_gradients(layer, test::random_uniform(Shape{2, 2, 3, 2}, 21, 0),
+                        linear_reference(2, 12, 4), 21);
+}
+
+TEST(LayerLinear, SameResultForAnyThreadCount) {
+  Linear layer(37, 19);
+  test::expect_same_for_any_thread_count(layer, Shape{13, 37}, 22);
+}
+
+}  // namespace
+}  // namespace zotrain

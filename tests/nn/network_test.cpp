@@ -1,0 +1,144 @@
+#include "zotrain/nn/network.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <vector>
+
+#include "zotrain/core/error.h"
+#include "zotrain/core/rng.h"
+#include "zotrain/models/model.h"
+#include "zotrain/nn/loss.h"
+
+namespace zotrain {
+namespace {
+
+// A small LeNet-like stack that has every layer kind.
+std::vector<LayerSpec> small_cnn() {
+  using L = LayerSpec;
+  return {L::conv2d(3, 3, 1, 1), L::relu(),    L::max_pool(2),
+          L::conv2d(4, 3, 2, 0), L::relu(),    L::avg_pool(2),
+          L::flatten(),          L::linear(7), L::relu(),
+          L::linear(5)};
+}
+
+void fill_input(Network& net, int64_t rows, uint64_t seed) {
+  Tensor x = net.input(rows);
+  Rng rng(seed, 1);
+  for (int64_t i = 0; i < x.numel(); ++i) x[i] = rng.normal();
+}
+
+std::vector<uint8_t> labels_for(int64_t rows) {
+  std::vector<uint8_t> l(rows);
+  for (int64_t i = 0; i < rows; ++i) l[i] = static_cast<uint8_t>((i * 3) % 5);
+  return l;
+}
+
+float loss_and_grads(Network& net, int64_t rows, const std::vector<uint8_t>& labels,
+                     bool backward) {
+  Tensor logits = net.forward(rows);
+  Tensor dlogits = net.logits_grad(rows);
+  float loss = softmax_cross_entropy(logits, labels.data(), backward ? &dlogits : nullptr, nullptr);
+  if (backward) {
+    net.zero_grad();
+    net.backward(dlogits);
+  }
+  return loss;
+}
+
+TEST(Network, HeadStartCountsLayersWithParameters) {
+  ModelSpec m = lenet5(Shape{1, 28, 28}, 10);
+  Network net(m.item_shape, m.layers);
+  ASSERT_EQ(net.num_layers(), 12);
+  EXPECT_EQ(net.param_layers(), (std::vector<int>{0, 3, 7, 9, 11}));
+  EXPECT_EQ(net.head_start(0), 12);
+  EXPECT_EQ(net.head_start(1), 11);
+  EXPECT_EQ(net.head_start(2), 9);
+  EXPECT_EQ(net.head_start(5), 0);
+  EXPECT_THROW(net.head_start(6), InputError);
+  EXPECT_EQ(net.input_shape(7, 32), (Shape{32, 400}));
+  EXPECT_EQ(net.num_classes(), 10);
+}
+
+TEST(Network, ArenaBytesMatchThePlanForEverySplit) {
+  Network probe(Shape{1, 12, 12}, small_cnn());
+  for (int bp = 0; bp <= 4; ++bp)
+    for (int threads : {1, 2}) {
+      Network net(Shape{1, 12, 12}, small_cnn());
+      int head = net.head_start(bp);
+      MemoryPlan plan = net.plan(16, head, threads);
+      ThreadPool pool(threads);
+      Arena arena;
+      net.allocate(arena, 16, head, &pool, 1);
+      for (int b = 0; b < static_cast<int>(Bucket::kCount); ++b)
+        EXPECT_EQ(arena.bytes(static_cast<Bucket>(b)), plan.bytes(static_cast<Bucket>(b)))
+            << "bp layers " << bp << ", bucket " << bucket_name(static_cast<Bucket>(b));
+      EXPECT_EQ(plan.bytes(Bucket::kGradients) > 0, bp > 0);
+      EXPECT_EQ(plan.bytes(Bucket::kActivations) > 0, bp > 0);
+      EXPECT_EQ(plan.bytes(Bucket::kForward) > 0, bp < 4);
+    }
+}
+
+TEST(Network, FullBackpropMatchesFiniteDifferences) {
+  Network net(Shape{1, 12, 12}, small_cnn());
+  Arena arena;
+  net.allocate(arena, 4, 0, nullptr, 3);
+  fill_input(net, 4, 9);
+  auto labels = labels_for(4);
+  loss_and_grads(net, 4, labels, true);
+  Rng pick(5, 5);
+  for (ParamRef& p : net.params()) {
+    for (int trial = 0; trial < 4; ++trial) {
+      int64_t k = pick.below(static_cast<uint32_t>(p.value.numel()));
+      const float h = 1e-2f, w = p.value[k];
+      p.value[k] = w + h;
+      double up = loss_and_grads(net, 4, labels, false);
+      p.value[k] = w - h;
+      double down = loss_and_grads(net, 4, labels, false);
+      p.value[k] = w;
+      double numeric = (up - down) / (2 * h);
+      EXPECT_NEAR(p.grad[k], numeric, 2e-3 + 2e-2 * std::fabs(numeric))
+          << p.name << "[" << k << "]";
+    }
+  }
+}
+
+TEST(Network, HeadGradientsEqualFullBackpropOnes) {
+  Network full(Shape{1, 12, 12}, small_cnn()), elastic(Shape{1, 12, 12}, small_cnn());
+  Arena a1, a2;
+  full.allocate(a1, 8, 0, nullptr, 4);
+  elastic.allocate(a2, 8, elastic.head_start(2), nullptr, 4);
+  fill_input(full, 8, 2);
+  fill_input(elastic, 8, 2);
+  auto labels = labels_for(8);
+  EXPECT_EQ(loss_and_grads(full, 8, labels, true), loss_and_grads(elastic, 8, labels, true));
+  for (size_t i = 0; i < full.params().size(); ++i) {
+    const ParamRef& f = full.params()[i];
+    const ParamRef& e = elastic.params()[i];
+    ASSERT_EQ(e.grad.empty(), e.layer < elastic.head());
+    if (e.grad.empty()) continue;
+    for (int64_t k = 0; k < f.grad.numel(); ++k) ASSERT_EQ(f.grad[k], e.grad[k]) << f.name;
+  }
+}
+
+TEST(Network, ResultsDoNotDependOnThreadCount) {
+  std::vector<std::vector<float>> grads;
+  for (int threads : {1, 2, 3}) {
+    ModelSpec m = lenet5(Shape{1, 28, 28}, 10);
+    Network net(m.item_shape, m.layers);
+    ThreadPool pool(threads);
+    Arena arena;
+    net.allocate(arena, 10, 0, &pool, 7);
+    fill_input(net, 10, 3);
+    loss_and_grads(net, 10, labels_for(10), true);
+    std::vector<float> all;
+    for (const ParamRef& p : net.params())
+      all.insert(all.end(), p.grad.data(), p.grad.data() + p.grad.numel());
+    grads.push_back(all);
+  }
+  EXPECT_EQ(grads[0], grads[1]);
+  EXPECT_EQ(grads[0], grads[2]);
+}
+
+}  // namespace
+}  // namespace zotrain

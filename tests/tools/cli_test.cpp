@@ -1,0 +1,124 @@
+// The zotrain command line, run as a user would: exit codes, messages, outputs.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "synthetic_data.h"
+#include "test_util.h"
+
+namespace zotrain {
+namespace {
+
+struct Result {
+  int code;
+  std::string out, err;
+};
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+class Cli : public ::testing::Test {
+ protected:
+  void SetUp() override { test::write_synthetic_data(dir.file("data"), 300, 100, 5); }
+
+  Result run(const std::string& args) {
+    std::string cmd = std::string(ZOTRAIN_CLI_PATH) + " " + args + " >" + dir.file("out.txt") +
+                      " 2>" + dir.file("err.txt") + " </dev/null";
+    int status = std::system(cmd.c_str());
+    return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(dir.file("out.txt")),
+            slurp(dir.file("err.txt"))};
+  }
+  std::string train_args(const std::string& out) {
+    return "train --data " + dir.file("data") + " --out " + dir.file(out) +
+           " --epochs 1 --batch 50 --val-size 50";
+  }
+  void expect_usage_error(const std::string& args, const std::string& needle) {
+    Result r = run(args);
+    EXPECT_EQ(r.code, 2) << args << "\n" << r.err;
+    EXPECT_NE(r.err.find(needle), std::string::npos) << "stderr: " << r.err;
+    // One clear message, not a stack of them.
+    EXPECT_LE(std::count(r.err.begin(), r.err.end(), '\n'), 3) << r.err;
+  }
+
+  test::TempDir dir;
+};
+
+TEST_F(Cli, InfoNamesVersionKernelsAndCpu) {
+  Result r = run("info");
+  EXPECT_EQ(r.code, 0);
+  EXPECT_NE(r.out.find("zotrain"), std::string::npos);
+  EXPECT_NE(r.out.find("kernels"), std::string::npos);
+  EXPECT_NE(r.out.find("cpu"), std::string::npos);
+}
+
+TEST_F(Cli, TrainWritesOutputsAndEvalReproducesTheTestAccuracy) {
+  Result r = run(train_args("run"));
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("epoch 1/1"), std::string::npos) << r.out;
+  auto summary = nlohmann::json::parse(slurp(dir.file("run") + "/summary.json"));
+  EXPECT_EQ(slurp(dir.file("run") + "/metrics.jsonl").find("\"epoch\":1") != std::string::npos, true);
+  Result e = run("eval --checkpoint " + dir.file("run") + "/checkpoint.bin --data " + dir.file("data"));
+  ASSERT_EQ(e.code, 0) << e.err;
+  char expected[32];
+  std::snprintf(expected, sizeof expected, "%.2f%%", 100 * summary["final_test_acc"].get<double>());
+  EXPECT_NE(e.out.find(expected), std::string::npos) << e.out << " vs " << expected;
+}
+
+TEST_F(Cli, ConfigFileIsReadAndFlagsOverrideIt) {
+  std::ofstream(dir.file("c.toml")) << "model = \"mlp:16\"\nepochs = 3\nlr = 0.01\n";
+  Result r = run(train_args("run") + " --config " + dir.file("c.toml"));
+  ASSERT_EQ(r.code, 0) << r.err;
+  auto cfg = nlohmann::json::parse(slurp(dir.file("run") + "/summary.json"))["config"];
+  EXPECT_EQ(cfg["model"], "mlp:16");
+  EXPECT_EQ(cfg["epochs"], 1);  // the flag wins
+  EXPECT_EQ(cfg["lr"], 0.01);
+}
+
+TEST_F(Cli, ResumeContinuesAndRefusesAChangedModel) {
+  ASSERT_EQ(run(train_args("run")).code, 0);
+  Result r = run("train --resume " + dir.file("run") + " --epochs 2");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("epoch 2/2"), std::string::npos) << r.out;
+  expect_usage_error("train --resume " + dir.file("run") + " --model mlp", "--model");
+}
+
+TEST_F(Cli, BadInputEndsWithExitCode2AndOneClearMessage) {
+  expect_usage_error(train_args("run") + " --model resnet99", "resnet99");
+  expect_usage_error("train --data no-such-set --out " + dir.file("x"), "no-such-set");
+  expect_usage_error("train --data " + dir.file("nothing-here") + " --out " + dir.file("x"), "nothing-here");
+  std::ofstream(dir.file("bad.toml")) << "learning_rate = 0.1\n";
+  expect_usage_error(train_args("run") + " --config " + dir.file("bad.toml"), "learning_rate");
+  std::ofstream(dir.file("syntax.toml")) << "lr = = 3\n";
+  expect_usage_error(train_args("run") + " --config " + dir.file("syntax.toml"), "syntax.toml");
+  expect_usage_error(train_args("run") + " --batch 0", "batch");
+  expect_usage_error(train_args("run") + " --epochs many", "--epochs");
+  expect_usage_error("frobnicate", "frobnicate");
+  // A checkpoint with a bad checksum, and a file that is no checkpoint.
+  ASSERT_EQ(run(train_args("run")).code, 0);
+  std::string ckpt = dir.file("run") + "/checkpoint.bin";
+  std::string bytes = slurp(ckpt);
+  bytes[bytes.size() / 2] ^= 1;
+  std::ofstream(ckpt, std::ios::binary | std::ios::trunc) << bytes;
+  expect_usage_error("eval --checkpoint " + ckpt, "checksum");
+  expect_usage_error("eval --checkpoint " + dir.file("c.toml"), "c.toml");
+  // Labels that do not match the images.
+  std::string broken = dir.file("broken");
+  test::write_synthetic_data(broken, 30, 10, 1);
+  std::filesystem::copy_file(dir.file("data") + "/train-labels-idx1-ubyte",
+                             broken + "/train-labels-idx1-ubyte",
+                             std::filesystem::copy_options::overwrite_existing);
+  expect_usage_error("train --data " + broken + " --out " + dir.file("x"), "train-labels-idx1-ubyte");
+}
+
+}  // namespace
+}  // namespace zotrain

@@ -1,0 +1,112 @@
+#include "zotrain/train/trainer.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "synthetic_data.h"
+#include "test_util.h"
+#include "zotrain/core/error.h"
+
+namespace zotrain {
+namespace {
+
+using nlohmann::json;
+
+TrainConfig small_config(const test::TempDir& dir, const std::string& out) {
+  TrainConfig cfg;
+  cfg.model = "lenet5";
+  cfg.data = dir.file("data");
+  cfg.out = dir.file(out);
+  cfg.epochs = 4;
+  cfg.batch = 32;
+  cfg.lr = 0.05;
+  cfg.val_size = 100;
+  cfg.seed = 1;
+  return cfg;
+}
+
+std::vector<json> metrics(const std::string& out) {
+  std::ifstream in(out + "/metrics.jsonl");
+  std::vector<json> lines;
+  for (std::string l; std::getline(in, l);) {
+    json j = json::parse(l);
+    // Wall-clock and process-level fields differ between any two runs.
+    for (const char* k : {"seconds", "peak_rss_bytes"}) j.erase(k);
+    lines.push_back(j);
+  }
+  return lines;
+}
+
+std::vector<float> params_of(const std::string& checkpoint) {
+  Checkpoint c = read_checkpoint(checkpoint);
+  std::vector<float> all;
+  for (const auto& [name, t] : c.file.tensors) all.insert(all.end(), t.data(), t.data() + t.numel());
+  return all;
+}
+
+TEST(Trainer, LeNet5LearnsTheSyntheticTask) {
+  test::TempDir dir;
+  test::write_synthetic_data(dir.file("data"), 800, 300, 1);
+  Trainer trainer(small_config(dir, "run"));
+  trainer.run();
+  auto lines = metrics(dir.file("run"));
+  ASSERT_EQ(lines.size(), 4u);
+  EXPECT_GE(lines.back()["test_acc"].get<double>(), 0.9);
+  EXPECT_EQ(lines.back()["forward_passes"].get<int64_t>(), 4 * ((700 + 31) / 32));
+  std::ifstream s(dir.file("run") + "/summary.json");
+  json summary = json::parse(s);
+  EXPECT_EQ(summary["final_test_acc"], lines.back()["test_acc"]);
+  EXPECT_EQ(summary["arena_bytes"], summary["planned_bytes"]);
+  EXPECT_EQ(summary["config"]["model"], "lenet5");
+}
+
+TEST(Trainer, ResumedRunEqualsUninterruptedRunBitForBit) {
+  test::TempDir dir;
+  test::write_synthetic_data(dir.file("data"), 300, 100, 2);
+  TrainConfig cfg = small_config(dir, "whole");
+  cfg.epochs = 3;
+  Trainer(cfg).run();
+
+  TrainConfig first = small_config(dir, "parts");
+  first.epochs = 1;
+  Trainer(first).run();
+  TrainConfig rest = first;
+  rest.epochs = 3;
+  Trainer resumed(rest);
+  resumed.resume(read_checkpoint(dir.file("parts") + "/checkpoint.bin"));
+  resumed.run();
+
+  EXPECT_EQ(params_of(dir.file("whole") + "/checkpoint.bin"),
+            params_of(dir.file("parts") + "/checkpoint.bin"));
+  EXPECT_EQ(metrics(dir.file("whole")), metrics(dir.file("parts")));
+}
+
+TEST(Trainer, ThreadCountDoesNotChangeTheResult) {
+  test::TempDir dir;
+  test::write_synthetic_data(dir.file("data"), 200, 50, 3);
+  TrainConfig one = small_config(dir, "one");
+  one.epochs = 1;
+  TrainConfig two = one;
+  two.out = dir.file("two");
+  two.threads = 2;
+  Trainer(one).run();
+  Trainer(two).run();
+  EXPECT_EQ(params_of(dir.file("one") + "/checkpoint.bin"), params_of(dir.file("two") + "/checkpoint.bin"));
+}
+
+TEST(Trainer, RejectsBadConfigBeforeLoadingData) {
+  TrainConfig cfg;
+  cfg.data = "/nonexistent";
+  cfg.batch = 0;
+  try {
+    Trainer t(cfg);
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("batch"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace zotrain

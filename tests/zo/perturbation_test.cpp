@@ -1,0 +1,58 @@
+#include "zotrain/zo/perturbation.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <vector>
+
+#include "zotrain/core/error.h"
+
+namespace zotrain::zo {
+namespace {
+
+TEST(Perturbation, IsAPureFunctionOfSeedTensorAndIndex) {
+  PerturbationSpec spec{Distribution::kGaussian, 0.3f};
+  const int64_t n = 1001;
+  std::vector<float> zero(n, 0.0f), whole(n), pieces(n);
+  add_perturbation(spec, 42, 3, 1.0f, zero.data(), whole.data(), 0, n);
+  // Any split into ranges, in any order, gives the same values.
+  for (int64_t b : {500, 0, 1, 333, 777})
+    add_perturbation(spec, 42, 3, 1.0f, zero.data(), pieces.data(), b, std::min<int64_t>(n, b + 333));
+  add_perturbation(spec, 42, 3, 1.0f, zero.data(), pieces.data(), 334, 500);
+  EXPECT_EQ(whole, pieces);
+  for (int64_t i : {0, 1, 2, 999, 1000}) EXPECT_EQ(whole[i], perturbation(spec, 42, 3, i));
+  EXPECT_NE(perturbation(spec, 42, 4, 7) == whole[7] && perturbation(spec, 43, 3, 8) == whole[8], true);
+}
+
+TEST(Perturbation, DistributionsHaveZeroMeanUnitVarianceAndTheRightSparsity) {
+  const int64_t n = 400000;
+  for (Distribution d : {Distribution::kGaussian, Distribution::kRademacher, Distribution::kUniform})
+    for (float p_zero : {0.0f, 0.5f, 0.9f}) {
+      PerturbationSpec spec{d, p_zero};
+      double s = 0, s2 = 0, s4 = 0;
+      int64_t zeros = 0;
+      for (int64_t i = 0; i < n; ++i) {
+        double z = perturbation(spec, 9, 1, i);
+        s += z, s2 += z * z, s4 += z * z * z * z;
+        zeros += z == 0.0;
+      }
+      const double keep = 1.0 - p_zero;
+      EXPECT_NEAR(s / n, 0.0, 0.01) << distribution_name(d);
+      EXPECT_NEAR(s2 / n, keep, 0.01) << distribution_name(d);
+      EXPECT_NEAR(static_cast<double>(zeros) / n, p_zero, 0.005) << distribution_name(d);
+      // The fourth moment tells the distributions apart: 3, 1 and 1.8.
+      double kurt = d == Distribution::kGaussian ? 3.0 : d == Distribution::kRademacher ? 1.0 : 1.8;
+      EXPECT_NEAR(s4 / n, kurt * keep, 0.05) << distribution_name(d);
+    }
+}
+
+TEST(Perturbation, SampleSeedsDifferAndNamesParse) {
+  EXPECT_NE(sample_seed(1, 0, 0), sample_seed(1, 0, 1));
+  EXPECT_NE(sample_seed(1, 0, 0), sample_seed(1, 1, 0));
+  EXPECT_NE(sample_seed(1, 0, 0), sample_seed(2, 0, 0));
+  EXPECT_EQ(parse_distribution("rademacher"), Distribution::kRademacher);
+  EXPECT_THROW(parse_distribution("cauchy"), InputError);
+}
+
+}  // namespace
+}  // namespace zotrain::zo
