@@ -33,15 +33,10 @@ void walk_patches(const Conv2dGeometry& g, Inside inside, Padding padding) {
 
 Conv2dGeometry Conv2dGeometry::make(int64_t in_c, int64_t in_h, int64_t in_w, int64_t out_c,
                                     int64_t k, int64_t stride, int64_t pad) {
-  return {in_c,
-          in_h,
-          in_w,
-          out_c,
-          k,
-          stride,
-          pad,
-          (in_h + 2 * pad - k) / stride + 1,
-          (in_w + 2 * pad - k) / stride + 1};
+  Conv2dGeometry g{in_c, in_h, in_w, out_c, k, stride, pad};
+  g.out_h = (in_h + 2 * pad - k) / stride + 1;
+  g.out_w = (in_w + 2 * pad - k) / stride + 1;
+  return g;
 }
 
 void im2col(const Conv2dGeometry& g, const float* x, float* col) {

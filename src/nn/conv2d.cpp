@@ -36,8 +36,8 @@ int64_t Conv2d::forward_macs(const Shape& in) const {
 
 void Conv2d::forward(const Tensor& x, Tensor& y, const ExecContext& ctx) const {
   const auto g = geometry(x.shape());
-  const float* w = params_[0].data();
-  const float* b = params_[1].data();
+  const float* w = param(ctx, 0).data();
+  const float* b = param(ctx, 1).data();
   // Threads take blocks of images, each with its own patch matrix.
   parallel_slots(ctx, x.shape()[0], [&](int slot, int64_t n0, int64_t n1) {
     float* col = ctx.workspace + slot * g.col_floats();

@@ -12,6 +12,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   zotrain::tools::add_train_command(app);
   zotrain::tools::add_eval_command(app);
+  zotrain::tools::add_memory_command(app);
   zotrain::tools::add_info_command(app);
   if (argc > 1 && argv[1][0] != '-') {
     std::string names;

@@ -50,5 +50,10 @@ TEST(LayerConv2d, SameResultForAnyThreadCount) {
   test::expect_same_for_any_thread_count(layer, Shape{7, 3, 9, 8}, 31);
 }
 
+TEST(LayerConv2d, ForwardUsesContextParams) {
+  Conv2d layer(2, 3, 3, 1, 1);
+  test::expect_forward_uses_context_params(layer, Shape{2, 2, 5, 5}, 32);
+}
+
 }  // namespace
 }  // namespace zotrain

@@ -91,4 +91,20 @@ inline void expect_same_for_any_thread_count(Layer& layer, const Shape& in, uint
   }
 }
 
+// Forward reads the parameters in ctx.params when given (a perturbed copy) instead of the bound
+// ones: the result equals a forward with those parameters bound.
+inline void expect_forward_uses_context_params(Layer& layer, const Shape& in, uint64_t seed) {
+  std::vector<Tensor> bound = bind_random_params(layer, seed, 0.0f);
+  std::vector<Tensor> other = bind_random_params(layer, seed + 1, 0.0f);
+  Tensor x = random_uniform(in, seed, 0);
+  TestContext tc(layer, in, nullptr);
+  Tensor want = nan_tensor(layer.output_shape(in));
+  layer.forward(x, want, tc.ctx);
+  layer.bind(bound, {});
+  tc.ctx.params = other.data();
+  Tensor got = nan_tensor(want.shape());
+  layer.forward(x, got, tc.ctx);
+  EXPECT_TRUE(bitwise_equal(got, want));
+}
+
 }  // namespace zotrain::test

@@ -31,5 +31,10 @@ TEST(LayerLinear, SameResultForAnyThreadCount) {
   test::expect_same_for_any_thread_count(layer, Shape{13, 37}, 22);
 }
 
+TEST(LayerLinear, ForwardUsesContextParams) {
+  Linear layer(6, 4);
+  test::expect_forward_uses_context_params(layer, Shape{3, 6}, 23);
+}
+
 }  // namespace
 }  // namespace zotrain

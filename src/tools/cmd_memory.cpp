@@ -1,0 +1,93 @@
+// zotrain memory: the per-layer memory plan of a training configuration, and how it compares
+// with Full ZO and Full BP of the same model and batch.
+#include <cstdio>
+#include <memory>
+#include <nlohmann/json.hpp>
+
+#include "commands.h"
+#include "config_options.h"
+#include "zotrain/core/error.h"
+#include "zotrain/models/model.h"
+#include "zotrain/train/trainer.h"
+
+namespace zotrain::tools {
+
+namespace {
+
+struct MemoryArgs {
+  ConfigOptions config;
+  std::vector<int64_t> input{1, 28, 28};
+  int64_t classes = 10;
+  bool json = false;
+};
+
+void run_memory(const MemoryArgs& a) {
+  TrainConfig cfg = a.config.resolve(TrainConfig{});
+  validate(cfg);
+  if (a.input.empty() || a.input.size() > 3)
+    throw InputError("--input: expected 1 to 3 sizes like 1,28,28");
+  Shape item;
+  for (int64_t d : a.input) {
+    if (d < 1) throw InputError("--input: sizes must be positive");
+    item[item.rank++] = d;
+  }
+  if (a.classes < 2) throw InputError("--classes: expected an integer >= 2");
+  ModelSpec spec = model_by_name(cfg.model, item, a.classes);
+  Network net(spec.item_shape, spec.layers);
+  const int head = choose_head(net, cfg);
+  MemoryPlan plan = training_plan(net, cfg, head);
+  TrainConfig zo = cfg, bp = cfg;
+  zo.method = "zo", bp.method = "bp";
+  zo.memory_budget = bp.memory_budget = 0;
+  const size_t full_zo = training_plan(net, zo, net.num_layers()).total();
+  const size_t full_bp = training_plan(net, bp, 0).total();
+  int bp_layers = 0;
+  for (int i : net.param_layers()) bp_layers += i >= head;
+  const double over_zo = 100.0 * (static_cast<double>(plan.total()) / full_zo - 1.0);
+  const double vs_bp = 100.0 * (1.0 - static_cast<double>(plan.total()) / full_bp);
+
+  if (a.json) {
+    nlohmann::json rows = nlohmann::json::array(), buckets = nlohmann::json::object();
+    for (const MemoryRow& r : plan.rows)
+      rows.push_back({{"layer", r.layer}, {"buffer", r.what}, {"bucket", bucket_name(r.bucket)}, {"bytes", r.bytes}});
+    for (int b = 0; b < static_cast<int>(Bucket::kCount); ++b)
+      buckets[bucket_name(static_cast<Bucket>(b))] = plan.bytes(static_cast<Bucket>(b));
+    nlohmann::json out = {{"model", cfg.model},       {"batch", cfg.batch},
+                          {"method", cfg.method},     {"bp_layers", bp_layers},
+                          {"head_start", head},       {"rows", rows},
+                          {"buckets", buckets},       {"total_bytes", plan.total()},
+                          {"full_zo_bytes", full_zo}, {"full_bp_bytes", full_bp},
+                          {"percent_over_full_zo", over_zo}, {"percent_saved_vs_full_bp", vs_bp}};
+    std::printf("%s\n", out.dump(2).c_str());
+    return;
+  }
+  std::printf("%s, batch %lld, method %s, %d BP layer(s) of %zu (head starts at layer %d)\n",
+              cfg.model.c_str(), static_cast<long long>(cfg.batch), cfg.method.c_str(), bp_layers,
+              net.param_layers().size(), head);
+  std::printf("%6s  %-44s %-12s %12s\n", "layer", "buffer", "bucket", "bytes");
+  for (const MemoryRow& r : plan.rows)
+    std::printf("%6s  %-44s %-12s %12zu\n", r.layer < 0 ? "-" : std::to_string(r.layer).c_str(),
+                r.what.c_str(), bucket_name(r.bucket), r.bytes);
+  std::printf("\nby bucket:\n");
+  for (int b = 0; b < static_cast<int>(Bucket::kCount); ++b)
+    if (size_t n = plan.bytes(static_cast<Bucket>(b)))
+      std::printf("  %-12s %12zu  (%5.1f%%)\n", bucket_name(static_cast<Bucket>(b)), n,
+                  100.0 * n / plan.total());
+  std::printf("total          %12zu bytes\n", plan.total());
+  std::printf("Full ZO        %12zu bytes; this is %+.3f%% over it\n", full_zo, over_zo);
+  std::printf("Full BP        %12zu bytes; this saves %.1f%% of it\n", full_bp, vs_bp);
+}
+
+}  // namespace
+
+void add_memory_command(CLI::App& app) {
+  auto args = std::make_shared<MemoryArgs>();
+  CLI::App* sub = app.add_subcommand("memory", "print the memory plan of a training configuration");
+  add_config_options(sub, args->config);
+  sub->add_option("--input", args->input, "shape of one input: C,H,W")->delimiter(',')->capture_default_str();
+  sub->add_option("--classes", args->classes, "number of classes")->capture_default_str();
+  sub->add_flag("--json", args->json, "print the plan as JSON");
+  sub->callback([args] { run_memory(*args); });
+}
+
+}  // namespace zotrain::tools

@@ -1,0 +1,28 @@
+// The config keys as CLI flags (--weight-decay for weight_decay), shared by the commands that
+// take a training config (train, memory): defaults, then a TOML file, then the flags given.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <map>
+#include <memory>
+#include <string>
+
+#include "zotrain/train/config.h"
+
+namespace zotrain::tools {
+
+struct ConfigOptions {
+  std::string config_file;
+  TrainConfig flags;                            // values given on the command line
+  std::map<std::string, CLI::Option*> options;  // by config key
+
+  bool given(const std::string& key) const { return options.at(key)->count() > 0; }
+  // `base` (defaults or a resumed run's config), then --config FILE, then the flags given.
+  TrainConfig resolve(const TrainConfig& base) const;
+};
+
+std::string flag_of(const std::string& key);
+// Adds --config and one flag per config key to `sub`.
+void add_config_options(CLI::App* sub, ConfigOptions& opts);
+
+}  // namespace zotrain::tools
