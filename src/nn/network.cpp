@@ -69,9 +69,13 @@ int64_t Network::num_param_elements() const {
   return n;
 }
 
+// The buffers of a run, in allocation order. buf[i] says where layer i writes its output:
+// a forward ping-pong buffer (kPingA + k), its own kept buffer (kOwn), or the kept buffer of
+// layer j (j >= 0, in-place layers of the head).
 static std::vector<Slot> plan_slots(const Network& net, const std::vector<Shape>& shapes,
-                                    int64_t batch, int h, int threads) {
+                                    int64_t batch, int h, int threads, std::vector<int>& buf) {
   const int L = net.num_layers();
+  buf.assign(L, Network::kOwn);
   ZT_ASSERT(batch > 0 && h >= 0 && h <= L);
   std::vector<Slot> slots;
   auto add = [&](int layer, std::string what, Bucket b, int64_t floats, Role role, int index) {
@@ -96,16 +100,31 @@ static std::vector<Slot> plan_slots(const Network& net, const std::vector<Shape>
           Role::kGrad, p);
   auto numel = [&](int i) { return shapes[i].with_batch(batch).numel(); };
   add(-1, "input batch", Bucket::kInput, numel(0), Role::kInput, 0);
+  // Kept activations: the head's input and every head output. An in-place layer (ReLU) shares
+  // its input's buffer when the layer before does not need its own output for backprop.
   if (h < L)
-    for (int i = std::max(h - 1, 0); i < L; ++i)
+    for (int i = std::max(h - 1, 0); i < L; ++i) {
+      if (i >= h && i > 0 && i - 1 >= std::max(h - 1, 0) && net.layer(i).in_place() &&
+          !net.layer(i - 1).backward_needs_output()) {
+        buf[i] = buf[i - 1] >= 0 ? buf[i - 1] : i - 1;
+        continue;
+      }
       add(i, net.layer(i).describe() + " output", Bucket::kActivations, numel(i + 1), Role::kKept, i);
-  // Body layers that do not feed the head write into two alternating buffers.
+    }
+  // Body layers that do not feed the head write into two alternating buffers, each as large
+  // as the largest output it takes; layers that can run in place stay in their input's buffer.
   int body_outputs = h < L ? std::max(h - 1, 0) : L;
-  int64_t ping = 0;
-  for (int i = 0; i < body_outputs; ++i) ping = max_of(ping, numel(i + 1));
-  for (int k = 0; k < std::min(body_outputs, 2); ++k)
-    add(-1, "forward ping-pong " + std::string(1, static_cast<char>('A' + k)), Bucket::kForward,
-        ping, Role::kPing, k);
+  int64_t ping[2] = {0, 0};
+  int cur = -1;  // buffer holding the current activation; -1: the input batch, never overwritten
+  for (int i = 0; i < body_outputs; ++i) {
+    if (!(net.layer(i).in_place() && cur >= 0)) cur = cur == 0 ? 1 : 0;
+    buf[i] = Network::kPingA + cur;
+    ping[cur] = max_of(ping[cur], numel(i + 1));
+  }
+  for (int k = 0; k < 2; ++k)
+    if (ping[k] > 0)
+      add(-1, "forward ping-pong " + std::string(1, static_cast<char>('A' + k)), Bucket::kForward,
+          ping[k], Role::kPing, k);
   // Backprop writes dL/dx of head layers after the first into two alternating buffers.
   int64_t back = 0;
   int back_count = 0;
@@ -136,7 +155,9 @@ static std::vector<Slot> plan_slots(const Network& net, const std::vector<Shape>
 
 MemoryPlan Network::plan(int64_t batch, int head_start, int threads) const {
   MemoryPlan plan;
-  for (const Slot& s : plan_slots(*this, shapes_, batch, head_start, threads)) plan.rows.push_back(s.row);
+  std::vector<int> buf;
+  for (const Slot& s : plan_slots(*this, shapes_, batch, head_start, threads, buf))
+    plan.rows.push_back(s.row);
   return plan;
 }
 
@@ -154,7 +175,7 @@ void Network::allocate(Arena& arena, int64_t batch, int head_start, ThreadPool* 
       owner.push_back(i);
     }
   std::vector<Tensor> grads(specs.size());
-  for (const Slot& s : plan_slots(*this, shapes_, batch, head_start, pool ? pool->size() : 1)) {
+  for (const Slot& s : plan_slots(*this, shapes_, batch, head_start, pool ? pool->size() : 1, out_buf_)) {
     float* p = static_cast<float*>(arena.alloc_bytes(s.row.bucket, s.row.bytes));
     switch (s.role) {
       case Role::kParam: {
@@ -173,6 +194,8 @@ void Network::allocate(Arena& arena, int64_t batch, int head_start, ThreadPool* 
       case Role::kScratch: body_scratch_ = Tensor(p, Shape{static_cast<int64_t>(s.row.bytes / 4)}); break;
     }
   }
+  for (int i = 0; i < num_layers(); ++i)
+    if (out_buf_[i] >= 0) kept_[i] = kept_[out_buf_[i]].view(input_shape(i + 1, batch));
   for (ParamRef& pr : params_) pr.grad = grads[pr.index];
   // Bind each layer's tensors and initialize: uniform in ±1/sqrt(fan_in), one stream per tensor.
   for (int i = 0; i < num_layers(); ++i) {
@@ -195,7 +218,7 @@ void Network::allocate(Arena& arena, int64_t batch, int head_start, ThreadPool* 
 
 Tensor Network::output_buffer(int i, int64_t rows) const {
   if (!kept_[i].empty()) return kept_[i].rows(0, rows);
-  return Tensor(const_cast<float*>(ping_[i % 2].data()), input_shape(i + 1, rows));
+  return Tensor(const_cast<float*>(ping_[out_buf_[i] - kPingA].data()), input_shape(i + 1, rows));
 }
 
 Tensor Network::forward(int64_t rows, const ParamTransform* body) {

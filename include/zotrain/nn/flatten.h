@@ -9,6 +9,7 @@ namespace zotrain {
 class Flatten : public Layer {
  public:
   std::string describe() const override { return "flatten"; }
+  bool in_place() const override { return true; }
   Shape output_shape(const Shape& in) const override { return Shape{in[0], in.row_numel()}; }
   void forward(const Tensor& x, Tensor& y, const ExecContext& ctx) const override;
   void backward(const Tensor& x, const Tensor& y, const Tensor& dy, Tensor& dx,

@@ -47,6 +47,9 @@ class Layer {
   }
   // Whether backward needs the layer's output y (otherwise only its input x).
   virtual bool backward_needs_output() const { return false; }
+  // Whether forward may write y over x (same storage); forward-only passes then need no
+  // buffer of their own for the layer.
+  virtual bool in_place() const { return false; }
   // Multiply-adds of one forward pass on `in`, for reports and benchmarks.
   virtual int64_t forward_macs(const Shape& in) const {
     (void)in;

@@ -32,6 +32,8 @@ using ParamTransform =
 
 class Network {
  public:
+  // Output placement codes (see plan_slots in network.cpp).
+  static constexpr int kOwn = -1, kPingA = -3;
   // item_shape: one input example, e.g. {1, 28, 28}.
   Network(const Shape& item_shape, const std::vector<LayerSpec>& specs);
 
@@ -88,6 +90,7 @@ class Network {
   std::vector<Tensor> kept_;  // kept_[i]: output of layer i when kept for backprop
   Tensor body_scratch_;       // one body layer's transformed parameters
   Tensor ping_[2], back_[2];  // forward ping-pong (body), backward ping-pong (head)
+  std::vector<int> out_buf_;  // where each layer writes: see plan_slots in network.cpp
 };
 
 }  // namespace zotrain

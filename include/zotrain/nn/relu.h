@@ -8,6 +8,7 @@ namespace zotrain {
 class ReLU : public Layer {
  public:
   std::string describe() const override { return "relu"; }
+  bool in_place() const override { return true; }
   Shape output_shape(const Shape& in) const override { return in; }
   bool backward_needs_output() const override { return true; }
   void forward(const Tensor& x, Tensor& y, const ExecContext& ctx) const override;
