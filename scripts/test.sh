@@ -2,10 +2,8 @@
 # Builds zotrain (Release, incremental, into <repo>/build) and runs all the tests with ctest.
 #
 #   scripts/test.sh [extra ctest arguments, e.g. -R Arena]
-#
-# Also checks that an installed zotrain works with find_package (tests/install/run.sh), unless
-# that check is already registered with ctest. Exit code: ctest's (or 1 if only the install
-# check failed). Run scripts/setup.sh --no-train first on a new machine.
+# ctest includes the install check (tests/install/run.sh: find_package(zotrain) on an installed
+# copy). Exit code: ctest's. Run scripts/setup.sh --no-train first on a new machine.
 # Environment: ZOTRAIN_BUILD_DIR (default <repo>/build), ZOTRAIN_JOBS (default nproc),
 # ZOTRAIN_DATA (default <repo>/data), ZOTRAIN_REQUIRE_DATA=1 to fail instead of skip when a
 # data set is missing.
@@ -28,24 +26,4 @@ if ((build_rc != 0)); then
   exit "$build_rc"
 fi
 
-# The install check runs before ctest so that ctest's summary is the last thing printed.
-install_rc=0
-registered="$(ctest --test-dir "$BUILD_DIR" -N -R '^install\.' 2>/dev/null || true)"
-if [[ "$registered" =~ Total\ Tests:\ [1-9] ]]; then
-  say "install check is registered with ctest"
-else
-  say "install check: tests/install/run.sh"
-  "$ROOT/tests/install/run.sh" "$BUILD_DIR" || install_rc=$?
-  if ((install_rc != 0)); then
-    echo "test: install check FAILED (exit $install_rc)" >&2
-  fi
-fi
-
-ctest_rc=0
-ctest --test-dir "$BUILD_DIR" --output-on-failure --no-tests=error -j"$JOBS" "$@" || ctest_rc=$?
-
-if ((ctest_rc != 0)); then exit "$ctest_rc"; fi
-if ((install_rc != 0)); then
-  echo "test: ctest passed but the install check failed" >&2
-  exit 1
-fi
+exec ctest --test-dir "$BUILD_DIR" --output-on-failure --no-tests=error -j"$JOBS" "$@"

@@ -18,7 +18,8 @@ void write_split(const std::string& dir, const std::string& prefix, int n, Rng& 
     uint8_t* img = images.data.data() + static_cast<size_t>(i) * 784;
     for (int p = 0; p < 784; ++p) img[p] = static_cast<uint8_t>(rng.below(80));
     // A 7x7 square on a 4x3 grid of places, jittered by up to 2 pixels.
-    int r0 = 2 + (k / 4) * 8 + static_cast<int>(rng.below(3)), c0 = 1 + (k % 4) * 6 + static_cast<int>(rng.below(3));
+    int r0 = 2 + (k / 4) * 8 + static_cast<int>(rng.below(3)),
+        c0 = 1 + (k % 4) * 6 + static_cast<int>(rng.below(3));
     for (int r = r0; r < r0 + 7; ++r)
       for (int c = c0; c < c0 + 7; ++c) img[r * 28 + c] = static_cast<uint8_t>(180 + rng.below(76));
   }

@@ -1,9 +1,22 @@
 #include "test_util.h"
 
-#include <atomic>
 #include <unistd.h>
 
+#include <atomic>
+
+#include "zotrain/core/error.h"
+#include "zotrain/data/registry.h"
+
 namespace zotrain::test {
+
+bool have_data_set(const std::string& name) {
+  try {
+    resolve_data_dir(name);
+    return true;
+  } catch (const InputError&) {
+    return false;
+  }
+}
 
 TempDir::TempDir() {
   static std::atomic<int> counter{0};

@@ -1,12 +1,24 @@
 // Helpers shared by the tests.
 #pragma once
 
+#include <cstdlib>
 #include <filesystem>
 #include <string>
 
 namespace zotrain::test {
 
 // A fresh empty directory under the system temp folder, removed with the object.
+// Whether a real data set (resolved like --data NAME) is present. When it is not, tests skip —
+// or fail when ZOTRAIN_REQUIRE_DATA=1 (CI, which installs the data sets).
+bool have_data_set(const std::string& name);
+#define ZT_REQUIRE_DATA_SET(name)                                                           \
+  do {                                                                                      \
+    if (!::zotrain::test::have_data_set(name)) {                                            \
+      if (std::getenv("ZOTRAIN_REQUIRE_DATA")) FAIL() << "data set " << name << " missing"; \
+      GTEST_SKIP() << "data set " << name << " is not installed (run scripts/setup.sh)";    \
+    }                                                                                       \
+  } while (0)
+
 class TempDir {
  public:
   TempDir();

@@ -8,15 +8,24 @@ namespace zotrain {
 
 const char* bucket_name(Bucket b) {
   switch (b) {
-    case Bucket::kParameters: return "parameters";
-    case Bucket::kInput: return "input";
-    case Bucket::kGradients: return "gradients";
-    case Bucket::kOptimizer: return "optimizer";
-    case Bucket::kActivations: return "activations";
-    case Bucket::kForward: return "forward";
-    case Bucket::kWorkspace: return "workspace";
-    case Bucket::kLoss: return "loss";
-    case Bucket::kCount: break;
+    case Bucket::kParameters:
+      return "parameters";
+    case Bucket::kInput:
+      return "input";
+    case Bucket::kGradients:
+      return "gradients";
+    case Bucket::kOptimizer:
+      return "optimizer";
+    case Bucket::kActivations:
+      return "activations";
+    case Bucket::kForward:
+      return "forward";
+    case Bucket::kWorkspace:
+      return "workspace";
+    case Bucket::kLoss:
+      return "loss";
+    case Bucket::kCount:
+      break;
   }
   return "?";
 }

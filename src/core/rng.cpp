@@ -31,9 +31,13 @@ uint32_t Rng::next_u32() {
   return words_[used_++];
 }
 
-float Rng::uniform() { return u32_to_unit(next_u32()); }
+float Rng::uniform() {
+  return u32_to_unit(next_u32());
+}
 
-float Rng::uniform(float lo, float hi) { return lo + (hi - lo) * uniform(); }
+float Rng::uniform(float lo, float hi) {
+  return lo + (hi - lo) * uniform();
+}
 
 float Rng::normal() {
   float u1 = u32_to_unit_open0(next_u32());

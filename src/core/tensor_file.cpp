@@ -155,9 +155,11 @@ TensorFile read_tensor_file(const std::string& path) {
       int64_t d = r.get<int64_t>();
       // Bounded by the file size, so the product cannot overflow.
       if (d < 0 || static_cast<uint64_t>(d) > body.size())
-        throw InputError(path + ": tensor '" + name + "' has invalid dimension " + std::to_string(d));
+        throw InputError(path + ": tensor '" + name + "' has invalid dimension " +
+                         std::to_string(d));
       numel *= static_cast<uint64_t>(d);
-      if (numel > body.size()) throw InputError(path + ": tensor '" + name + "' is larger than the file");
+      if (numel > body.size())
+        throw InputError(path + ": tensor '" + name + "' is larger than the file");
       shape[shape.rank++] = d;
     }
     const char* src = r.take(numel * sizeof(float));

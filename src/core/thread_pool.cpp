@@ -17,7 +17,8 @@ inline void cpu_relax() {
 }  // namespace
 
 ThreadPool::ThreadPool(int threads) {
-  for (int i = 1; i < std::max(threads, 1); ++i) workers_.emplace_back([this, i] { worker_loop(i); });
+  for (int i = 1; i < std::max(threads, 1); ++i)
+    workers_.emplace_back([this, i] { worker_loop(i); });
 }
 
 ThreadPool::~ThreadPool() {
@@ -79,8 +80,10 @@ void ThreadPool::parallel_for(int64_t n, const std::function<void(int64_t, int64
 }
 
 void parallel_for(ThreadPool* pool, int64_t n, const std::function<void(int64_t, int64_t)>& fn) {
-  if (pool) pool->parallel_for(n, fn);
-  else if (n > 0) fn(0, n);
+  if (pool)
+    pool->parallel_for(n, fn);
+  else if (n > 0)
+    fn(0, n);
 }
 
 }  // namespace zotrain

@@ -4,9 +4,9 @@
 
 namespace zotrain::kernels {
 
-void gemm_f32(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha,
-              const float* a, int64_t lda, const float* b, int64_t ldb, float beta, float* c,
-              int64_t ldc) {
+void gemm_f32_ref(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha,
+                  const float* a, int64_t lda, const float* b, int64_t ldb, float beta, float* c,
+                  int64_t ldc) {
   for (int64_t i = 0; i < m; ++i) {
     float* ci = c + i * ldc;
     if (beta == 0.0f)

@@ -26,7 +26,9 @@ ModelSpec mlp(const Shape& item_shape, const std::vector<int64_t>& hidden, int64
   return m;
 }
 
-std::vector<std::string> model_names() { return {"lenet5", "mlp", "mlp:W1,W2,..."}; }
+std::vector<std::string> model_names() {
+  return {"lenet5", "mlp", "mlp:W1,W2,..."};
+}
 
 ModelSpec model_by_name(const std::string& name, const Shape& item_shape, int64_t num_classes) {
   if (name == "lenet5") return lenet5(item_shape, num_classes);
@@ -44,7 +46,8 @@ ModelSpec model_by_name(const std::string& name, const Shape& item_shape, int64_
         used = 0;
       }
       if (used != w.size() || v <= 0)
-        throw InputError("model '" + name + "': hidden width '" + w + "' is not a positive integer");
+        throw InputError("model '" + name + "': hidden width '" + w +
+                         "' is not a positive integer");
       hidden.push_back(v);
     }
     ModelSpec m = mlp(item_shape, hidden, num_classes);

@@ -1,5 +1,7 @@
 #include "zotrain/nn/conv2d.h"
 
+#include <algorithm>
+
 #include "parallel_slots.h"
 #include "zotrain/core/error.h"
 
@@ -25,8 +27,13 @@ std::vector<ParamSpec> Conv2d::param_specs() const {
   return {{"weight", Shape{out_, in_, k_, k_}, fan_in}, {"bias", Shape{out_}, fan_in}};
 }
 
+int64_t Conv2d::thread_workspace(const kernels::Conv2dGeometry& g) {
+  return std::max({kernels::conv2d_forward_work(g), kernels::conv2d_backward_data_work(g),
+                   kernels::conv2d_backward_weight_work(g)});
+}
+
 size_t Conv2d::workspace_floats(const Shape& in, int threads) const {
-  return static_cast<size_t>(threads) * static_cast<size_t>(geometry(in).col_floats());
+  return static_cast<size_t>(threads) * static_cast<size_t>(thread_workspace(geometry(in)));
 }
 
 int64_t Conv2d::forward_macs(const Shape& in) const {
@@ -36,44 +43,34 @@ int64_t Conv2d::forward_macs(const Shape& in) const {
 
 void Conv2d::forward(const Tensor& x, Tensor& y, const ExecContext& ctx) const {
   const auto g = geometry(x.shape());
+  const int64_t work = thread_workspace(g);
   const float* w = param(ctx, 0).data();
   const float* b = param(ctx, 1).data();
-  // Threads take blocks of images, each with its own patch matrix.
+  // Threads take blocks of images.
   parallel_slots(ctx, x.shape()[0], [&](int slot, int64_t n0, int64_t n1) {
-    float* col = ctx.workspace + slot * g.col_floats();
-    for (int64_t n = n0; n < n1; ++n)
-      kernels::conv2d_forward(g, x.data() + n * g.in_numel(), w, b, y.data() + n * g.out_numel(),
-                              col);
+    kernels::conv2d_forward(g, n1 - n0, x.data() + n0 * g.in_numel(), w, b,
+                            y.data() + n0 * g.out_numel(), ctx.workspace + slot * work);
   });
 }
 
 void Conv2d::backward(const Tensor& x, const Tensor&, const Tensor& dy, Tensor& dx,
                       const ExecContext& ctx) {
   const auto g = geometry(x.shape());
+  const int64_t work = thread_workspace(g);
   const int64_t batch = x.shape()[0];
   if (has_grads()) {
-    float* dw = grads_[0].data();
-    float* db = grads_[1].data();
     // Threads take blocks of output channels and run over all images in order, so every weight
-    // sums over the batch in the same order whatever the thread count. Each thread builds the
-    // patch matrices it needs itself.
+    // sums over the batch in the same order whatever the thread count.
     parallel_slots(ctx, out_, [&](int slot, int64_t o0, int64_t o1) {
-      auto part = g;
-      part.out_c = o1 - o0;
-      float* col = ctx.workspace + slot * g.col_floats();
-      for (int64_t n = 0; n < batch; ++n)
-        kernels::conv2d_backward_weight(part, x.data() + n * g.in_numel(),
-                                        dy.data() + n * g.out_numel() + o0 * g.out_plane(),
-                                        dw + o0 * g.patch_size(), db + o0, col);
+      kernels::conv2d_backward_weight(g, o0, o1, batch, x.data(), dy.data(), grads_[0].data(),
+                                      grads_[1].data(), ctx.workspace + slot * work);
     });
   }
   if (!dx.empty()) {
     const float* w = params_[0].data();
     parallel_slots(ctx, batch, [&](int slot, int64_t n0, int64_t n1) {
-      float* col = ctx.workspace + slot * g.col_floats();
-      for (int64_t n = n0; n < n1; ++n)
-        kernels::conv2d_backward_data(g, dy.data() + n * g.out_numel(), w,
-                                      dx.data() + n * g.in_numel(), col);
+      kernels::conv2d_backward_data(g, n1 - n0, dy.data() + n0 * g.out_numel(), w,
+                                    dx.data() + n0 * g.in_numel(), ctx.workspace + slot * work);
     });
   }
 }

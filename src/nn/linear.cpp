@@ -21,8 +21,8 @@ void Linear::forward(const Tensor& x, Tensor& y, const ExecContext& ctx) const {
     float* yr = y.data() + r0 * out_;
     for (int64_t r = 0; r < r1 - r0; ++r)
       for (int64_t o = 0; o < out_; ++o) yr[r * out_ + o] = b[o];
-    kernels::gemm_f32(false, true, r1 - r0, out_, in_, 1.0f, x.data() + r0 * in_, in_, w, in_,
-                      1.0f, yr, out_);
+    kernels::gemm_f32(false, true, r1 - r0, out_, in_, 1.0f, x.data() + r0 * in_, in_, w, in_, 1.0f,
+                      yr, out_);
   });
 }
 
@@ -35,8 +35,8 @@ void Linear::backward(const Tensor& x, const Tensor&, const Tensor& dy, Tensor& 
     // dW += dy^T x and db += sum of dy rows; threads take blocks of output features, so every
     // element sums over the batch in the same order whatever the thread count.
     parallel_for(ctx.pool, out_, [&](int64_t o0, int64_t o1) {
-      kernels::gemm_f32(true, false, o1 - o0, in_, batch, 1.0f, dy.data() + o0, out_, x.data(),
-                        in_, 1.0f, dw + o0 * in_, in_);
+      kernels::gemm_f32(true, false, o1 - o0, in_, batch, 1.0f, dy.data() + o0, out_, x.data(), in_,
+                        1.0f, dw + o0 * in_, in_);
       for (int64_t r = 0; r < batch; ++r)
         for (int64_t o = o0; o < o1; ++o) db[o] += dy[r * out_ + o];
     });
@@ -44,8 +44,8 @@ void Linear::backward(const Tensor& x, const Tensor&, const Tensor& dy, Tensor& 
   if (!dx.empty()) {
     const float* w = params_[0].data();
     parallel_for(ctx.pool, batch, [&](int64_t r0, int64_t r1) {
-      kernels::gemm_f32(false, false, r1 - r0, in_, out_, 1.0f, dy.data() + r0 * out_, out_, w,
-                        in_, 0.0f, dx.data() + r0 * in_, in_);
+      kernels::gemm_f32(false, false, r1 - r0, in_, out_, 1.0f, dy.data() + r0 * out_, out_, w, in_,
+                        0.0f, dx.data() + r0 * in_, in_);
     });
   }
 }

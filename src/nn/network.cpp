@@ -19,7 +19,9 @@ struct Slot {
   int index;  // parameter index (kParam, kGrad), layer (kKept), buffer number (kPing, kBack)
 };
 
-int64_t max_of(int64_t a, int64_t b) { return a > b ? a : b; }
+int64_t max_of(int64_t a, int64_t b) {
+  return a > b ? a : b;
+}
 
 }  // namespace
 
@@ -50,8 +52,9 @@ std::vector<int> Network::param_layers() const {
 int Network::head_start(int bp_layers) const {
   std::vector<int> p = param_layers();
   if (bp_layers < 0 || bp_layers > static_cast<int>(p.size()))
-    throw InputError("--bp-layers " + std::to_string(bp_layers) + " is out of range: the model has " +
-                     std::to_string(p.size()) + " layers with parameters");
+    throw InputError("--bp-layers " + std::to_string(bp_layers) +
+                     " is out of range: the model has " + std::to_string(p.size()) +
+                     " layers with parameters");
   if (bp_layers == 0) return num_layers();
   if (bp_layers == static_cast<int>(p.size())) return 0;
   return p[p.size() - bp_layers];
@@ -109,7 +112,8 @@ static std::vector<Slot> plan_slots(const Network& net, const std::vector<Shape>
         buf[i] = buf[i - 1] >= 0 ? buf[i - 1] : i - 1;
         continue;
       }
-      add(i, net.layer(i).describe() + " output", Bucket::kActivations, numel(i + 1), Role::kKept, i);
+      add(i, net.layer(i).describe() + " output", Bucket::kActivations, numel(i + 1), Role::kKept,
+          i);
     }
   // Body layers that do not feed the head write into two alternating buffers, each as large
   // as the largest output it takes; layers that can run in place stay in their input's buffer.
@@ -146,7 +150,8 @@ static std::vector<Slot> plan_slots(const Network& net, const std::vector<Shape>
   int64_t ws = 0;
   int ws_layer = -1;
   for (int i = 0; i < L; ++i) {
-    int64_t w = static_cast<int64_t>(net.layer(i).workspace_floats(shapes[i].with_batch(batch), threads));
+    int64_t w =
+        static_cast<int64_t>(net.layer(i).workspace_floats(shapes[i].with_batch(batch), threads));
     if (w > ws) ws = w, ws_layer = i;
   }
   if (ws > 0) add(ws_layer, "workspace", Bucket::kWorkspace, ws, Role::kWorkspace, 0);
@@ -161,7 +166,8 @@ MemoryPlan Network::plan(int64_t batch, int head_start, int threads) const {
   return plan;
 }
 
-void Network::allocate(Arena& arena, int64_t batch, int head_start, ThreadPool* pool, uint64_t seed) {
+void Network::allocate(Arena& arena, int64_t batch, int head_start, ThreadPool* pool,
+                       uint64_t seed) {
   batch_ = batch;
   head_start_ = head_start;
   pool_ = pool;
@@ -175,23 +181,41 @@ void Network::allocate(Arena& arena, int64_t batch, int head_start, ThreadPool* 
       owner.push_back(i);
     }
   std::vector<Tensor> grads(specs.size());
-  for (const Slot& s : plan_slots(*this, shapes_, batch, head_start, pool ? pool->size() : 1, out_buf_)) {
+  for (const Slot& s :
+       plan_slots(*this, shapes_, batch, head_start, pool ? pool->size() : 1, out_buf_)) {
     float* p = static_cast<float*>(arena.alloc_bytes(s.row.bucket, s.row.bytes));
     switch (s.role) {
       case Role::kParam: {
         const ParamSpec& ps = specs[s.index];
         int layer = owner[s.index];
-        params_.push_back({layer, s.index, std::to_string(layer) + "." + ps.name, Tensor(p, ps.shape), {}});
+        params_.push_back(
+            {layer, s.index, std::to_string(layer) + "." + ps.name, Tensor(p, ps.shape), {}});
         break;
       }
-      case Role::kGrad: grads[s.index] = Tensor(p, specs[s.index].shape); break;
-      case Role::kInput: input_ = Tensor(p, input_shape(0, batch)); break;
-      case Role::kKept: kept_[s.index] = Tensor(p, input_shape(s.index + 1, batch)); break;
-      case Role::kPing: ping_[s.index] = Tensor(p, Shape{static_cast<int64_t>(s.row.bytes / 4)}); break;
-      case Role::kBack: back_[s.index] = Tensor(p, Shape{static_cast<int64_t>(s.row.bytes / 4)}); break;
-      case Role::kLogitsGrad: dlogits_ = Tensor(p, input_shape(num_layers(), batch)); break;
-      case Role::kWorkspace: workspace_ = Tensor(p, Shape{static_cast<int64_t>(s.row.bytes / 4)}); break;
-      case Role::kScratch: body_scratch_ = Tensor(p, Shape{static_cast<int64_t>(s.row.bytes / 4)}); break;
+      case Role::kGrad:
+        grads[s.index] = Tensor(p, specs[s.index].shape);
+        break;
+      case Role::kInput:
+        input_ = Tensor(p, input_shape(0, batch));
+        break;
+      case Role::kKept:
+        kept_[s.index] = Tensor(p, input_shape(s.index + 1, batch));
+        break;
+      case Role::kPing:
+        ping_[s.index] = Tensor(p, Shape{static_cast<int64_t>(s.row.bytes / 4)});
+        break;
+      case Role::kBack:
+        back_[s.index] = Tensor(p, Shape{static_cast<int64_t>(s.row.bytes / 4)});
+        break;
+      case Role::kLogitsGrad:
+        dlogits_ = Tensor(p, input_shape(num_layers(), batch));
+        break;
+      case Role::kWorkspace:
+        workspace_ = Tensor(p, Shape{static_cast<int64_t>(s.row.bytes / 4)});
+        break;
+      case Role::kScratch:
+        body_scratch_ = Tensor(p, Shape{static_cast<int64_t>(s.row.bytes / 4)});
+        break;
     }
   }
   for (int i = 0; i < num_layers(); ++i)
@@ -232,7 +256,8 @@ Tensor Network::forward(int64_t rows, const ParamTransform* body) {
       float* dst = body_scratch_.data();
       for (const ParamRef& p : params_)
         if (p.layer == i) {
-          parallel_for(pool_, p.value.numel(), [&](int64_t b, int64_t e) { (*body)(p, dst, b, e); });
+          parallel_for(pool_, p.value.numel(),
+                       [&](int64_t b, int64_t e) { (*body)(p, dst, b, e); });
           transformed.emplace_back(dst, p.value.shape());
           dst += p.value.numel();
         }
@@ -254,7 +279,8 @@ void Network::backward(const Tensor& dlogits) {
   for (int i = L - 1; i >= head_start_; --i) {
     Tensor x = i == 0 ? input(rows) : kept_[i - 1].rows(0, rows);
     Tensor y = kept_[i].rows(0, rows);
-    Tensor dx = i > head_start_ ? Tensor(back_[(L - 1 - i) % 2].data(), input_shape(i, rows)) : Tensor();
+    Tensor dx =
+        i > head_start_ ? Tensor(back_[(L - 1 - i) % 2].data(), input_shape(i, rows)) : Tensor();
     layers_[i]->backward(x, y, dy, dx, ctx);
     dy = dx;
   }

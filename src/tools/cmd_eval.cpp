@@ -24,10 +24,11 @@ void run_eval(const EvalArgs& a) {
     throw InputError(data_name + ": inputs are " + data.test.item_shape.str() + " but " +
                      a.checkpoint + " was trained on " + m.item_shape.str());
   if (data.test.num_classes > m.num_classes)
-    throw InputError(data_name + ": has " + std::to_string(data.test.num_classes) + " classes but " +
-                     a.checkpoint + " has " + std::to_string(m.num_classes));
+    throw InputError(data_name + ": has " + std::to_string(data.test.num_classes) +
+                     " classes but " + a.checkpoint + " has " + std::to_string(m.num_classes));
   if (a.batch < 1) throw InputError("--batch: expected an integer >= 1");
-  if (a.threads < 1 || a.threads > 256) throw InputError("--threads: expected an integer in [1, 256]");
+  if (a.threads < 1 || a.threads > 256)
+    throw InputError("--threads: expected an integer in [1, 256]");
   ModelSpec spec = model_by_name(m.config.model, m.item_shape, m.num_classes);
   Network net(spec.item_shape, spec.layers);
   ThreadPool pool(a.threads);
@@ -44,7 +45,8 @@ void run_eval(const EvalArgs& a) {
 void add_eval_command(CLI::App& app) {
   auto args = std::make_shared<EvalArgs>();
   CLI::App* sub = app.add_subcommand("eval", "evaluate a checkpoint on a data set's test split");
-  sub->add_option("--checkpoint", args->checkpoint, "checkpoint.bin written by zotrain train")->required();
+  sub->add_option("--checkpoint", args->checkpoint, "checkpoint.bin written by zotrain train")
+      ->required();
   sub->add_option("--data", args->data, "data set name or folder (default: the one trained on)");
   sub->add_option("--batch", args->batch, "evaluation batch size")->capture_default_str();
   sub->add_option("--threads", args->threads, "worker threads")->capture_default_str();

@@ -2,6 +2,8 @@
 #include <thread>
 
 #include "commands.h"
+#include "zotrain/kernels/gemm.h"
+#include "zotrain/kernels/isa.h"
 
 namespace zotrain::tools {
 
@@ -9,7 +11,9 @@ namespace {
 
 void run_info() {
   std::printf("zotrain %s (%s build, %s)\n", ZOTRAIN_VERSION, ZOTRAIN_BUILD_TYPE, __VERSION__);
-  std::printf("kernels: gemm f32 = portable reference; conv2d f32 = im2col + gemm; pooling = portable\n");
+  std::printf("kernels: gemm f32 = %s; conv2d f32 = %s implicit-GEMM tiles; pooling = portable\n",
+              kernels::gemm_f32_kernel_name(),
+              kernels::kernel_isa_name(kernels::active_kernel_isa()));
   std::printf("cpu: %u hardware threads; features:", std::thread::hardware_concurrency());
 #if defined(__x86_64__)
   __builtin_cpu_init();
@@ -27,7 +31,8 @@ void run_info() {
 }  // namespace
 
 void add_info_command(CLI::App& app) {
-  app.add_subcommand("info", "version, build options, kernels and CPU features")->callback(run_info);
+  app.add_subcommand("info", "version, build options, kernels and CPU features")
+      ->callback(run_info);
 }
 
 }  // namespace zotrain::tools

@@ -49,15 +49,24 @@ void run_memory(const MemoryArgs& a) {
   if (a.json) {
     nlohmann::json rows = nlohmann::json::array(), buckets = nlohmann::json::object();
     for (const MemoryRow& r : plan.rows)
-      rows.push_back({{"layer", r.layer}, {"buffer", r.what}, {"bucket", bucket_name(r.bucket)}, {"bytes", r.bytes}});
+      rows.push_back({{"layer", r.layer},
+                      {"buffer", r.what},
+                      {"bucket", bucket_name(r.bucket)},
+                      {"bytes", r.bytes}});
     for (int b = 0; b < static_cast<int>(Bucket::kCount); ++b)
       buckets[bucket_name(static_cast<Bucket>(b))] = plan.bytes(static_cast<Bucket>(b));
-    nlohmann::json out = {{"model", cfg.model},       {"batch", cfg.batch},
-                          {"method", cfg.method},     {"bp_layers", bp_layers},
-                          {"head_start", head},       {"rows", rows},
-                          {"buckets", buckets},       {"total_bytes", plan.total()},
-                          {"full_zo_bytes", full_zo}, {"full_bp_bytes", full_bp},
-                          {"percent_over_full_zo", over_zo}, {"percent_saved_vs_full_bp", vs_bp}};
+    nlohmann::json out = {{"model", cfg.model},
+                          {"batch", cfg.batch},
+                          {"method", cfg.method},
+                          {"bp_layers", bp_layers},
+                          {"head_start", head},
+                          {"rows", rows},
+                          {"buckets", buckets},
+                          {"total_bytes", plan.total()},
+                          {"full_zo_bytes", full_zo},
+                          {"full_bp_bytes", full_bp},
+                          {"percent_over_full_zo", over_zo},
+                          {"percent_saved_vs_full_bp", vs_bp}};
     std::printf("%s\n", out.dump(2).c_str());
     return;
   }
@@ -84,7 +93,9 @@ void add_memory_command(CLI::App& app) {
   auto args = std::make_shared<MemoryArgs>();
   CLI::App* sub = app.add_subcommand("memory", "print the memory plan of a training configuration");
   add_config_options(sub, args->config);
-  sub->add_option("--input", args->input, "shape of one input: C,H,W")->delimiter(',')->capture_default_str();
+  sub->add_option("--input", args->input, "shape of one input: C,H,W")
+      ->delimiter(',')
+      ->capture_default_str();
   sub->add_option("--classes", args->classes, "number of classes")->capture_default_str();
   sub->add_flag("--json", args->json, "print the plan as JSON");
   sub->callback([args] { run_memory(*args); });

@@ -18,7 +18,8 @@ struct TrainArgs {
 
 void run_train(const TrainArgs& a) {
   if (!a.resume_dir.empty()) {
-    if (!a.config.config_file.empty()) throw InputError("--config cannot be combined with --resume");
+    if (!a.config.config_file.empty())
+      throw InputError("--config cannot be combined with --resume");
     // Only the length of the run, the thread count and the output folder may change on resume;
     // anything else would not be a continuation of the same run.
     for (const auto& [key, opt] : a.config.options)
@@ -37,15 +38,17 @@ void run_train(const TrainArgs& a) {
   }
   Trainer trainer(a.config.resolve(TrainConfig{}));
   const TrainConfig& cfg = trainer.config();
-  std::printf("zotrain train: %s on %s (%lld train / %lld val / %lld test), method %s", cfg.model.c_str(),
-              cfg.data.c_str(), static_cast<long long>(trainer.data().train.size()),
+  std::printf("zotrain train: %s on %s (%lld train / %lld val / %lld test), method %s",
+              cfg.model.c_str(), cfg.data.c_str(),
+              static_cast<long long>(trainer.data().train.size()),
               static_cast<long long>(trainer.data().val.size()),
               static_cast<long long>(trainer.data().test.size()), cfg.method.c_str());
   if (cfg.method == "elastic")
     std::printf(" with %d BP layer(s)%s", trainer.bp_layers(),
                 cfg.memory_budget ? " (the most that fit --memory-budget)" : "");
   std::printf(", %d epochs, batch %lld, %d thread(s), %zu bytes planned -> %s\n", cfg.epochs,
-              static_cast<long long>(cfg.batch), cfg.threads, trainer.plan().total(), cfg.out.c_str());
+              static_cast<long long>(cfg.batch), cfg.threads, trainer.plan().total(),
+              cfg.out.c_str());
   trainer.run(console_callbacks());
   std::printf("done: %s/summary.json\n", cfg.out.c_str());
 }

@@ -10,8 +10,7 @@
 namespace zotrain::tools {
 
 void apply_config_file(const std::string& path, TrainConfig& cfg) {
-  if (!std::filesystem::is_regular_file(path))
-    throw InputError(path + ": config file not found");
+  if (!std::filesystem::is_regular_file(path)) throw InputError(path + ": config file not found");
   toml::value data;
   try {
     data = toml::parse(path);

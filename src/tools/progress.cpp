@@ -25,8 +25,8 @@ TrainCallbacks console_callbacks() {
     if (tty) std::fprintf(stderr, "\r\033[K");
     std::printf(
         "epoch %d/%d  lr %.4g  train loss %.4f acc %.2f%%  val %.2f%%  test %.2f%%  %.1fs\n",
-        r.epoch, r.epochs, r.lr, r.train_loss, 100 * r.train_acc, 100 * r.val_acc,
-        100 * r.test_acc, r.seconds);
+        r.epoch, r.epochs, r.lr, r.train_loss, 100 * r.train_acc, 100 * r.val_acc, 100 * r.test_acc,
+        r.seconds);
     std::fflush(stdout);
   };
   return cb;

@@ -47,7 +47,8 @@ Checkpoint read_checkpoint(const std::string& path) {
     CheckpointMeta& m = c.meta;
     m.config = config_from_json(j.at("config").dump(), path);
     auto shape = j.at("item_shape").get<std::vector<int64_t>>();
-    if (shape.empty() || shape.size() > 3) throw InputError(path + ": item_shape must have 1 to 3 dimensions");
+    if (shape.empty() || shape.size() > 3)
+      throw InputError(path + ": item_shape must have 1 to 3 dimensions");
     for (int64_t d : shape) m.item_shape[m.item_shape.rank++] = d;
     j.at("num_classes").get_to(m.num_classes);
     j.at("norm_mean").get_to(m.norm.mean);

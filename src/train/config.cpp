@@ -1,10 +1,9 @@
 #include "zotrain/train/config.h"
 
 #include <algorithm>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <stdexcept>
-
-#include <nlohmann/json.hpp>
 
 #include "zotrain/core/error.h"
 
@@ -65,7 +64,8 @@ void validate(const TrainConfig& c) {
   need(one_of(c.method, {"bp", "zo", "elastic"}), "method", "bp, zo or elastic");
   need(c.bp_layers >= 0, "bp_layers", "an integer >= 0");
   need(c.memory_budget >= 0, "memory_budget", "a number of bytes >= 0");
-  need(c.memory_budget == 0 || c.method == "elastic", "memory_budget", "to be used with method elastic");
+  need(c.memory_budget == 0 || c.method == "elastic", "memory_budget",
+       "to be used with method elastic");
   need(one_of(c.estimator, {"spsa", "forward"}), "estimator", "spsa or forward");
   need(one_of(c.perturbation, {"gaussian", "rademacher", "uniform"}), "perturbation",
        "gaussian, rademacher or uniform");

@@ -6,7 +6,8 @@ Sgd::Sgd(Network& net, Arena& arena, double momentum, double weight_decay)
     : momentum_(static_cast<float>(momentum)), weight_decay_(static_cast<float>(weight_decay)) {
   for (ParamRef& p : net.params())
     if (!p.grad.empty())
-      state_.push_back({&p, momentum_ > 0 ? arena.alloc(Bucket::kOptimizer, p.value.shape()) : Tensor()});
+      state_.push_back(
+          {&p, momentum_ > 0 ? arena.alloc(Bucket::kOptimizer, p.value.shape()) : Tensor()});
 }
 
 void Sgd::step(double lr) {

@@ -122,7 +122,8 @@ std::vector<std::pair<std::string, Tensor>> Trainer::zo_state() const {
   return state;
 }
 
-double Trainer::pass(int64_t rows, const ParamTransform* body, double head_weight, int64_t* correct) {
+double Trainer::pass(int64_t rows, const ParamTransform* body, double head_weight,
+                     int64_t* correct) {
   Tensor logits = net_->forward(rows, body);
   ++state_.forward_passes;
   if (head_weight <= 0) return softmax_cross_entropy(logits, labels_, nullptr, correct);
@@ -162,8 +163,8 @@ Trainer::StepResult Trainer::zo_step(int64_t rows, double lr, double zo_lr, int 
     const uint64_t seed = zo::sample_seed(cfg_.seed, state_.steps, s);
     auto perturbed = [&](float scale) {
       ParamTransform t = [&, scale](const ParamRef& p, float* dst, int64_t b, int64_t e) {
-        zo::add_perturbation(spec, seed, static_cast<uint32_t>(p.index), scale, p.value.data(),
-                             dst, b, e);
+        zo::add_perturbation(spec, seed, static_cast<uint32_t>(p.index), scale, p.value.data(), dst,
+                             b, e);
       };
       return t;
     };
@@ -186,8 +187,8 @@ Trainer::StepResult Trainer::zo_step(int64_t rows, double lr, double zo_lr, int 
   for (ParamRef& p : net_->params())
     if (p.layer < head_) {
       Tensor* m = zo_momentum_.empty() ? nullptr : &zo_momentum_[body_param++];
-      zo::apply_update(spec, est, static_cast<uint32_t>(p.index), static_cast<float>(zo_lr), p.value,
-                       m, static_cast<float>(cfg_.zo_momentum), &pool_);
+      zo::apply_update(spec, est, static_cast<uint32_t>(p.index), static_cast<float>(zo_lr),
+                       p.value, m, static_cast<float>(cfg_.zo_momentum), &pool_);
     }
   if (has_head) sgd_->step(lr);
   return r;
@@ -195,8 +196,8 @@ Trainer::StepResult Trainer::zo_step(int64_t rows, double lr, double zo_lr, int 
 
 void Trainer::resume(const Checkpoint& ckpt) {
   if (ckpt.meta.item_shape != spec_.item_shape || ckpt.meta.num_classes != spec_.num_classes)
-    throw InputError(ckpt.path + ": checkpoint is for inputs " + ckpt.meta.item_shape.str() + " with " +
-                     std::to_string(ckpt.meta.num_classes) + " classes, the data has " +
+    throw InputError(ckpt.path + ": checkpoint is for inputs " + ckpt.meta.item_shape.str() +
+                     " with " + std::to_string(ckpt.meta.num_classes) + " classes, the data has " +
                      spec_.item_shape.str() + " with " + std::to_string(spec_.num_classes));
   restore_checkpoint(ckpt, *net_, sgd_.get(), zo_state());
   state_ = ckpt.meta.state;
@@ -249,12 +250,18 @@ void Trainer::run(const TrainCallbacks& cb) {
       state_.best_val_acc = r.val_acc;
       state_.best_epoch = r.epoch;
     }
-    json line = {{"epoch", r.epoch},           {"lr", r.lr}, {"zo_lr", zo_lr},
+    json line = {{"epoch", r.epoch},
+                 {"lr", r.lr},
+                 {"zo_lr", zo_lr},
                  {"sparsity", sparsity_at(sparsity_, epoch)},
-                 {"train_loss", r.train_loss}, {"train_acc", r.train_acc},
-                 {"val_acc", r.val_acc},       {"test_acc", r.test_acc},
-                 {"forward_passes", r.forward_passes}, {"backward_passes", r.backward_passes},
-                 {"seconds", r.seconds},       {"arena_bytes", r.arena_bytes},
+                 {"train_loss", r.train_loss},
+                 {"train_acc", r.train_acc},
+                 {"val_acc", r.val_acc},
+                 {"test_acc", r.test_acc},
+                 {"forward_passes", r.forward_passes},
+                 {"backward_passes", r.backward_passes},
+                 {"seconds", r.seconds},
+                 {"arena_bytes", r.arena_bytes},
                  {"peak_rss_bytes", r.peak_rss_bytes}};
     std::ofstream(metrics_path, std::ios::app) << line.dump() << "\n";
     save_checkpoint(cfg_.out + "/checkpoint.bin",

@@ -15,7 +15,7 @@ Estimator parse_estimator(const std::string& name) {
 
 float project(const ProjectOptions& o, double loss_plus, double loss_other) {
   double g = o.estimator == Estimator::kSpsa ? (loss_plus - loss_other) / (2.0 * o.eps)
-                                              : (loss_plus - loss_other) / o.eps;
+                                             : (loss_plus - loss_other) / o.eps;
   if (o.sign) return g > 0 ? 1.0f : g < 0 ? -1.0f : 0.0f;
   if (o.clip > 0) g = std::clamp(g, -static_cast<double>(o.clip), static_cast<double>(o.clip));
   return static_cast<float>(g);

@@ -16,9 +16,12 @@ Distribution parse_distribution(const std::string& name) {
 
 const char* distribution_name(Distribution d) {
   switch (d) {
-    case Distribution::kGaussian: return "gaussian";
-    case Distribution::kRademacher: return "rademacher";
-    case Distribution::kUniform: return "uniform";
+    case Distribution::kGaussian:
+      return "gaussian";
+    case Distribution::kRademacher:
+      return "rademacher";
+    case Distribution::kUniform:
+      return "uniform";
   }
   return "?";
 }
@@ -28,7 +31,8 @@ namespace {
 // Elements 2j and 2j+1 share the Philox block at counter (j, tensor): words 0 and 1 give their
 // values, words 2 and 3 their sparsity masks.
 inline Philox4x32 pair_block(uint64_t seed, uint32_t tensor, uint64_t j) {
-  return philox4x32({static_cast<uint32_t>(j), static_cast<uint32_t>(j >> 32), tensor, 0x5A4F}, seed);
+  return philox4x32({static_cast<uint32_t>(j), static_cast<uint32_t>(j >> 32), tensor, 0x5A4F},
+                    seed);
 }
 
 // Writes z for elements 2j and 2j+1 into z[0], z[1].

@@ -55,7 +55,9 @@ TEST(TensorFile, RejectsMissingCorruptTruncatedAndForeignFiles) {
     std::ifstream in(path, std::ios::binary);
     bytes.assign(std::istreambuf_iterator<char>(in), {});
   }
-  auto write = [&](const std::string& b) { std::ofstream(path, std::ios::binary | std::ios::trunc) << b; };
+  auto write = [&](const std::string& b) {
+    std::ofstream(path, std::ios::binary | std::ios::trunc) << b;
+  };
   std::string flipped = bytes;
   flipped[bytes.size() / 2] ^= 0x10;
   write(flipped);

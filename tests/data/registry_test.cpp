@@ -213,7 +213,10 @@ TEST_F(DataRegistry, CorruptFileIsNamed) {
 // The real Fashion-MNIST as Debian's dataset-fashion-mnist installs it (CI has it).
 TEST(DataRegistryReal, FashionMnist) {
   const std::string dir = "/usr/share/datasets/fashion-mnist";
-  if (!fs::is_directory(dir)) GTEST_SKIP() << dir << " is not installed";
+  if (!fs::is_directory(dir)) {
+    if (std::getenv("ZOTRAIN_REQUIRE_DATA")) FAIL() << dir << " is not installed";
+    GTEST_SKIP() << dir << " is not installed";
+  }
   DataSplits s = load_data(dir, DataOptions{});
   EXPECT_EQ(s.train.size() + s.val.size(), 60000);
   EXPECT_EQ(s.val.size(), 5000);

@@ -1,7 +1,7 @@
 // Uses the installed headers and library: prints the size of a 2x3 tensor ("6").
-#include <iostream>
-
 #include <zotrain/core/tensor.h>
+
+#include <iostream>
 
 int main() {
   zotrain::Tensor t = zotrain::Tensor::zeros(zotrain::Shape{2, 3});

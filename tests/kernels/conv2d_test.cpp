@@ -4,6 +4,7 @@
 
 #include <vector>
 
+#include "kernels/kernel_isas.h"
 #include "kernels/reference.h"
 #include "test_util.h"
 #include "zotrain/core/rng.h"
@@ -15,17 +16,24 @@ using test::all_close;
 using test::random_uniform;
 
 // Fixed corner cases (1x1, stride 2 with padding, kernel larger than the unpadded input, a
-// stride that skips pixels, non-square input) and random geometries.
+// stride that skips pixels, non-square input), LeNet-5's two convolutions, many channels, and
+// random geometries. Output channel counts range over partial and several register tiles.
 std::vector<ref::ConvShape> conv_cases(int64_t images) {
   std::vector<ref::ConvShape> cases = {
-      {images, 3, 7, 6, 4, 3, 1, 0}, {images, 3, 7, 6, 4, 3, 2, 1}, {images, 2, 5, 5, 3, 5, 1, 2},
-      {images, 4, 4, 3, 2, 1, 1, 0}, {images, 1, 2, 2, 2, 3, 1, 1}, {images, 2, 8, 7, 3, 2, 3, 0},
+      {images, 3, 7, 6, 4, 3, 1, 0},   {images, 3, 7, 6, 4, 3, 2, 1},
+      {images, 2, 5, 5, 3, 5, 1, 2},   {images, 4, 4, 3, 2, 1, 1, 0},
+      {images, 1, 2, 2, 2, 3, 1, 1},   {images, 2, 8, 7, 3, 2, 3, 0},
+      {images, 1, 28, 28, 6, 5, 1, 2}, {images, 6, 14, 14, 16, 5, 1, 0},
+      {images, 2, 9, 11, 21, 3, 1, 1}, {images, 2, 6, 30, 7, 3, 1, 1},
+      {images, 3, 10, 9, 37, 3, 2, 1},
   };
   Rng rng(11, 0);
-  for (int i = 0; i < 20; ++i) {
+  for (int i = 0; i < 30; ++i) {
     int64_t k = 1 + rng.below(4), pad = rng.below(static_cast<uint32_t>(k));
-    int64_t h = k + rng.below(6), w = k + rng.below(6);
-    cases.push_back({images, 1 + rng.below(4), h, w, 1 + rng.below(4), k, 1 + rng.below(3), pad});
+    int64_t h = k + rng.below(9), w = k + rng.below(20);
+    int64_t stride = i % 2 ? 1 : 1 + rng.below(3);
+    cases.push_back(
+        {images, 1 + rng.below(4), h, w, 1 + rng.below(i % 3 ? 5 : 24), k, stride, pad});
   }
   return cases;
 }
@@ -40,6 +48,19 @@ std::string describe(const ref::ConvShape& s) {
       .GetString();
 }
 
+// Scratch of the declared size followed by a guard band that catches a kernel using more.
+struct Work {
+  static constexpr float kGuard = 12345.0f;
+  explicit Work(int64_t floats) : size(floats), buffer(floats + 64, kGuard) {}
+  ~Work() {
+    for (size_t i = size; i < buffer.size(); ++i)
+      EXPECT_EQ(buffer[i], kGuard) << "scratch overrun past " << size << " floats";
+  }
+  float* data() { return buffer.data(); }
+  size_t size;
+  std::vector<float> buffer;
+};
+
 TEST(KernelConv2d, GeometryMatchesReference) {
   for (const auto& s : conv_cases(1)) {
     SCOPED_TRACE(describe(s));
@@ -51,56 +72,108 @@ TEST(KernelConv2d, GeometryMatchesReference) {
 }
 
 TEST(KernelConv2d, ForwardMatchesDirectConvolution) {
-  for (const auto& s : conv_cases(1))
-    for (bool bias : {true, false}) {
-      SCOPED_TRACE(describe(s) + (bias ? " bias" : " no bias"));
+  test::for_each_kernel_isa([] {
+    for (const auto& s : conv_cases(3))
+      for (bool bias : {true, false}) {
+        SCOPED_TRACE(describe(s) + (bias ? " bias" : " no bias"));
+        auto g = geometry(s);
+        Tensor x = random_uniform(Shape{s.x_numel()}, 1, 0);
+        Tensor w = random_uniform(Shape{s.w_numel()}, 1, 1);
+        Tensor b = random_uniform(Shape{s.out_c}, 1, 2);
+        Tensor y = random_uniform(Shape{s.y_numel()}, 1, 3);  // overwritten
+        Work work(kernels::conv2d_forward_work(g));
+        kernels::conv2d_forward(g, s.n, x.data(), w.data(), bias ? b.data() : nullptr, y.data(),
+                                work.data());
+        ref::Vec want =
+            ref::conv2d(s, ref::to_vec(x), ref::to_vec(w), bias ? ref::to_vec(b) : ref::Vec{});
+        EXPECT_TRUE(all_close("y", y.data(), want, 1e-5));
+      }
+  });
+}
+
+// Threads take blocks of images: one call for all images equals one call per image.
+TEST(KernelConv2d, ForwardDoesNotDependOnTheImageBlocks) {
+  test::for_each_kernel_isa([] {
+    for (const auto& s : conv_cases(3)) {
+      SCOPED_TRACE(describe(s));
       auto g = geometry(s);
-      Tensor x = random_uniform(Shape{s.x_numel()}, 1, 0);
-      Tensor w = random_uniform(Shape{s.w_numel()}, 1, 1);
-      Tensor b = random_uniform(Shape{s.out_c}, 1, 2);
-      std::vector<float> y(s.y_numel()), col(g.col_floats());
-      kernels::conv2d_forward(g, x.data(), w.data(), bias ? b.data() : nullptr, y.data(),
-                              col.data());
-      ref::Vec want =
-          ref::conv2d(s, ref::to_vec(x), ref::to_vec(w), bias ? ref::to_vec(b) : ref::Vec{});
-      EXPECT_TRUE(all_close("y", y.data(), want, 1e-5));
+      Tensor x = random_uniform(Shape{s.x_numel()}, 2, 0);
+      Tensor w = random_uniform(Shape{s.w_numel()}, 2, 1);
+      Tensor b = random_uniform(Shape{s.out_c}, 2, 2);
+      Tensor whole = Tensor::zeros(Shape{s.y_numel()}), single = whole.clone();
+      Work work(kernels::conv2d_forward_work(g));
+      kernels::conv2d_forward(g, s.n, x.data(), w.data(), b.data(), whole.data(), work.data());
+      for (int64_t n = 0; n < s.n; ++n)
+        kernels::conv2d_forward(g, 1, x.data() + n * g.in_numel(), w.data(), b.data(),
+                                single.data() + n * g.out_numel(), work.data());
+      EXPECT_TRUE(test::bitwise_equal(single, whole));
     }
+  });
 }
 
 TEST(KernelConv2d, BackwardDataMatchesReference) {
-  for (const auto& s : conv_cases(1)) {
-    SCOPED_TRACE(describe(s));
-    auto g = geometry(s);
-    Tensor dy = random_uniform(Shape{s.y_numel()}, 2, 0);
-    Tensor w = random_uniform(Shape{s.w_numel()}, 2, 1);
-    Tensor dx = random_uniform(Shape{s.x_numel()}, 2, 2);  // overwritten
-    std::vector<float> col(g.col_floats());
-    kernels::conv2d_backward_data(g, dy.data(), w.data(), dx.data(), col.data());
-    EXPECT_TRUE(all_close("dx", dx.data(),
-                          ref::conv2d_backward_data(s, ref::to_vec(dy), ref::to_vec(w)), 1e-5));
-  }
+  test::for_each_kernel_isa([] {
+    for (const auto& s : conv_cases(2)) {
+      SCOPED_TRACE(describe(s));
+      auto g = geometry(s);
+      Tensor dy = random_uniform(Shape{s.y_numel()}, 3, 0);
+      Tensor w = random_uniform(Shape{s.w_numel()}, 3, 1);
+      Tensor dx = random_uniform(Shape{s.x_numel()}, 3, 2);  // overwritten
+      Work work(kernels::conv2d_backward_data_work(g));
+      kernels::conv2d_backward_data(g, s.n, dy.data(), w.data(), dx.data(), work.data());
+      EXPECT_TRUE(all_close("dx", dx.data(),
+                            ref::conv2d_backward_data(s, ref::to_vec(dy), ref::to_vec(w)), 1e-5));
+    }
+  });
 }
 
-// Over two images, one call each: dw and db accumulate onto their initial values.
+// Over three images: dw and db accumulate onto their initial values.
 TEST(KernelConv2d, BackwardWeightAccumulatesOverImages) {
-  for (const auto& s : conv_cases(2)) {
-    SCOPED_TRACE(describe(s));
-    auto g = geometry(s);
-    Tensor x = random_uniform(Shape{s.x_numel()}, 3, 0);
-    Tensor dy = random_uniform(Shape{s.y_numel()}, 3, 1);
-    Tensor dw = random_uniform(Shape{s.w_numel()}, 3, 2);
-    Tensor db = random_uniform(Shape{s.out_c}, 3, 3);
-    ref::Vec want_dw = ref::conv2d_backward_weight(s, ref::to_vec(x), ref::to_vec(dy));
-    ref::Vec want_db = ref::to_vec(db);
-    for (int64_t i = 0; i < s.y_numel(); ++i) want_db[(i / g.out_plane()) % s.out_c] += dy[i];
-    for (int64_t i = 0; i < s.w_numel(); ++i) want_dw[i] += dw[i];
-    std::vector<float> col(g.col_floats());
-    for (int64_t n = 0; n < s.n; ++n)
-      kernels::conv2d_backward_weight(g, x.data() + n * g.in_numel(), dy.data() + n * g.out_numel(),
-                                      dw.data(), db.data(), col.data());
-    EXPECT_TRUE(all_close("dw", dw.data(), want_dw, 1e-5));
-    EXPECT_TRUE(all_close("db", db.data(), want_db, 1e-5));
-  }
+  test::for_each_kernel_isa([] {
+    for (const auto& s : conv_cases(3)) {
+      SCOPED_TRACE(describe(s));
+      auto g = geometry(s);
+      Tensor x = random_uniform(Shape{s.x_numel()}, 4, 0);
+      Tensor dy = random_uniform(Shape{s.y_numel()}, 4, 1);
+      Tensor dw = random_uniform(Shape{s.w_numel()}, 4, 2);
+      Tensor db = random_uniform(Shape{s.out_c}, 4, 3);
+      ref::Vec want_dw = ref::conv2d_backward_weight(s, ref::to_vec(x), ref::to_vec(dy));
+      ref::Vec want_db = ref::to_vec(db);
+      for (int64_t i = 0; i < s.y_numel(); ++i) want_db[(i / g.out_plane()) % s.out_c] += dy[i];
+      for (int64_t i = 0; i < s.w_numel(); ++i) want_dw[i] += dw[i];
+      Work work(kernels::conv2d_backward_weight_work(g));
+      kernels::conv2d_backward_weight(g, 0, s.out_c, s.n, x.data(), dy.data(), dw.data(), db.data(),
+                                      work.data());
+      // LeNet's first convolution sums 3 x 784 products per weight, in a different order.
+      EXPECT_TRUE(all_close("dw", dw.data(), want_dw, 1e-4));
+      EXPECT_TRUE(all_close("db", db.data(), want_db, 1e-4));
+    }
+  });
+}
+
+// Threads take ranges of output channels: the ranges give the whole result bit for bit.
+TEST(KernelConv2d, BackwardWeightDoesNotDependOnTheChannelRanges) {
+  test::for_each_kernel_isa([] {
+    for (const auto& s : conv_cases(2)) {
+      if (s.out_c < 2) continue;
+      SCOPED_TRACE(describe(s));
+      auto g = geometry(s);
+      Tensor x = random_uniform(Shape{s.x_numel()}, 5, 0);
+      Tensor dy = random_uniform(Shape{s.y_numel()}, 5, 1);
+      Tensor dw = random_uniform(Shape{s.w_numel()}, 5, 2),
+             db = random_uniform(Shape{s.out_c}, 5, 3);
+      Tensor dw_parts = dw.clone(), db_parts = db.clone();
+      Work work(kernels::conv2d_backward_weight_work(g));
+      kernels::conv2d_backward_weight(g, 0, s.out_c, s.n, x.data(), dy.data(), dw.data(), db.data(),
+                                      work.data());
+      const int64_t split = s.out_c / 2;
+      for (auto [o0, o1] : {std::pair{int64_t{0}, split}, {split, s.out_c}})
+        kernels::conv2d_backward_weight(g, o0, o1, s.n, x.data(), dy.data(), dw_parts.data(),
+                                        db_parts.data(), work.data());
+      EXPECT_TRUE(test::bitwise_equal(dw_parts, dw));
+      EXPECT_TRUE(test::bitwise_equal(db_parts, db));
+    }
+  });
 }
 
 // <im2col(x), c> == <x, col2im(c)>: col2im is the exact adjoint, padding included.
@@ -108,8 +181,8 @@ TEST(KernelConv2d, Col2imIsAdjointOfIm2col) {
   for (const auto& s : conv_cases(1)) {
     SCOPED_TRACE(describe(s));
     auto g = geometry(s);
-    Tensor x = random_uniform(Shape{s.x_numel()}, 4, 0);
-    Tensor c = random_uniform(Shape{g.col_floats()}, 4, 1);
+    Tensor x = random_uniform(Shape{s.x_numel()}, 6, 0);
+    Tensor c = random_uniform(Shape{g.col_floats()}, 6, 1);
     std::vector<float> col(g.col_floats()), back(s.x_numel(), 0.0f);
     kernels::im2col(g, x.data(), col.data());
     kernels::col2im_add(g, c.data(), back.data());

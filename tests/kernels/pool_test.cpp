@@ -74,5 +74,21 @@ TEST(KernelPool, MaxTiesGoToFirstInScanOrder) {
   EXPECT_EQ(dx, want);
 }
 
+// The vectorized 2x2 stride-2 path keeps the same rule, and zeroes the odd last row and column
+// that no window covers.
+TEST(KernelPool, MaxTiesGoToFirstInScanOrder2x2) {
+  auto g = kernels::Pool2dGeometry::make(3, 5, 2, 2);    // windows (1, 3 / 3, 2) and (4, 4 / 4, 4)
+  std::vector<float> x = {1.0f, 3.0f, 4.0f, 4.0f, 9.0f,  //
+                          3.0f, 2.0f, 4.0f, 4.0f, 9.0f,  //
+                          9.0f, 9.0f, 9.0f, 9.0f, 9.0f};
+  std::vector<float> y(2), dx(15, -1.0f), dy = {1.0f, 2.0f};
+  kernels::max_pool2d_forward(g, 1, x.data(), y.data());
+  EXPECT_EQ(y, (std::vector<float>{3.0f, 4.0f}));
+  kernels::max_pool2d_backward(g, 1, x.data(), dy.data(), dx.data());
+  std::vector<float> want(15, 0.0f);
+  want[1] = 1.0f, want[2] = 2.0f;
+  EXPECT_EQ(dx, want);
+}
+
 }  // namespace
 }  // namespace zotrain

@@ -2,12 +2,12 @@
 
 #include <gtest/gtest.h>
 
+#include "test_util.h"
 #include "zotrain/core/arena.h"
 #include "zotrain/core/error.h"
 #include "zotrain/core/tensor_file.h"
 #include "zotrain/models/serialize.h"
 #include "zotrain/nn/network.h"
-#include "test_util.h"
 
 namespace zotrain {
 namespace {
@@ -55,7 +55,8 @@ TEST(Models, ParametersRoundTripAndForeignModelsAreRejected) {
   ModelSpec other = model_by_name("mlp:9", Shape{1, 4, 4}, 3);
   Network c(other.item_shape, other.layers);
   c.allocate(arena, 2, c.num_layers(), nullptr, 1);
-  EXPECT_THROW(restore_params(read_tensor_file(dir.file("m.bin")), dir.file("m.bin"), c), InputError);
+  EXPECT_THROW(restore_params(read_tensor_file(dir.file("m.bin")), dir.file("m.bin"), c),
+               InputError);
 }
 
 }  // namespace

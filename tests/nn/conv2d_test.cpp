@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
+#include "kernels/kernel_isas.h"
 #include "nn/gradient_check.h"
 
 namespace zotrain {
@@ -39,15 +42,25 @@ TEST(LayerConv2d, ShapesParamsWorkspaceAndMacs) {
   EXPECT_EQ(specs[0].fan_in, 25);
   EXPECT_EQ(specs[1].shape, (Shape{6}));
   EXPECT_EQ(specs[1].fan_in, 25);
-  EXPECT_EQ(layer.workspace_floats(in, 3), 3u * 25 * 28 * 28);
+  const auto g = kernels::Conv2dGeometry::make(1, 28, 28, 6, 5, 1, 2);
+  const int64_t per_thread =
+      std::max({kernels::conv2d_forward_work(g), kernels::conv2d_backward_data_work(g),
+                kernels::conv2d_backward_weight_work(g)});
+  EXPECT_EQ(layer.workspace_floats(in, 3), 3u * per_thread);
   EXPECT_EQ(layer.forward_macs(in), 4 * 6 * 28 * 28 * 25);
   EXPECT_EQ(Conv2d(3, 8, 3, 2, 1).output_shape(Shape{1, 3, 9, 8}), (Shape{1, 8, 5, 4}));
 }
 
-// Batch and output channels that 2 and 3 threads split unevenly.
+// Batch and output channels that 2 and 3 threads split unevenly; LeNet-5's convolutions.
 TEST(LayerConv2d, SameResultForAnyThreadCount) {
-  Conv2d layer(3, 5, 3, 2, 1);
-  test::expect_same_for_any_thread_count(layer, Shape{7, 3, 9, 8}, 31);
+  test::for_each_kernel_isa([] {
+    Conv2d strided(3, 5, 3, 2, 1);
+    test::expect_same_for_any_thread_count(strided, Shape{7, 3, 9, 8}, 31);
+    Conv2d conv1(1, 6, 5, 1, 2);
+    test::expect_same_for_any_thread_count(conv1, Shape{5, 1, 28, 28}, 33);
+    Conv2d conv2(6, 16, 5, 1, 0);
+    test::expect_same_for_any_thread_count(conv2, Shape{5, 6, 14, 14}, 34);
+  });
 }
 
 TEST(LayerConv2d, ForwardUsesContextParams) {

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "kernels/kernel_isas.h"
 #include "nn/gradient_check.h"
 
 namespace zotrain {
@@ -26,9 +27,14 @@ TEST(GradCheck, LinearOnRank4Input) {
                         linear_reference(2, 12, 4), 21);
 }
 
+// Also with more inputs than one reduction block of the GEMM (256).
 TEST(LayerLinear, SameResultForAnyThreadCount) {
-  Linear layer(37, 19);
-  test::expect_same_for_any_thread_count(layer, Shape{13, 37}, 22);
+  test::for_each_kernel_isa([] {
+    Linear layer(37, 19);
+    test::expect_same_for_any_thread_count(layer, Shape{13, 37}, 22);
+    Linear wide(300, 21);
+    test::expect_same_for_any_thread_count(wide, Shape{13, 300}, 24);
+  });
 }
 
 TEST(LayerLinear, ForwardUsesContextParams) {

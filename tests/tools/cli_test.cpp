@@ -66,8 +66,10 @@ TEST_F(Cli, TrainWritesOutputsAndEvalReproducesTheTestAccuracy) {
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.out.find("epoch 1/1"), std::string::npos) << r.out;
   auto summary = nlohmann::json::parse(slurp(dir.file("run") + "/summary.json"));
-  EXPECT_EQ(slurp(dir.file("run") + "/metrics.jsonl").find("\"epoch\":1") != std::string::npos, true);
-  Result e = run("eval --checkpoint " + dir.file("run") + "/checkpoint.bin --data " + dir.file("data"));
+  EXPECT_EQ(slurp(dir.file("run") + "/metrics.jsonl").find("\"epoch\":1") != std::string::npos,
+            true);
+  Result e =
+      run("eval --checkpoint " + dir.file("run") + "/checkpoint.bin --data " + dir.file("data"));
   ASSERT_EQ(e.code, 0) << e.err;
   char expected[32];
   std::snprintf(expected, sizeof expected, "%.2f%%", 100 * summary["final_test_acc"].get<double>());
@@ -92,10 +94,48 @@ TEST_F(Cli, ResumeContinuesAndRefusesAChangedModel) {
   expect_usage_error("train --resume " + dir.file("run") + " --model mlp", "--model");
 }
 
+TEST_F(Cli, MemoryPlanAgreesWithTheArenaOfARealRun) {
+  for (const char* method : {"bp", "zo", "elastic --bp-layers 1", "elastic --bp-layers 3"}) {
+    ASSERT_EQ(run(train_args("run") + " --method " + method).code, 0) << method;
+    auto summary = nlohmann::json::parse(slurp(dir.file("run") + "/summary.json"));
+    Result m = run(std::string("memory --json --batch 50 --method ") + method);
+    ASSERT_EQ(m.code, 0) << m.err;
+    auto plan = nlohmann::json::parse(m.out);
+    EXPECT_EQ(plan["total_bytes"], summary["arena_bytes"]) << method;
+    for (auto& [bucket, bytes] : summary["arena_bytes_by_bucket"].items())
+      EXPECT_EQ(plan["buckets"][bucket], bytes) << method << " " << bucket;
+  }
+  // Full ZO < ElasticZO < Full BP, and the text report says so.
+  Result t = run("memory --batch 256 --method elastic --bp-layers 2");
+  ASSERT_EQ(t.code, 0);
+  EXPECT_NE(t.out.find("over it"), std::string::npos) << t.out;
+  auto e = nlohmann::json::parse(run("memory --json --batch 256 --method elastic").out);
+  EXPECT_LT(e["full_zo_bytes"].get<int64_t>(), e["total_bytes"].get<int64_t>());
+  EXPECT_LT(e["total_bytes"].get<int64_t>(), e["full_bp_bytes"].get<int64_t>());
+}
+
+TEST_F(Cli, MemoryBudgetChoosesTheHeadAndSaysWhich) {
+  auto plan = [&](int bp) {
+    return nlohmann::json::parse(
+               run("memory --json --batch 50 --method elastic --bp-layers " + std::to_string(bp))
+                   .out)["total_bytes"]
+        .get<int64_t>();
+  };
+  Result r =
+      run(train_args("run") + " --method elastic --memory-budget " + std::to_string(plan(3)));
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("with 3 BP layer(s) (the most that fit --memory-budget)"), std::string::npos)
+      << r.out;
+  expect_usage_error(train_args("run") + " --method elastic --memory-budget 4096",
+                     "too small even for Full ZO");
+  expect_usage_error(train_args("run") + " --method bp --memory-budget 100000000", "memory_budget");
+}
+
 TEST_F(Cli, BadInputEndsWithExitCode2AndOneClearMessage) {
   expect_usage_error(train_args("run") + " --model resnet99", "resnet99");
   expect_usage_error("train --data no-such-set --out " + dir.file("x"), "no-such-set");
-  expect_usage_error("train --data " + dir.file("nothing-here") + " --out " + dir.file("x"), "nothing-here");
+  expect_usage_error("train --data " + dir.file("nothing-here") + " --out " + dir.file("x"),
+                     "nothing-here");
   std::ofstream(dir.file("bad.toml")) << "learning_rate = 0.1\n";
   expect_usage_error(train_args("run") + " --config " + dir.file("bad.toml"), "learning_rate");
   std::ofstream(dir.file("syntax.toml")) << "lr = = 3\n";
@@ -117,7 +157,8 @@ TEST_F(Cli, BadInputEndsWithExitCode2AndOneClearMessage) {
   std::filesystem::copy_file(dir.file("data") + "/train-labels-idx1-ubyte",
                              broken + "/train-labels-idx1-ubyte",
                              std::filesystem::copy_options::overwrite_existing);
-  expect_usage_error("train --data " + broken + " --out " + dir.file("x"), "train-labels-idx1-ubyte");
+  expect_usage_error("train --data " + broken + " --out " + dir.file("x"),
+                     "train-labels-idx1-ubyte");
 }
 
 }  // namespace

@@ -17,6 +17,7 @@ using nlohmann::json;
 TrainConfig small_config(const test::TempDir& dir, const std::string& out) {
   TrainConfig cfg;
   cfg.model = "lenet5";
+  cfg.method = "bp";
   cfg.data = dir.file("data");
   cfg.out = dir.file(out);
   cfg.epochs = 4;
@@ -42,7 +43,8 @@ std::vector<json> metrics(const std::string& out) {
 std::vector<float> params_of(const std::string& checkpoint) {
   Checkpoint c = read_checkpoint(checkpoint);
   std::vector<float> all;
-  for (const auto& [name, t] : c.file.tensors) all.insert(all.end(), t.data(), t.data() + t.numel());
+  for (const auto& [name, t] : c.file.tensors)
+    all.insert(all.end(), t.data(), t.data() + t.numel());
   return all;
 }
 
@@ -93,7 +95,85 @@ TEST(Trainer, ThreadCountDoesNotChangeTheResult) {
   two.threads = 2;
   Trainer(one).run();
   Trainer(two).run();
-  EXPECT_EQ(params_of(dir.file("one") + "/checkpoint.bin"), params_of(dir.file("two") + "/checkpoint.bin"));
+  EXPECT_EQ(params_of(dir.file("one") + "/checkpoint.bin"),
+            params_of(dir.file("two") + "/checkpoint.bin"));
+}
+
+TrainConfig elastic_config(const test::TempDir& dir, const std::string& out) {
+  TrainConfig cfg = small_config(dir, out);
+  cfg.method = "elastic";
+  cfg.bp_layers = 2;
+  cfg.q = 2;
+  cfg.zo_lr = 1e-3;
+  cfg.zo_momentum = 0.5;
+  cfg.sparsity = "0.2,1:0.5";
+  cfg.epochs = 2;
+  return cfg;
+}
+
+TEST(Trainer, ElasticRunsAreDeterministicAcrossThreadsAndResumeExactly) {
+  test::TempDir dir;
+  test::write_synthetic_data(dir.file("data"), 200, 50, 4);
+  Trainer(elastic_config(dir, "one")).run();
+  TrainConfig two = elastic_config(dir, "two");
+  two.threads = 2;
+  Trainer(two).run();
+  EXPECT_EQ(params_of(dir.file("one") + "/checkpoint.bin"),
+            params_of(dir.file("two") + "/checkpoint.bin"));
+
+  TrainConfig first = elastic_config(dir, "parts");
+  first.epochs = 1;
+  Trainer(first).run();
+  Trainer resumed(elastic_config(dir, "parts"));
+  resumed.resume(read_checkpoint(dir.file("parts") + "/checkpoint.bin"));
+  resumed.run();
+  EXPECT_EQ(params_of(dir.file("one") + "/checkpoint.bin"),
+            params_of(dir.file("parts") + "/checkpoint.bin"));
+  EXPECT_EQ(metrics(dir.file("one")), metrics(dir.file("parts")));
+}
+
+TEST(Trainer, ArenaMatchesThePlanAndPassesAreCountedForEveryMethod) {
+  test::TempDir dir;
+  test::write_synthetic_data(dir.file("data"), 100, 20, 5);
+  for (const char* method : {"bp", "zo", "elastic"})
+    for (const char* estimator : {"spsa", "forward"}) {
+      TrainConfig cfg = elastic_config(dir, std::string(method) + estimator);
+      cfg.method = method;
+      cfg.estimator = estimator;
+      cfg.epochs = 1;
+      cfg.val_size = 20;
+      Trainer t(cfg);
+      t.run();
+      EXPECT_EQ(t.arena().total_bytes(), t.plan().total()) << method;
+      for (int b = 0; b < static_cast<int>(Bucket::kCount); ++b)
+        EXPECT_EQ(t.arena().bytes(static_cast<Bucket>(b)), t.plan().bytes(static_cast<Bucket>(b)));
+      const int64_t steps = (80 + 31) / 32;
+      const bool bp = std::string(method) == "bp", fwd = std::string(estimator) == "forward";
+      // SPSA: 2 passes a sample; forward differences: 1 a sample plus a clean pass.
+      const int64_t per_step = bp ? 1 : fwd ? cfg.q + 1 : 2 * cfg.q;
+      EXPECT_EQ(t.state().forward_passes, steps * per_step) << method << " " << estimator;
+      const int64_t backward = bp ? 1 : std::string(method) == "zo" ? 0 : fwd ? 1 : 2 * cfg.q;
+      EXPECT_EQ(t.state().backward_passes, steps * backward) << method << " " << estimator;
+    }
+}
+
+TEST(Trainer, MemoryBudgetPicksTheLargestHeadThatFits) {
+  test::TempDir dir;
+  test::write_synthetic_data(dir.file("data"), 100, 20, 6);
+  TrainConfig cfg = elastic_config(dir, "budget");
+  ModelSpec m = lenet5(Shape{1, 28, 28}, 10);
+  Network net(m.item_shape, m.layers);
+  cfg.memory_budget = static_cast<int64_t>(training_plan(net, cfg, net.head_start(3)).total());
+  EXPECT_EQ(choose_head(net, cfg), net.head_start(3));
+  cfg.memory_budget -= 1;
+  EXPECT_EQ(choose_head(net, cfg), net.head_start(2));
+  cfg.memory_budget = 1000;
+  try {
+    choose_head(net, cfg);
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("too small even for Full ZO"), std::string::npos);
+  }
 }
 
 TEST(Trainer, RejectsBadConfigBeforeLoadingData) {

@@ -41,7 +41,8 @@ struct Fixture {
 
   double loss(const PerturbationSpec& spec, uint64_t seed, float scale) {
     ParamTransform t = [&](const ParamRef& p, float* dst, int64_t b, int64_t e) {
-      add_perturbation(spec, seed, static_cast<uint32_t>(p.index), scale, p.value.data(), dst, b, e);
+      add_perturbation(spec, seed, static_cast<uint32_t>(p.index), scale, p.value.data(), dst, b,
+                       e);
     };
     return softmax_cross_entropy(zo.forward(kBatch, &t), labels.data(), nullptr, nullptr);
   }
@@ -61,7 +62,8 @@ struct Fixture {
     for (int s = 0; s < q; ++s) {
       uint64_t seed = sample_seed(5, 0, s);
       est.seeds.push_back(seed);
-      est.g.push_back(project({Estimator::kSpsa, eps, 0, false}, loss(spec, seed, eps), loss(spec, seed, -eps)));
+      est.g.push_back(project({Estimator::kSpsa, eps, 0, false}, loss(spec, seed, eps),
+                              loss(spec, seed, -eps)));
     }
     double dot = 0, a2 = 0, b2 = 0;
     for (const ParamRef& p : bp.params()) {
@@ -98,7 +100,8 @@ TEST(ZoEstimator, SpsaErrorFallsWithEpsilonAndBeatsForwardDifference) {
     for (int s = 0; s < 20; ++s) {
       uint64_t seed = sample_seed(8, 1, s);
       double other = est == Estimator::kSpsa ? f.loss(spec, seed, -eps) : f.loss(spec, seed, 0);
-      err += std::fabs(project({est, eps, 0, false}, f.loss(spec, seed, eps), other) - f.directional(spec, seed));
+      err += std::fabs(project({est, eps, 0, false}, f.loss(spec, seed, eps), other) -
+                       f.directional(spec, seed));
     }
     return err / 20;
   };
@@ -118,7 +121,8 @@ TEST(ZoEstimator, SpsaErrorFallsWithEpsilonAndBeatsForwardDifference) {
 TEST(ZoEstimator, PerturbedPassesLeaveTheParametersUntouched) {
   Fixture f;
   std::vector<std::vector<float>> before;
-  for (const ParamRef& p : f.zo.params()) before.emplace_back(p.value.data(), p.value.data() + p.value.numel());
+  for (const ParamRef& p : f.zo.params())
+    before.emplace_back(p.value.data(), p.value.data() + p.value.numel());
   PerturbationSpec spec{Distribution::kGaussian, 0.5f};
   double plus = f.loss(spec, 77, 0.1f);
   f.loss(spec, 77, -0.1f);
@@ -128,7 +132,8 @@ TEST(ZoEstimator, PerturbedPassesLeaveTheParametersUntouched) {
   }
   // And the pass equals one with the perturbation written into the parameters.
   for (ParamRef& p : f.zo.params())
-    add_perturbation(spec, 77, static_cast<uint32_t>(p.index), 0.1f, p.value.data(), p.value.data(), 0, p.value.numel());
+    add_perturbation(spec, 77, static_cast<uint32_t>(p.index), 0.1f, p.value.data(), p.value.data(),
+                     0, p.value.numel());
   EXPECT_EQ(plus, softmax_cross_entropy(f.zo.forward(kBatch), f.labels.data(), nullptr, nullptr));
 }
 

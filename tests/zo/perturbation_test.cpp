@@ -17,16 +17,19 @@ TEST(Perturbation, IsAPureFunctionOfSeedTensorAndIndex) {
   add_perturbation(spec, 42, 3, 1.0f, zero.data(), whole.data(), 0, n);
   // Any split into ranges, in any order, gives the same values.
   for (int64_t b : {500, 0, 1, 333, 777})
-    add_perturbation(spec, 42, 3, 1.0f, zero.data(), pieces.data(), b, std::min<int64_t>(n, b + 333));
+    add_perturbation(spec, 42, 3, 1.0f, zero.data(), pieces.data(), b,
+                     std::min<int64_t>(n, b + 333));
   add_perturbation(spec, 42, 3, 1.0f, zero.data(), pieces.data(), 334, 500);
   EXPECT_EQ(whole, pieces);
   for (int64_t i : {0, 1, 2, 999, 1000}) EXPECT_EQ(whole[i], perturbation(spec, 42, 3, i));
-  EXPECT_NE(perturbation(spec, 42, 4, 7) == whole[7] && perturbation(spec, 43, 3, 8) == whole[8], true);
+  EXPECT_NE(perturbation(spec, 42, 4, 7) == whole[7] && perturbation(spec, 43, 3, 8) == whole[8],
+            true);
 }
 
 TEST(Perturbation, DistributionsHaveZeroMeanUnitVarianceAndTheRightSparsity) {
   const int64_t n = 400000;
-  for (Distribution d : {Distribution::kGaussian, Distribution::kRademacher, Distribution::kUniform})
+  for (Distribution d :
+       {Distribution::kGaussian, Distribution::kRademacher, Distribution::kUniform})
     for (float p_zero : {0.0f, 0.5f, 0.9f}) {
       PerturbationSpec spec{d, p_zero};
       double s = 0, s2 = 0, s4 = 0;

@@ -20,11 +20,11 @@ class RuntimeError : public std::runtime_error {
 };
 
 // Checks an internal invariant; a failure is a bug in zotrain, reported with its location.
-#define ZT_ASSERT(cond)                                                                       \
-  do {                                                                                        \
-    if (!(cond))                                                                              \
+#define ZT_ASSERT(cond)                                                                           \
+  do {                                                                                            \
+    if (!(cond))                                                                                  \
       throw ::zotrain::RuntimeError(std::string("internal error: ") + #cond + " at " + __FILE__ + \
-                                    ":" + std::to_string(__LINE__));                         \
+                                    ":" + std::to_string(__LINE__));                              \
   } while (0)
 
 }  // namespace zotrain

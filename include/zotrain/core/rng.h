@@ -14,9 +14,13 @@ using Philox4x32 = std::array<uint32_t, 4>;
 Philox4x32 philox4x32(Philox4x32 counter, uint64_t key);
 
 // A uniform float in [0, 1) from the high 24 bits of a word.
-inline float u32_to_unit(uint32_t u) { return static_cast<float>(u >> 8) * 0x1p-24f; }
+inline float u32_to_unit(uint32_t u) {
+  return static_cast<float>(u >> 8) * 0x1p-24f;
+}
 // A uniform float in (0, 1], safe for log().
-inline float u32_to_unit_open0(uint32_t u) { return static_cast<float>((u >> 8) + 1) * 0x1p-24f; }
+inline float u32_to_unit_open0(uint32_t u) {
+  return static_cast<float>((u >> 8) + 1) * 0x1p-24f;
+}
 
 // A sequential generator over one Philox stream, for initialization, shuffling and splits.
 // Its output is fixed by (seed, stream) alone.
@@ -25,10 +29,10 @@ class Rng {
   Rng(uint64_t seed, uint64_t stream) : seed_(seed), stream_(stream) {}
 
   uint32_t next_u32();
-  float uniform();                       // [0, 1)
-  float uniform(float lo, float hi);     // [lo, hi)
-  float normal();                        // N(0, 1), Box-Muller
-  uint32_t below(uint32_t n);            // uniform integer in [0, n), unbiased
+  float uniform();                    // [0, 1)
+  float uniform(float lo, float hi);  // [lo, hi)
+  float normal();                     // N(0, 1), Box-Muller
+  uint32_t below(uint32_t n);         // uniform integer in [0, n), unbiased
 
  private:
   uint64_t seed_, stream_;

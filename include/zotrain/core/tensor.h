@@ -11,7 +11,9 @@
 namespace zotrain {
 
 inline constexpr size_t kAlignment = 64;
-inline size_t align_up(size_t bytes) { return (bytes + kAlignment - 1) / kAlignment * kAlignment; }
+inline size_t align_up(size_t bytes) {
+  return (bytes + kAlignment - 1) / kAlignment * kAlignment;
+}
 
 class Tensor {
  public:

@@ -1,7 +1,7 @@
-// 2-D convolution of ONE image [in_c, in_h, in_w] by weights [out_c, in_c, k, k], square kernel,
-// zero padding. Callers loop over images (and threads); every function has a fixed summation
-// order for each output element, so splitting a batch or the output channels over threads
-// never changes a result.
+// 2-D convolution of NCHW images [in_c, in_h, in_w] by weights [out_c, in_c, k, k], square
+// kernel, zero padding. Every function computes each output element by the same operations
+// whatever the number of images or the range of output channels it is given, so splitting a
+// batch or the output channels over threads never changes a result.
 #pragma once
 
 #include <cstdint>
@@ -27,21 +27,27 @@ struct Conv2dGeometry {
   int64_t out_numel() const { return out_c * out_plane(); }
 };
 
-// col = the patch matrix of x, zeros where a patch overlaps the padding.
+// col = the patch matrix of one image x, zeros where a patch overlaps the padding.
 void im2col(const Conv2dGeometry& g, const float* x, float* col);
 // x += the adjoint of im2col applied to col (each entry added to the pixel it was read from).
 void col2im_add(const Conv2dGeometry& g, const float* col, float* x);
 
-// y = w * im2col(x) + b. `col` is scratch of col_floats(); b may be null (no bias).
-void conv2d_forward(const Conv2dGeometry& g, const float* x, const float* w, const float* b,
-                    float* y, float* col);
-// dx = dL/dx for dy = dL/dy (dx is overwritten). `col` is scratch of col_floats().
-void conv2d_backward_data(const Conv2dGeometry& g, const float* dy, const float* w, float* dx,
-                          float* col);
-// dw += dy * im2col(x)^T and db += the sum of each dy plane (db may be null). `col` is scratch of
-// col_floats(). To split the output channels [o0, o1) over threads, pass a geometry with
-// out_c = o1 - o0 and dy, dw, db advanced to channel o0: the sums stay the same.
-void conv2d_backward_weight(const Conv2dGeometry& g, const float* x, const float* dy, float* dw,
-                            float* db, float* col);
+// Scratch floats one call of each function below needs (one per thread), whatever the active
+// instruction set.
+int64_t conv2d_forward_work(const Conv2dGeometry& g);
+int64_t conv2d_backward_data_work(const Conv2dGeometry& g);
+int64_t conv2d_backward_weight_work(const Conv2dGeometry& g);
+
+// y = w * im2col(x) + b for `images` consecutive images; b may be null (no bias).
+void conv2d_forward(const Conv2dGeometry& g, int64_t images, const float* x, const float* w,
+                    const float* b, float* y, float* work);
+// dx = dL/dx for dy = dL/dy, for `images` consecutive images (dx is overwritten).
+void conv2d_backward_data(const Conv2dGeometry& g, int64_t images, const float* dy, const float* w,
+                          float* dx, float* work);
+// For the output channels [o0, o1): dw += dy * im2col(x)^T and db += the sum of each dy plane
+// (db may be null), adding the images in order. x, dy, dw and db are the whole arrays of the
+// `images` images and out_c channels; only channels [o0, o1) are read from dy and written.
+void conv2d_backward_weight(const Conv2dGeometry& g, int64_t o0, int64_t o1, int64_t images,
+                            const float* x, const float* dy, float* dw, float* db, float* work);
 
 }  // namespace zotrain::kernels

@@ -1,5 +1,6 @@
 // 2-D convolution layer over NCHW inputs: weight [out, in, k, k], bias [out], square kernel,
-// stride, zero padding. Runs as im2col + GEMM per image, the patch matrix in the workspace.
+// stride, zero padding. The kernels (kernels/conv2d.h) take their scratch from the workspace, one
+// slice per thread.
 #pragma once
 
 #include "zotrain/kernels/conv2d.h"
@@ -15,7 +16,7 @@ class Conv2d : public Layer {
   std::string describe() const override;
   Shape output_shape(const Shape& in) const override;
   std::vector<ParamSpec> param_specs() const override;
-  // One patch matrix per thread.
+  // One slice per thread, as large as the largest scratch of the three kernels.
   size_t workspace_floats(const Shape& in, int threads) const override;
   int64_t forward_macs(const Shape& in) const override;
   void forward(const Tensor& x, Tensor& y, const ExecContext& ctx) const override;
@@ -24,6 +25,7 @@ class Conv2d : public Layer {
 
  private:
   kernels::Conv2dGeometry geometry(const Shape& in) const;
+  static int64_t thread_workspace(const kernels::Conv2dGeometry& g);
 
   int64_t in_, out_, k_, stride_, pad_;
 };

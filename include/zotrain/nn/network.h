@@ -19,10 +19,10 @@ namespace zotrain {
 // One parameter tensor of the network, in a fixed order (layer, then the layer's param_specs).
 struct ParamRef {
   int layer;
-  int index;          // position among all parameters of the network
-  std::string name;   // "3.weight"
+  int index;         // position among all parameters of the network
+  std::string name;  // "3.weight"
   Tensor value;
-  Tensor grad;        // empty unless the layer is in the head
+  Tensor grad;  // empty unless the layer is in the head
 };
 
 // Writes the values a body parameter takes during one forward pass into dst[begin, end)

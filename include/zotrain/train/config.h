@@ -9,11 +9,14 @@
 
 namespace zotrain {
 
+// The defaults are the main job: ElasticZO (ZO-Feat-Cls1: BP on the last two layers) training
+// LeNet-5 on Fashion-MNIST, with the hyperparameters of configs/fp32/lenet5-fashion-cls1.toml
+// but 10 epochs instead of 20.
 struct TrainConfig {
   std::string model = "lenet5";
   std::string data = "fashion-mnist";
   std::string out = "runs/default";
-  std::string method = "bp";  // bp: Full BP; zo: Full ZO; elastic: ZO body + BP head
+  std::string method = "elastic";  // bp: Full BP; zo: Full ZO; elastic: ZO body + BP head
   int bp_layers = 2;          // elastic: layers with parameters trained by BP, counted from the end
   int64_t memory_budget = 0;  // elastic: bytes; when set, picks the largest head that fits
   std::string estimator = "spsa";         // spsa (central) or forward difference
@@ -21,10 +24,10 @@ struct TrainConfig {
   std::string sparsity = "0";  // p_zero, or a schedule "P0,EPOCH:P1,..." e.g. "0.33,20:0.5,50:0.9"
   int q = 1;                   // perturbation samples per step
   double eps = 1e-3;           // perturbation radius
-  double zo_lr = 1e-4;         // learning rate of the ZO-trained layers
+  double zo_lr = 5e-4;         // learning rate of the ZO-trained layers
   double zo_momentum = 0.0;    // momentum of the ZO update (costs a buffer per ZO parameter)
-  double grad_clip = 0.0;      // clip the projected gradient to ±grad_clip (0: no clipping)
-  std::string zo_update = "gradient";  // gradient: θ -= lr·g·z; sign: θ -= lr·sign(g)·z
+  double grad_clip = 1.0;      // clip the projected gradient to ±grad_clip (0: no clipping)
+  std::string zo_update = "gradient";   // gradient: θ -= lr·g·z; sign: θ -= lr·sign(g)·z
   std::string head_grad = "perturbed";  // elastic: head gradient from the perturbed passes, or
                                         // from an extra clean pass ("clean")
   int epochs = 10;
@@ -49,10 +52,12 @@ void visit_config(Config& c, Visitor&& v) {
   v("out", c.out, "output folder for metrics.jsonl, summary.json, checkpoint.bin");
   v("method", c.method, "training method: bp (Full BP), zo (Full ZO), elastic (ZO body, BP head)");
   v("bp_layers", c.bp_layers, "elastic: number of last layers with parameters trained by BP");
-  v("memory_budget", c.memory_budget, "elastic: bytes; pick the largest BP head that fits (0: off)");
+  v("memory_budget", c.memory_budget,
+    "elastic: bytes; pick the largest BP head that fits (0: off)");
   v("estimator", c.estimator, "ZO estimator: spsa (central difference) or forward");
   v("perturbation", c.perturbation, "ZO perturbation: gaussian, rademacher or uniform");
-  v("sparsity", c.sparsity, "probability of zeroing a perturbation element, or a schedule P0,EPOCH:P,...");
+  v("sparsity", c.sparsity,
+    "probability of zeroing a perturbation element, or a schedule P0,EPOCH:P,...");
   v("q", c.q, "ZO perturbation samples per step");
   v("eps", c.eps, "ZO perturbation radius");
   v("zo_lr", c.zo_lr, "learning rate of the ZO-trained layers");

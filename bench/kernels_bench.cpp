@@ -1,0 +1,192 @@
+// Micro-benchmarks of the f32 kernels at LeNet-5's shapes (28x28 inputs, batch 256), on one
+// thread. Compute-bound kernels report FLOPS (2 per multiply-add), pooling reports input
+// elements per second. GEMM and the convolution layers run once per instruction set the CPU
+// supports; gemm_f32_ref gives the baseline.
+#include <benchmark/benchmark.h>
+
+#include <vector>
+
+#include "zotrain/core/arena.h"
+#include "zotrain/core/rng.h"
+#include "zotrain/kernels/gemm.h"
+#include "zotrain/kernels/isa.h"
+#include "zotrain/models/model.h"
+#include "zotrain/nn/conv2d.h"
+#include "zotrain/nn/max_pool2d.h"
+#include "zotrain/nn/network.h"
+
+namespace zotrain {
+namespace {
+
+using kernels::KernelIsa;
+
+constexpr int64_t kBatch = 256;
+
+Tensor random_tensor(const Shape& shape, uint64_t stream) {
+  Tensor t = Tensor::zeros(shape);
+  Rng rng(7, stream);
+  for (int64_t i = 0; i < t.numel(); ++i) t[i] = rng.uniform(-1.0f, 1.0f);
+  return t;
+}
+
+void set_rate(benchmark::State& state, double per_iteration, const char* name) {
+  state.counters[name] = benchmark::Counter(per_iteration * static_cast<double>(state.iterations()),
+                                            benchmark::Counter::kIsRate);
+}
+
+bool select_isa(benchmark::State& state, int64_t isa) {
+  if (!kernels::kernel_isa_supported(static_cast<KernelIsa>(isa))) {
+    state.SkipWithError("instruction set not supported");
+    return false;
+  }
+  kernels::set_active_kernel_isa(static_cast<KernelIsa>(isa));
+  state.SetLabel(kernels::kernel_isa_name(static_cast<KernelIsa>(isa)));
+  return true;
+}
+
+// Arguments: trans_a, trans_b, m, n, k, and -1 for gemm_f32_ref or a KernelIsa for gemm_f32.
+void BM_Gemm(benchmark::State& state) {
+  const bool ta = state.range(0), tb = state.range(1);
+  const int64_t m = state.range(2), n = state.range(3), k = state.range(4);
+  const int64_t isa = state.range(5);
+  auto run = isa < 0 ? kernels::gemm_f32_ref : kernels::gemm_f32;
+  if (isa >= 0 && !select_isa(state, isa)) return;
+  Tensor a = random_tensor(Shape{m * k}, 0), b = random_tensor(Shape{k * n}, 1);
+  Tensor c = random_tensor(Shape{m * n}, 2);
+  for (auto _ : state) {
+    run(ta, tb, m, n, k, 1.0f, a.data(), ta ? m : k, b.data(), tb ? k : n, 0.0f, c.data(), n);
+    benchmark::DoNotOptimize(c.data());
+    benchmark::ClobberMemory();
+  }
+  set_rate(state, 2.0 * m * n * k, "FLOPS");
+  state.SetLabel(isa < 0 ? "reference" : kernels::gemm_f32_kernel_name());
+}
+
+void gemm_shapes(benchmark::internal::Benchmark* b) {
+  b->ArgNames({"ta", "tb", "m", "n", "k", "isa"});
+  const std::vector<std::vector<int64_t>> shapes = {
+      {0, 1, kBatch, 120, 400},  // fc1 forward: x W^T
+      {0, 1, kBatch, 84, 120},   // fc2 forward
+      {0, 1, kBatch, 10, 84},    // fc3 forward
+      {1, 0, 120, 400, kBatch},  // fc1 weight gradient: dy^T x
+      {0, 0, kBatch, 400, 120},  // fc1 input gradient: dy W
+      {0, 0, 256, 256, 256},     // square
+  };
+  for (const auto& s : shapes)
+    for (int64_t isa : {-1, 0, 1}) {
+      auto args = s;
+      args.push_back(isa);
+      b->Args(args);
+    }
+}
+BENCHMARK(BM_Gemm)->Apply(gemm_shapes);
+
+// A layer with random parameters and gradient buffers, and its workspace for one thread.
+struct BoundLayer {
+  BoundLayer(Layer& layer, const Shape& in) : x(random_tensor(in, 3)) {
+    uint64_t stream = 4;
+    for (const ParamSpec& p : layer.param_specs()) {
+      params.push_back(random_tensor(p.shape, stream++));
+      grads.push_back(Tensor::zeros(p.shape));
+    }
+    layer.bind(params, grads);
+    y = Tensor::zeros(layer.output_shape(in));
+    dy = random_tensor(y.shape(), 5);
+    dx = Tensor::zeros(in);
+    workspace.resize(layer.workspace_floats(in, 1) + 1);
+    ctx.workspace = workspace.data();
+  }
+  Tensor x, y, dx, dy;
+  std::vector<Tensor> params, grads;
+  std::vector<float> workspace;
+  ExecContext ctx;
+};
+
+// LeNet-5's convolutions: 0 = conv1 (1->6, 28x28, pad 2), 1 = conv2 (6->16, 14x14).
+Conv2d lenet_conv(int64_t which, Shape& in) {
+  in = which == 0 ? Shape{kBatch, 1, 28, 28} : Shape{kBatch, 6, 14, 14};
+  return which == 0 ? Conv2d(1, 6, 5, 1, 2) : Conv2d(6, 16, 5, 1, 0);
+}
+
+// Arguments: conv (0, 1), KernelIsa.
+void BM_Conv2dForward(benchmark::State& state) {
+  Shape in;
+  Conv2d layer = lenet_conv(state.range(0), in);
+  if (!select_isa(state, state.range(1))) return;
+  BoundLayer l(layer, in);
+  for (auto _ : state) {
+    layer.forward(l.x, l.y, l.ctx);
+    benchmark::ClobberMemory();
+  }
+  set_rate(state, 2.0 * static_cast<double>(layer.forward_macs(in)), "FLOPS");
+}
+BENCHMARK(BM_Conv2dForward)->ArgNames({"conv", "isa"})->ArgsProduct({{0, 1}, {0, 1}});
+
+// Arguments: conv, KernelIsa, and 1 to compute the input gradient besides the weight gradient
+// (a network computes none for its first layer). Each gradient has as many multiply-adds as the
+// forward pass.
+void BM_Conv2dBackward(benchmark::State& state) {
+  Shape in;
+  Conv2d layer = lenet_conv(state.range(0), in);
+  if (!select_isa(state, state.range(1))) return;
+  BoundLayer l(layer, in);
+  Tensor dx = state.range(2) ? l.dx : Tensor();
+  for (auto _ : state) {
+    layer.backward(l.x, l.y, l.dy, dx, l.ctx);
+    benchmark::ClobberMemory();
+  }
+  set_rate(state, 2.0 * (1 + state.range(2)) * static_cast<double>(layer.forward_macs(in)),
+           "FLOPS");
+}
+BENCHMARK(BM_Conv2dBackward)
+    ->ArgNames({"conv", "isa", "dx"})
+    ->ArgsProduct({{0, 1}, {0, 1}, {0, 1}});
+
+// Arguments: channels and size of LeNet-5's pooling inputs.
+void BM_MaxPool2dForward(benchmark::State& state) {
+  const Shape in{kBatch, state.range(0), state.range(1), state.range(1)};
+  MaxPool2d layer(2, 2);
+  BoundLayer l(layer, in);
+  for (auto _ : state) {
+    layer.forward(l.x, l.y, l.ctx);
+    benchmark::ClobberMemory();
+  }
+  set_rate(state, static_cast<double>(in.numel()), "elements");
+}
+BENCHMARK(BM_MaxPool2dForward)->ArgNames({"c", "hw"})->Args({6, 28})->Args({16, 10});
+
+void BM_MaxPool2dBackward(benchmark::State& state) {
+  const Shape in{kBatch, state.range(0), state.range(1), state.range(1)};
+  MaxPool2d layer(2, 2);
+  BoundLayer l(layer, in);
+  for (auto _ : state) {
+    layer.backward(l.x, l.y, l.dy, l.dx, l.ctx);
+    benchmark::ClobberMemory();
+  }
+  set_rate(state, static_cast<double>(in.numel()), "elements");
+}
+BENCHMARK(BM_MaxPool2dBackward)->ArgNames({"c", "hw"})->Args({6, 28})->Args({16, 10});
+
+// The whole LeNet-5 forward pass (all layers, as a zeroth-order step runs it), per example.
+// Argument: KernelIsa.
+void BM_LeNet5Forward(benchmark::State& state) {
+  if (!select_isa(state, state.range(0))) return;
+  ModelSpec m = lenet5(Shape{1, 28, 28}, 10);
+  Network net(m.item_shape, m.layers);
+  Arena arena;
+  net.allocate(arena, kBatch, net.num_layers(), nullptr, 1);
+  Tensor input = net.input(kBatch);
+  Rng rng(7, 0);
+  for (int64_t i = 0; i < input.numel(); ++i) input[i] = rng.uniform(-1.0f, 1.0f);
+  for (auto _ : state) benchmark::DoNotOptimize(net.forward(kBatch).data());
+  set_rate(state, 2.0 * static_cast<double>(net.forward_macs(kBatch)), "FLOPS");
+  state.counters["per_example"] =
+      benchmark::Counter(static_cast<double>(state.iterations()) * kBatch,
+                         benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+}
+BENCHMARK(BM_LeNet5Forward)->ArgNames({"isa"})->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond);
+
+}  // namespace
+}  // namespace zotrain
+
+BENCHMARK_MAIN();

@@ -1,0 +1,35 @@
+// Internal to src/kernels: the kernels that are compiled once per instruction set
+// (simd_kernels.h), as a table of functions per set, and the choice of the active set.
+#pragma once
+
+#include <cstdint>
+
+#include "zotrain/kernels/conv2d.h"
+#include "zotrain/kernels/isa.h"
+
+namespace zotrain::kernels {
+
+struct KernelSet {
+  KernelIsa isa;
+  const char* gemm_name;
+  void (*gemm)(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha,
+               const float* a, int64_t lda, const float* b, int64_t ldb, float beta, float* c,
+               int64_t ldc);
+  int64_t (*conv2d_forward_work)(const Conv2dGeometry& g);
+  void (*conv2d_forward)(const Conv2dGeometry& g, int64_t images, const float* x, const float* w,
+                         const float* b, float* y, float* work);
+  // dw of output channels [o0, o1) for stride 1 (conv2d_backward_weight without db).
+  int64_t (*conv2d_weight_grad_work)(const Conv2dGeometry& g);
+  void (*conv2d_weight_grad)(const Conv2dGeometry& g, int64_t o0, int64_t o1, int64_t images,
+                             const float* x, const float* dy, float* dw, float* work);
+};
+
+extern const KernelSet kPortableKernels;
+#if defined(__x86_64__)
+extern const KernelSet kAvx2FmaKernels;
+#endif
+
+// The set of the active instruction set (isa.h).
+const KernelSet& active_kernels();
+
+}  // namespace zotrain::kernels

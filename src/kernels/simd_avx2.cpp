@@ -1,0 +1,39 @@
+// The AVX2+FMA build of the tiled kernels: vectors of 8 floats and fused multiply-adds. Only the
+// code of simd_kernels.h is compiled for AVX2 (kernel_set.h and what it includes come first,
+// for the baseline), and the dispatcher calls it only on CPUs that have AVX2 and FMA.
+#include "kernel_set.h"
+
+#if defined(__x86_64__)
+
+#if defined(__clang__)
+#pragma clang attribute push(__attribute__((target("avx2,fma"))), apply_to = function)
+#else
+#pragma GCC push_options
+#pragma GCC target("avx2,fma")
+#endif
+
+#define ZT_SIMD_NS avx2
+#define ZT_SIMD_LANES 8
+#include "simd_kernels.h"
+
+#if defined(__clang__)
+#pragma clang attribute pop
+#else
+#pragma GCC pop_options
+#endif
+
+namespace zotrain::kernels {
+
+const KernelSet kAvx2FmaKernels = {
+    .isa = KernelIsa::kAvx2Fma,
+    .gemm_name = "avx2+fma 6x16 tiles",
+    .gemm = avx2::gemm,
+    .conv2d_forward_work = avx2::conv2d_forward_work,
+    .conv2d_forward = avx2::conv2d_forward,
+    .conv2d_weight_grad_work = avx2::conv2d_weight_grad_work,
+    .conv2d_weight_grad = avx2::conv2d_weight_grad,
+};
+
+}  // namespace zotrain::kernels
+
+#endif

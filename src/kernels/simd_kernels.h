@@ -1,0 +1,504 @@
+// Internal to src/kernels: the register-tiled kernels, written once over a GCC vector type of
+// ZT_SIMD_LANES floats and compiled once per instruction set (simd_portable.cpp,
+// simd_avx2.cpp), each copy in its own namespace ZT_SIMD_NS.
+//
+// This file includes nothing and uses no library templates: the including file includes
+// kernel_set.h first and may then switch the compiler's target, and any inline function or
+// template instantiation emitted under that target could otherwise be merged by the linker with
+// a baseline copy and run on a CPU without the instructions.
+//
+// Every kernel reduces to tile_product: an MR x kNR block of outputs held in registers, each
+// element its own chain of multiply-adds in increasing reduction index. An element's value thus
+// depends only on its operands, never on the block it was computed in, which is what makes the
+// results independent of blocking and thread count.
+
+namespace zotrain::kernels::ZT_SIMD_NS {
+
+constexpr int kLanes = ZT_SIMD_LANES;
+typedef float V __attribute__((vector_size(kLanes * sizeof(float))));
+
+constexpr int kMR = 6;             // tile rows: 6 x 2 vector accumulators leave registers for
+constexpr int kNV = 2;             // the two B vectors and a broadcast A element (of 16)
+constexpr int kNR = kNV * kLanes;  // tile columns
+// GEMM reduction block: a packed B panel of kKC x kNR floats (16 KB with AVX2) stays in L1.
+constexpr int64_t kKC = 256;
+
+#define ZT_INLINE inline __attribute__((always_inline))
+
+ZT_INLINE V load(const float* p) {
+  V v;
+  __builtin_memcpy(&v, p, sizeof v);
+  return v;
+}
+ZT_INLINE void store(float* p, V v) {
+  __builtin_memcpy(p, &v, sizeof v);
+}
+ZT_INLINE V splat(float s) {
+  return s - V{};  // s - 0 is s for every s, so this folds to a broadcast (0 + s would not: -0)
+}
+ZT_INLINE int64_t min64(int64_t a, int64_t b) {
+  return a < b ? a : b;
+}
+
+// Where the p-th element along the reduction sits, relative to a row (A) or panel (B) start.
+struct Contiguous {
+  ZT_INLINE int64_t operator()(int64_t p) const { return p; }
+};
+struct Strided {
+  int64_t stride;
+  ZT_INLINE int64_t operator()(int64_t p) const { return p * stride; }
+};
+struct Indexed {  // a table of offsets: the taps of a convolution window
+  const int32_t* offset;
+  ZT_INLINE int64_t operator()(int64_t p) const { return offset[p]; }
+};
+
+template <int MR>
+using Acc = V[MR][kNV];
+
+// acc(i, j) = sum over p < kc, in increasing p, of A(i, p) * B(p, j), with A(i, p) =
+// a[i][ai(p)] and B(p, j) = b[bi(p) + j] for j < kNR.
+template <int MR, class AI, class BI>
+ZT_INLINE void tile_product(int64_t kc, const float* const (&a)[MR], AI ai, const float* b, BI bi,
+                            Acc<MR>& acc) {
+#pragma GCC unroll 8
+  for (int i = 0; i < MR; ++i) {
+#pragma GCC unroll 8
+    for (int v = 0; v < kNV; ++v) acc[i][v] = V{};
+  }
+  // Unrolled twice: measured faster on the short reductions of convolutions.
+#pragma GCC unroll 2
+  for (int64_t p = 0; p < kc; ++p) {
+    const float* bp = b + bi(p);
+    V bv[kNV];
+#pragma GCC unroll 8
+    for (int v = 0; v < kNV; ++v) bv[v] = load(bp + v * kLanes);
+    const int64_t ap = ai(p);
+#pragma GCC unroll 8
+    for (int i = 0; i < MR; ++i) {
+      const float s = a[i][ap];
+#pragma GCC unroll 8
+      for (int v = 0; v < kNV; ++v) acc[i][v] += bv[v] * s;
+    }
+  }
+}
+
+// Calls f(Rows<mr>{}) for 1 <= mr <= kMR, so that edge tiles run a kernel of their own height
+// with the same per-element operations as full tiles.
+template <int N>
+struct Rows {
+  static constexpr int value = N;
+};
+template <class F>
+ZT_INLINE void with_rows(int64_t mr, F&& f) {
+  static_assert(kMR == 6, "with_rows covers 1..6 rows");
+  switch (mr) {
+    case 6:
+      f(Rows<6>{});
+      break;
+    case 5:
+      f(Rows<5>{});
+      break;
+    case 4:
+      f(Rows<4>{});
+      break;
+    case 3:
+      f(Rows<3>{});
+      break;
+    case 2:
+      f(Rows<2>{});
+      break;
+    default:
+      f(Rows<1>{});
+      break;
+  }
+}
+
+// ---- GEMM ----
+
+// Copies op(B)[pc, pc + kc) x [jc, jc + nr) into panel (kc rows of kNR floats), zero beyond
+// column nr: the padding columns keep a tile inside the panel and add nothing to real columns.
+inline void pack_b(bool trans_b, const float* b, int64_t ldb, int64_t pc, int64_t kc, int64_t jc,
+                   int64_t nr, float* panel) {
+  if (!trans_b) {
+    for (int64_t p = 0; p < kc; ++p) {
+      const float* src = b + (pc + p) * ldb + jc;
+      float* dst = panel + p * kNR;
+      for (int64_t j = 0; j < nr; ++j) dst[j] = src[j];
+      for (int64_t j = nr; j < kNR; ++j) dst[j] = 0.0f;
+    }
+    return;
+  }
+  for (int64_t j = 0; j < kNR; ++j) {
+    const float* src = b + (jc + j) * ldb + pc;
+    if (j < nr)
+      for (int64_t p = 0; p < kc; ++p) panel[p * kNR + j] = src[p];
+    else
+      for (int64_t p = 0; p < kc; ++p) panel[p * kNR + j] = 0.0f;
+  }
+}
+
+// How a tile's sum meets C: the first reduction block overwrites C (beta == 0, C unread) or
+// scales it by beta, later blocks add to it.
+enum class Update { kOverwrite, kScale, kAdd };
+
+template <int MR>
+ZT_INLINE void store_gemm_tile(const Acc<MR>& acc, float* c, int64_t ldc, int64_t nr, float alpha,
+                               float beta, Update update) {
+  // One expression for full and partial tiles, so that both round the same way.
+  auto combine = [&](V t, V old) {
+    if (update == Update::kOverwrite) return t * alpha;
+    if (update == Update::kScale) return t * alpha + old * beta;
+    return t * alpha + old;
+  };
+  for (int i = 0; i < MR; ++i) {
+    float* ci = c + i * ldc;
+    if (nr == kNR) {
+      for (int v = 0; v < kNV; ++v) {
+        float* cv = ci + v * kLanes;
+        store(cv, combine(acc[i][v], update == Update::kOverwrite ? V{} : load(cv)));
+      }
+    } else {
+      float t[kNR] = {};
+      if (update != Update::kOverwrite)
+        for (int64_t j = 0; j < nr; ++j) t[j] = ci[j];
+      for (int v = 0; v < kNV; ++v) store(t + v * kLanes, combine(acc[i][v], load(t + v * kLanes)));
+      for (int64_t j = 0; j < nr; ++j) ci[j] = t[j];
+    }
+  }
+}
+
+// One MR-row tile of C against a packed panel; `a` points at op(A)[first row][first k].
+template <int MR>
+void gemm_tile(bool trans_a, const float* a, int64_t lda, int64_t kc, const float* panel, float* c,
+               int64_t ldc, int64_t nr, float alpha, float beta, Update update) {
+  Acc<MR> acc;
+  const float* rows[MR];
+  if (!trans_a) {
+    for (int i = 0; i < MR; ++i) rows[i] = a + i * lda;
+    tile_product<MR>(kc, rows, Contiguous{}, panel, Strided{kNR}, acc);
+  } else {
+    for (int i = 0; i < MR; ++i) rows[i] = a + i;
+    tile_product<MR>(kc, rows, Strided{lda}, panel, Strided{kNR}, acc);
+  }
+  store_gemm_tile<MR>(acc, c, ldc, nr, alpha, beta, update);
+}
+
+// Blocks of kKC along k (outermost, so that the blocks are the same for every element), then
+// panels of kNR columns of op(B), packed once and swept by all row tiles. op(A) is read in
+// place: a tile broadcasts one element of each of its rows per step.
+void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
+          int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
+  if (m <= 0 || n <= 0) return;
+  if (k <= 0) {
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j) c[i * ldc + j] = beta == 0.0f ? 0.0f : beta * c[i * ldc + j];
+    return;
+  }
+  alignas(64) float panel[kKC * kNR];
+  for (int64_t pc = 0; pc < k; pc += kKC) {
+    const int64_t kc = min64(kKC, k - pc);
+    const Update update = pc > 0         ? Update::kAdd
+                          : beta == 0.0f ? Update::kOverwrite
+                                         : Update::kScale;
+    for (int64_t jc = 0; jc < n; jc += kNR) {
+      const int64_t nr = min64(kNR, n - jc);
+      pack_b(trans_b, b, ldb, pc, kc, jc, nr, panel);
+      for (int64_t ic = 0; ic < m; ic += kMR) {
+        const float* at = trans_a ? a + pc * lda + ic : a + ic * lda + pc;
+        float* ct = c + ic * ldc + jc;
+        with_rows(min64(kMR, m - ic), [&](auto rows) {
+          gemm_tile<decltype(rows)::value>(trans_a, at, lda, kc, panel, ct, ldc, nr, alpha, beta,
+                                           update);
+        });
+      }
+    }
+  }
+}
+
+// ---- Convolution forward ----
+//
+// Two ways to run a convolution as register tiles without building the patch matrix; both sum
+// the taps (channel, kernel row, kernel column) in the same order, so they give the same values.
+//
+// Channel rows (stride 1 only): a tile is MR output channels x kNR consecutive positions of the
+// output laid out with the padded input's row length wp. Then tap t of output position q reads
+// padded input element off[t] + q, so the B rows of a tile are contiguous runs of the padded
+// image; the wp - out_w columns past each output row are computed and dropped.
+//
+// Pixel rows: a tile is MR output pixels (any stride) x kNR channels. A(pixel, t) is one element
+// of the input, B the weights transposed and packed into panels of kNR channels; the tile is
+// transposed into the NCHW output as it is stored.
+
+struct ConvPlan {
+  bool channel_rows;
+  int64_t hp, wp;     // rows and row length of the padded image
+  int64_t padded;     // floats of the padded copy of one image (0: the input is read in place)
+  int64_t positions;  // channel rows: output positions computed, a multiple of kNR
+  int64_t panels;     // pixel rows: panels of kNR output channels
+};
+
+inline int64_t round_up(int64_t a, int64_t b) {
+  return (a + b - 1) / b * b;
+}
+
+// Picks the layout that wastes fewer multiply-adds on padding: the dropped columns and the
+// channels of the last row tile for channel rows, the channels of the last panel for pixel rows.
+inline ConvPlan conv_plan(const Conv2dGeometry& g) {
+  ConvPlan p{};
+  p.hp = g.in_h + 2 * g.pad;
+  p.wp = g.in_w + 2 * g.pad;
+  p.panels = (g.out_c + kNR - 1) / kNR;
+  const double channel_rows_use =
+      static_cast<double>(g.out_w * g.out_c) / static_cast<double>(p.wp * round_up(g.out_c, kMR));
+  const double pixel_rows_use = static_cast<double>(g.out_c) / static_cast<double>(p.panels * kNR);
+  p.channel_rows = g.stride == 1 && channel_rows_use >= pixel_rows_use;
+  if (p.channel_rows) {
+    p.positions = round_up(g.out_h * p.wp, kNR);
+    // The last tile reads up to the last tap's offset past its last position.
+    const int64_t last_tap = ((g.in_c - 1) * p.hp + g.k - 1) * p.wp + g.k - 1;
+    p.padded = p.positions + last_tap;
+  } else if (g.pad > 0) {
+    p.padded = g.in_c * p.hp * p.wp;
+  }
+  return p;
+}
+
+// Scratch layout: the padded image, then (pixel rows) the packed weights and the bias padded to
+// whole panels, then the tap offsets as int32.
+int64_t conv2d_forward_work(const Conv2dGeometry& g) {
+  const ConvPlan p = conv_plan(g);
+  const int64_t packed = p.channel_rows ? 0 : p.panels * kNR * (g.patch_size() + 1);
+  return p.padded + packed + g.patch_size();
+}
+
+// Offsets of the taps (channel, kernel row, kernel column) in an image of hp x wp.
+inline void tap_offsets(const Conv2dGeometry& g, int64_t hp, int64_t wp, int32_t* off) {
+  int64_t t = 0;
+  for (int64_t c = 0; c < g.in_c; ++c)
+    for (int64_t ki = 0; ki < g.k; ++ki)
+      for (int64_t kj = 0; kj < g.k; ++kj) off[t++] = static_cast<int32_t>((c * hp + ki) * wp + kj);
+}
+
+// Copies one image into the interior of the padded buffer (hp x wp per channel); the border
+// stays as it was (zero).
+inline void pad_image(const Conv2dGeometry& g, int64_t hp, int64_t wp, const float* x, float* xp) {
+  for (int64_t c = 0; c < g.in_c; ++c)
+    for (int64_t ih = 0; ih < g.in_h; ++ih) {
+      const float* src = x + (c * g.in_h + ih) * g.in_w;
+      float* dst = xp + (c * hp + ih + g.pad) * wp + g.pad;
+      for (int64_t iw = 0; iw < g.in_w; ++iw) dst[iw] = src[iw];
+    }
+}
+
+// Stores a channel-rows tile plus bias: output channels o0.., positions from (oh, ow) on along
+// the wp-long rows. Vectors that lie in the valid part of one output row are stored whole, the
+// others in runs of lanes within one row, dropping the lanes past out_w.
+template <int MR>
+ZT_INLINE void store_channel_rows(const Acc<MR>& acc, const Conv2dGeometry& g, int64_t wp,
+                                  int64_t o0, int64_t oh, int64_t ow, const float* b, float* y) {
+  const int64_t plane = g.out_plane();
+  V bias[MR];
+  for (int i = 0; i < MR; ++i) bias[i] = splat(b ? b[o0 + i] : 0.0f);
+  for (int v = 0; v < kNV; ++v) {
+    int64_t r = oh, c = ow + v * kLanes;
+    if (c + kLanes <= g.out_w) {
+      for (int i = 0; i < MR; ++i)
+        store(y + (o0 + i) * plane + r * g.out_w + c, acc[i][v] + bias[i]);
+      continue;
+    }
+    float t[MR][kLanes];
+    for (int i = 0; i < MR; ++i) store(t[i], acc[i][v] + bias[i]);
+    for (int64_t u = 0; u < kLanes;) {  // runs of lanes within one padded row
+      for (; c >= wp; c -= wp) ++r;
+      const int64_t run = min64(kLanes - u, wp - c);
+      if (r < g.out_h && c < g.out_w) {
+        const int64_t len = min64(run, g.out_w - c);
+        for (int i = 0; i < MR; ++i)
+          for (int64_t e = 0; e < len; ++e) y[(o0 + i) * plane + r * g.out_w + c + e] = t[i][u + e];
+      }
+      u += run, c += run;
+    }
+  }
+}
+
+inline void conv_channel_rows(const Conv2dGeometry& g, const ConvPlan& p, int64_t images,
+                              const float* x, const float* w, const float* b, float* y,
+                              float* work) {
+  const int64_t taps = g.patch_size();
+  float* xp = work;
+  int32_t* off = reinterpret_cast<int32_t*>(work + p.padded);
+  tap_offsets(g, p.hp, p.wp, off);
+  for (int64_t i = 0; i < p.padded; ++i) xp[i] = 0.0f;
+  for (int64_t n = 0; n < images; ++n) {
+    pad_image(g, p.hp, p.wp, x + n * g.in_numel(), xp);
+    float* yn = y + n * g.out_numel();
+    int64_t oh = 0, ow = 0;  // of position q0
+    for (int64_t q0 = 0; q0 < p.positions; q0 += kNR) {
+      for (int64_t o0 = 0; o0 < g.out_c; o0 += kMR)
+        with_rows(min64(kMR, g.out_c - o0), [&](auto rows) {
+          constexpr int MR = decltype(rows)::value;
+          const float* wr[MR];
+          for (int i = 0; i < MR; ++i) wr[i] = w + (o0 + i) * taps;
+          Acc<MR> acc;
+          tile_product<MR>(taps, wr, Contiguous{}, xp + q0, Indexed{off}, acc);
+          store_channel_rows<MR>(acc, g, p.wp, o0, oh, ow, b, yn);
+        });
+      for (ow += kNR; ow >= p.wp;) ow -= p.wp, ++oh;
+    }
+  }
+}
+
+// Stores a pixel-rows tile plus bias, transposed: pixels m0.. of the plane, channels o0...
+template <int MR>
+ZT_INLINE void store_pixel_rows(const Acc<MR>& acc, const Conv2dGeometry& g, int64_t m0, int64_t o0,
+                                const float* bias, float* y) {
+  float t[MR][kNR];
+  for (int i = 0; i < MR; ++i)
+    for (int v = 0; v < kNV; ++v)
+      store(t[i] + v * kLanes, acc[i][v] + load(bias + o0 + v * kLanes));
+  const int64_t plane = g.out_plane(), channels = min64(kNR, g.out_c - o0);
+  for (int64_t j = 0; j < channels; ++j) {
+    float* dst = y + (o0 + j) * plane + m0;
+    for (int i = 0; i < MR; ++i) dst[i] = t[i][j];
+  }
+}
+
+inline void conv_pixel_rows(const Conv2dGeometry& g, const ConvPlan& p, int64_t images,
+                            const float* x, const float* w, const float* b, float* y, float* work) {
+  const int64_t taps = g.patch_size(), plane = g.out_plane();
+  float* xp = work;
+  float* packed = work + p.padded;  // panel q: taps x kNR, weights transposed
+  float* bias = packed + p.panels * kNR * taps;
+  int32_t* off = reinterpret_cast<int32_t*>(bias + p.panels * kNR);
+  for (int64_t o = 0; o < p.panels * kNR; ++o) {
+    float* dst = packed + (o / kNR) * taps * kNR + o % kNR;
+    for (int64_t t = 0; t < taps; ++t) dst[t * kNR] = o < g.out_c ? w[o * taps + t] : 0.0f;
+    bias[o] = o < g.out_c && b ? b[o] : 0.0f;
+  }
+  tap_offsets(g, p.hp, p.wp, off);
+  for (int64_t i = 0; i < p.padded; ++i) xp[i] = 0.0f;
+  for (int64_t n = 0; n < images; ++n) {
+    const float* image = x + n * g.in_numel();
+    if (p.padded > 0) pad_image(g, p.hp, p.wp, image, xp), image = xp;
+    float* yn = y + n * g.out_numel();
+    for (int64_t m0 = 0; m0 < plane; m0 += kMR)
+      with_rows(min64(kMR, plane - m0), [&](auto rows) {
+        constexpr int MR = decltype(rows)::value;
+        const float* pix[MR];
+        for (int i = 0; i < MR; ++i) {
+          const int64_t oh = (m0 + i) / g.out_w, ow = (m0 + i) - oh * g.out_w;
+          pix[i] = image + oh * g.stride * p.wp + ow * g.stride;
+        }
+        for (int64_t q = 0; q < p.panels; ++q) {
+          Acc<MR> acc;
+          tile_product<MR>(taps, pix, Indexed{off}, packed + q * taps * kNR, Strided{kNR}, acc);
+          store_pixel_rows<MR>(acc, g, m0, q * kNR, bias, yn);
+        }
+      });
+  }
+}
+
+void conv2d_forward(const Conv2dGeometry& g, int64_t images, const float* x, const float* w,
+                    const float* b, float* y, float* work) {
+  const ConvPlan p = conv_plan(g);
+  if (p.channel_rows)
+    conv_channel_rows(g, p, images, x, w, b, y, work);
+  else
+    conv_pixel_rows(g, p, images, x, w, b, y, work);
+}
+
+// ---- Convolution weight gradient, stride 1 ----
+//
+// dw(o, t) = the sum over output positions q of dy(o, q) * x(off[t] + q), with q on the output
+// rows laid out with the padded input's row length wp (as for channel rows) and dy zero on the
+// extra columns: both factors are then contiguous along q. A tile is MR channels x kNV taps of
+// vector accumulators holding one partial sum per lane; the lanes carry on over all images in a
+// buffer and are summed once at the end, lane by lane in order.
+
+struct GradPlan {
+  int64_t hp, wp;
+  int64_t positions;  // output positions swept, a multiple of kLanes
+  int64_t padded;     // floats of the padded image, with room for the last vector of each tap
+  int64_t tap_slots;  // taps rounded up to whole tiles
+};
+
+inline GradPlan grad_plan(const Conv2dGeometry& g) {
+  GradPlan p;
+  p.hp = g.in_h + 2 * g.pad;
+  p.wp = g.in_w + 2 * g.pad;
+  p.positions = round_up(g.out_h * p.wp, kLanes);
+  p.padded = p.positions + ((g.in_c - 1) * p.hp + g.k - 1) * p.wp + g.k - 1;
+  p.tap_slots = round_up(g.patch_size(), kNV);
+  return p;
+}
+
+// Scratch layout: padded image, dy on the padded grid, lane sums, tap offsets (int32).
+int64_t conv2d_weight_grad_work(const Conv2dGeometry& g) {
+  const GradPlan p = grad_plan(g);
+  return p.padded + g.out_c * (p.positions + p.tap_slots * kLanes) + g.patch_size();
+}
+
+void conv2d_weight_grad(const Conv2dGeometry& g, int64_t o0, int64_t o1, int64_t images,
+                        const float* x, const float* dy, float* dw, float* work) {
+  const GradPlan p = grad_plan(g);
+  const int64_t taps = g.patch_size(), channels = o1 - o0, plane = g.out_plane();
+  float* xp = work;
+  float* dyp = xp + p.padded;                  // [channels, positions]
+  float* lanes = dyp + g.out_c * p.positions;  // [channels, tap_slots, kLanes]
+  int32_t* off = reinterpret_cast<int32_t*>(lanes + g.out_c * p.tap_slots * kLanes);
+  tap_offsets(g, p.hp, p.wp, off);
+  for (int64_t i = 0; i < p.padded + channels * p.positions; ++i) xp[i] = 0.0f;
+  for (int64_t i = 0; i < channels * p.tap_slots * kLanes; ++i) lanes[i] = 0.0f;
+  for (int64_t n = 0; n < images; ++n) {
+    pad_image(g, p.hp, p.wp, x + n * g.in_numel(), xp);
+    for (int64_t o = 0; o < channels; ++o)
+      for (int64_t oh = 0; oh < g.out_h; ++oh) {
+        const float* src = dy + (n * g.out_c + o0 + o) * plane + oh * g.out_w;
+        float* dst = dyp + o * p.positions + oh * p.wp;
+        for (int64_t ow = 0; ow < g.out_w; ++ow) dst[ow] = src[ow];
+      }
+    for (int64_t oc = 0; oc < channels; oc += kMR)
+      with_rows(min64(kMR, channels - oc), [&](auto rows) {
+        constexpr int MR = decltype(rows)::value;
+        const float* d[MR];
+        for (int i = 0; i < MR; ++i) d[i] = dyp + (oc + i) * p.positions;
+        for (int64_t t0 = 0; t0 < taps; t0 += kNV) {
+          // A last tile with fewer taps repeats the last one and drops the copy.
+          const float* xt[kNV];
+          for (int v = 0; v < kNV; ++v) xt[v] = xp + off[min64(t0 + v, taps - 1)];
+          auto lane = [&](int i, int v) {
+            return lanes + ((oc + i) * p.tap_slots + t0 + v) * kLanes;
+          };
+          Acc<MR> acc;
+          for (int i = 0; i < MR; ++i)
+            for (int v = 0; v < kNV; ++v) acc[i][v] = load(lane(i, v));
+#pragma GCC unroll 2
+          for (int64_t q = 0; q < p.positions; q += kLanes) {
+            V xv[kNV];
+#pragma GCC unroll 8
+            for (int v = 0; v < kNV; ++v) xv[v] = load(xt[v] + q);
+#pragma GCC unroll 8
+            for (int i = 0; i < MR; ++i) {
+              const V dv = load(d[i] + q);
+#pragma GCC unroll 8
+              for (int v = 0; v < kNV; ++v) acc[i][v] += dv * xv[v];
+            }
+          }
+          for (int i = 0; i < MR; ++i)
+            for (int v = 0; v < kNV; ++v) store(lane(i, v), acc[i][v]);
+        }
+      });
+  }
+  for (int64_t o = 0; o < channels; ++o)
+    for (int64_t t = 0; t < taps; ++t) {
+      const float* l = lanes + (o * p.tap_slots + t) * kLanes;
+      float sum = l[0];
+      for (int u = 1; u < kLanes; ++u) sum += l[u];
+      dw[(o0 + o) * taps + t] += sum;
+    }
+}
+
+#undef ZT_INLINE
+
+}  // namespace zotrain::kernels::ZT_SIMD_NS

@@ -1,0 +1,21 @@
+// The portable build of the tiled kernels: vectors of 4 floats, which GCC lowers to SSE on
+// x86-64, NEON on AArch64 and scalar code on targets without SIMD.
+#include "kernel_set.h"
+
+#define ZT_SIMD_NS portable
+#define ZT_SIMD_LANES 4
+#include "simd_kernels.h"
+
+namespace zotrain::kernels {
+
+const KernelSet kPortableKernels = {
+    .isa = KernelIsa::kPortable,
+    .gemm_name = "portable 6x8 tiles",
+    .gemm = portable::gemm,
+    .conv2d_forward_work = portable::conv2d_forward_work,
+    .conv2d_forward = portable::conv2d_forward,
+    .conv2d_weight_grad_work = portable::conv2d_weight_grad_work,
+    .conv2d_weight_grad = portable::conv2d_weight_grad,
+};
+
+}  // namespace zotrain::kernels

@@ -1,0 +1,24 @@
+#include "zotrain/kernels/isa.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+namespace zotrain {
+namespace {
+
+using kernels::KernelIsa;
+
+// Tests switch instruction sets only inside for_each_kernel_isa, which switches back: the set
+// chosen at start-up is active here.
+TEST(KernelIsa, TheBestSupportedSetIsActive) {
+  EXPECT_TRUE(kernels::kernel_isa_supported(KernelIsa::kPortable));
+  const KernelIsa best = kernels::kernel_isa_supported(KernelIsa::kAvx2Fma) ? KernelIsa::kAvx2Fma
+                                                                            : KernelIsa::kPortable;
+  EXPECT_EQ(kernels::active_kernel_isa(), best);
+  EXPECT_EQ(std::string(kernels::kernel_isa_name(KernelIsa::kPortable)), "portable");
+  EXPECT_EQ(std::string(kernels::kernel_isa_name(KernelIsa::kAvx2Fma)), "avx2+fma");
+}
+
+}  // namespace
+}  // namespace zotrain
