@@ -16,23 +16,15 @@ namespace {
 
 struct MemoryArgs {
   ConfigOptions config;
-  std::vector<int64_t> input{1, 28, 28};
-  int64_t classes = 10;
+  InputOptions input;
   bool json = false;
 };
 
 void run_memory(const MemoryArgs& a) {
   TrainConfig cfg = a.config.resolve(TrainConfig{});
   validate(cfg);
-  if (a.input.empty() || a.input.size() > 3)
-    throw InputError("--input: expected 1 to 3 sizes like 1,28,28");
-  Shape item;
-  for (int64_t d : a.input) {
-    if (d < 1) throw InputError("--input: sizes must be positive");
-    item[item.rank++] = d;
-  }
-  if (a.classes < 2) throw InputError("--classes: expected an integer >= 2");
-  ModelSpec spec = model_by_name(cfg.model, item, a.classes);
+  const Shape item = a.input.item_shape();
+  ModelSpec spec = model_by_name(cfg.model, item, a.input.classes);
   Network net(spec.item_shape, spec.layers);
   const int head = choose_head(net, cfg);
   MemoryPlan plan = training_plan(net, cfg, head);
@@ -93,10 +85,7 @@ void add_memory_command(CLI::App& app) {
   auto args = std::make_shared<MemoryArgs>();
   CLI::App* sub = app.add_subcommand("memory", "print the memory plan of a training configuration");
   add_config_options(sub, args->config);
-  sub->add_option("--input", args->input, "shape of one input: C,H,W")
-      ->delimiter(',')
-      ->capture_default_str();
-  sub->add_option("--classes", args->classes, "number of classes")->capture_default_str();
+  add_input_options(sub, args->input);
   sub->add_flag("--json", args->json, "print the plan as JSON");
   sub->callback([args] { run_memory(*args); });
 }

@@ -9,6 +9,7 @@ namespace zotrain::tools {
 void add_train_command(CLI::App& app);
 void add_eval_command(CLI::App& app);
 void add_memory_command(CLI::App& app);
+void add_bench_command(CLI::App& app);
 void add_info_command(CLI::App& app);
 
 }  // namespace zotrain::tools

@@ -4,8 +4,28 @@
 #include <vector>
 
 #include "config_file.h"
+#include "zotrain/core/error.h"
 
 namespace zotrain::tools {
+
+void add_input_options(CLI::App* sub, InputOptions& opts) {
+  sub->add_option("--input", opts.input, "shape of one input: C,H,W")
+      ->delimiter(',')
+      ->capture_default_str();
+  sub->add_option("--classes", opts.classes, "number of classes")->capture_default_str();
+}
+
+Shape InputOptions::item_shape() const {
+  if (input.empty() || input.size() > 3)
+    throw InputError("--input: expected 1 to 3 sizes like 1,28,28");
+  if (classes < 2 || classes > 256) throw InputError("--classes: expected an integer in [2, 256]");
+  Shape item;
+  for (int64_t d : input) {
+    if (d < 1) throw InputError("--input: sizes must be positive");
+    item[item.rank++] = d;
+  }
+  return item;
+}
 
 std::string flag_of(const std::string& key) {
   std::string f = key;

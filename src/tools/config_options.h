@@ -6,7 +6,9 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
+#include "zotrain/core/shape.h"
 #include "zotrain/train/config.h"
 
 namespace zotrain::tools {
@@ -20,6 +22,15 @@ struct ConfigOptions {
   // `base` (defaults or a resumed run's config), then --config FILE, then the flags given.
   TrainConfig resolve(const TrainConfig& base) const;
 };
+
+// The shape of one input and the class count of the commands that need no data (memory, bench).
+struct InputOptions {
+  std::vector<int64_t> input{1, 28, 28};
+  int64_t classes = 10;
+  // The item shape; InputError for sizes that are not 1 to 3 positive integers, or bad classes.
+  Shape item_shape() const;
+};
+void add_input_options(CLI::App* sub, InputOptions& opts);
 
 std::string flag_of(const std::string& key);
 // Adds --config and one flag per config key to `sub`.

@@ -89,8 +89,11 @@ int choose_head(const Network& net, const TrainConfig& cfg) {
 }
 
 Trainer::Trainer(const TrainConfig& cfg)
+    : Trainer(cfg, load_data(validated(cfg).data, {cfg.val_size, cfg.train_limit, cfg.seed})) {}
+
+Trainer::Trainer(const TrainConfig& cfg, DataSplits data)
     : cfg_(validated(cfg)),
-      data_(load_data(cfg.data, {cfg.val_size, cfg.train_limit, cfg.seed})),
+      data_(std::move(data)),
       norm_(compute_normalization(data_.train)),
       spec_(model_by_name(cfg.model, data_.train.item_shape, data_.train.num_classes)),
       pool_(cfg.threads) {
@@ -134,6 +137,14 @@ double Trainer::pass(int64_t rows, const ParamTransform* body, double head_weigh
   net_->backward(dlogits);
   ++state_.backward_passes;
   return loss;
+}
+
+Trainer::StepResult Trainer::step(int64_t rows, int epoch) {
+  const double decay = std::pow(cfg_.lr_decay, epoch / cfg_.lr_step);
+  StepResult r = head_ == 0 ? bp_step(rows, cfg_.lr * decay)
+                            : zo_step(rows, cfg_.lr * decay, cfg_.zo_lr * decay, epoch);
+  ++state_.steps;
+  return r;
 }
 
 Trainer::StepResult Trainer::bp_step(int64_t rows, double lr) {
@@ -211,7 +222,7 @@ void Trainer::run(const TrainCallbacks& cb) {
   Batcher batcher(data_.train, cfg_.batch, norm_, true, cfg_.seed);
   for (int epoch = state_.epochs_done; epoch < cfg_.epochs; ++epoch) {
     const double decay = std::pow(cfg_.lr_decay, epoch / cfg_.lr_step);
-    const double lr = cfg_.lr * decay, zo_lr = cfg_.zo_lr * decay;
+    const double lr = cfg_.lr * decay, zo_lr = cfg_.zo_lr * decay;  // for the reports
     auto t0 = std::chrono::steady_clock::now();
     batcher.start_epoch(epoch);
     double loss_sum = 0;
@@ -219,8 +230,7 @@ void Trainer::run(const TrainCallbacks& cb) {
     const int64_t batches = batcher.batches_per_epoch();
     for (int64_t b = 0; b < batches; ++b) {
       int64_t rows = batcher.fill(b, net_->input(cfg_.batch).data(), labels_);
-      StepResult step = head_ == 0 ? bp_step(rows, lr) : zo_step(rows, lr, zo_lr, epoch);
-      ++state_.steps;
+      StepResult step = this->step(rows, epoch);
       const double loss = step.loss;
       loss_sum += loss * rows;
       correct += step.correct;

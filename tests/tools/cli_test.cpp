@@ -131,6 +131,20 @@ TEST_F(Cli, MemoryBudgetChoosesTheHeadAndSaysWhich) {
   expect_usage_error(train_args("run") + " --method bp --memory-budget 100000000", "memory_budget");
 }
 
+TEST_F(Cli, BenchTimesStepsOfEveryMethod) {
+  for (const char* method : {"bp", "zo", "elastic"}) {
+    Result r =
+        run(std::string("bench --json --steps 3 --warmup 1 --batch 16 --q 2 --method ") + method);
+    ASSERT_EQ(r.code, 0) << r.err;
+    auto j = nlohmann::json::parse(r.out);
+    EXPECT_EQ(j["method"], method);
+    EXPECT_LE(j["ms_min"].get<double>(), j["ms_median"].get<double>());
+    EXPECT_LE(j["ms_median"].get<double>(), j["ms_max"].get<double>());
+    EXPECT_GT(j["forward_passes_per_s"].get<double>(), 0.0);
+  }
+  expect_usage_error("bench --steps 0", "--steps");
+}
+
 TEST_F(Cli, BadInputEndsWithExitCode2AndOneClearMessage) {
   expect_usage_error(train_args("run") + " --model resnet99", "resnet99");
   expect_usage_error("train --data no-such-set --out " + dir.file("x"), "no-such-set");

@@ -50,6 +50,8 @@ class Trainer {
  public:
   // Loads the data, builds and initializes the model; InputError for bad config or data.
   explicit Trainer(const TrainConfig& cfg);
+  // The same on data the caller provides (generated data, benchmarks); cfg.data is a label.
+  Trainer(const TrainConfig& cfg, DataSplits data);
   // Continues from a checkpoint written by a run with the same config (epochs may grow).
   void resume(const Checkpoint& ckpt);
   // Trains up to cfg.epochs, writing the output folder.
@@ -64,11 +66,16 @@ class Trainer {
   // Layers with parameters trained by backprop.
   int bp_layers() const;
 
- private:
   struct StepResult {
     double loss = 0;
     int64_t correct = 0;
   };
+  // One optimizer step (of the run's method) on the first `rows` rows of the network's input
+  // buffer and labels(), with the learning rates and sparsity of `epoch` (0-based).
+  StepResult step(int64_t rows, int epoch);
+  uint8_t* labels() { return labels_; }
+
+ private:
   StepResult bp_step(int64_t rows, double lr);
   StepResult zo_step(int64_t rows, double lr, double zo_lr, int epoch);
   // The loss of one forward pass; with `head_weight` > 0 also backprops the head, scaling

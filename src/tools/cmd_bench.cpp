@@ -1,0 +1,103 @@
+// zotrain bench: times training steps of a configuration on generated data of the model's
+// input shape, after a warm-up, and prints milliseconds per step and forward passes per second.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <memory>
+#include <nlohmann/json.hpp>
+
+#include "commands.h"
+#include "config_options.h"
+#include "zotrain/core/error.h"
+#include "zotrain/core/rng.h"
+#include "zotrain/train/trainer.h"
+
+namespace zotrain::tools {
+
+namespace {
+
+struct BenchArgs {
+  ConfigOptions config;
+  InputOptions input;
+  int steps = 20;
+  int warmup = 3;
+  bool json = false;
+};
+
+// One batch of random pixels and labels, used as train and test set.
+DataSplits generated_data(const Shape& item, int64_t classes, int64_t n) {
+  Dataset d;
+  d.name = "generated";
+  d.item_shape = item;
+  d.num_classes = static_cast<int>(classes);
+  Rng rng(1, 2);
+  d.pixels.resize(static_cast<size_t>(n * item.numel()));
+  for (uint8_t& p : d.pixels) p = static_cast<uint8_t>(rng.below(256));
+  for (int64_t i = 0; i < n; ++i)
+    d.labels.push_back(static_cast<uint8_t>(rng.below(static_cast<uint32_t>(classes))));
+  return {d, Dataset{"generated", item, {}, {}, d.num_classes}, d};
+}
+
+void run_bench(const BenchArgs& a) {
+  TrainConfig cfg = a.config.resolve(TrainConfig{});
+  cfg.data = "generated";
+  cfg.val_size = 0;
+  if (a.steps < 1 || a.warmup < 0) throw InputError("--steps must be >= 1 and --warmup >= 0");
+  const Shape item = a.input.item_shape();
+  Trainer trainer(cfg, generated_data(item, a.input.classes, cfg.batch));
+  Batcher batcher(trainer.data().train, cfg.batch, compute_normalization(trainer.data().train),
+                  false, 0);
+  const int64_t rows = batcher.fill(0, trainer.network().input(cfg.batch).data(), trainer.labels());
+  for (int i = 0; i < a.warmup; ++i) trainer.step(rows, 0);
+  const int64_t passes0 = trainer.state().forward_passes;
+  std::vector<double> ms;
+  for (int i = 0; i < a.steps; ++i) {
+    auto t0 = std::chrono::steady_clock::now();
+    trainer.step(rows, 0);
+    ms.push_back(
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+  }
+  double total = 0;
+  for (double m : ms) total += m;
+  const double passes_per_s = (trainer.state().forward_passes - passes0) / (total / 1000.0);
+  std::vector<double> sorted = ms;
+  std::sort(sorted.begin(), sorted.end());
+  const double median = sorted[sorted.size() / 2];
+  if (a.json) {
+    nlohmann::json out = {{"model", cfg.model},
+                          {"method", cfg.method},
+                          {"bp_layers", trainer.bp_layers()},
+                          {"batch", cfg.batch},
+                          {"threads", cfg.threads},
+                          {"q", cfg.q},
+                          {"steps", a.steps},
+                          {"ms_median", median},
+                          {"ms_min", sorted.front()},
+                          {"ms_max", sorted.back()},
+                          {"forward_passes_per_s", passes_per_s},
+                          {"examples_per_s", passes_per_s * cfg.batch}};
+    std::printf("%s\n", out.dump(2).c_str());
+    return;
+  }
+  std::printf("%s, method %s (%d BP layers), batch %lld, %d thread(s): %d steps after %d warm-up\n",
+              cfg.model.c_str(), cfg.method.c_str(), trainer.bp_layers(),
+              static_cast<long long>(cfg.batch), cfg.threads, a.steps, a.warmup);
+  std::printf(
+      "ms/step: median %.3f  min %.3f  max %.3f;  %.1f forward passes/s (%.0f examples/s)\n",
+      median, sorted.front(), sorted.back(), passes_per_s, passes_per_s * cfg.batch);
+}
+
+}  // namespace
+
+void add_bench_command(CLI::App& app) {
+  auto args = std::make_shared<BenchArgs>();
+  CLI::App* sub = app.add_subcommand("bench", "time training steps on generated data");
+  add_config_options(sub, args->config);
+  add_input_options(sub, args->input);
+  sub->add_option("--steps", args->steps, "timed steps")->capture_default_str();
+  sub->add_option("--warmup", args->warmup, "untimed steps first")->capture_default_str();
+  sub->add_flag("--json", args->json, "print the result as JSON");
+  sub->callback([args] { run_bench(*args); });
+}
+
+}  // namespace zotrain::tools
