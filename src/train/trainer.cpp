@@ -159,13 +159,14 @@ Trainer::StepResult Trainer::zo_step(int64_t rows, double lr, double zo_lr, int 
   const bool has_head = head_ < net_->num_layers();
   const bool forward_diff = project_.estimator == zo::Estimator::kForward;
   const bool clean_head = cfg_.head_grad == "clean" || forward_diff;
+  // Forward differences need the clean loss; a head trained from a clean pass needs its backward.
+  const bool clean_pass = forward_diff || (has_head && clean_head);
   const zo::PerturbationSpec spec{distribution_, static_cast<float>(sparsity_at(sparsity_, epoch))};
   const int q = cfg_.q;
   StepResult r;
   if (has_head) net_->zero_grad();
   double clean = 0;
-  if (forward_diff || (has_head && clean_head))
-    clean = r.loss = pass(rows, nullptr, has_head && clean_head ? 1.0 : 0.0, &r.correct);
+  if (clean_pass) clean = r.loss = pass(rows, nullptr, has_head ? 1.0 : 0.0, &r.correct);
   // With the head trained from the perturbed passes, each of them weighs 1/(2q).
   const double head_weight = has_head && !clean_head ? 0.5 / q : 0.0;
   zo::Estimate est;
@@ -180,7 +181,7 @@ Trainer::StepResult Trainer::zo_step(int64_t rows, double lr, double zo_lr, int 
       return t;
     };
     ParamTransform plus = perturbed(static_cast<float>(cfg_.eps));
-    int64_t* count = (s == 0 && !clean_head) ? &r.correct : nullptr;
+    int64_t* count = (s == 0 && !clean_pass) ? &r.correct : nullptr;
     double lp = pass(rows, &plus, head_weight, count);
     double other = clean;
     if (!forward_diff) {
@@ -193,7 +194,7 @@ Trainer::StepResult Trainer::zo_step(int64_t rows, double lr, double zo_lr, int 
     est.seeds.push_back(seed);
     est.g.push_back(zo::project(project_, lp, other));
   }
-  if (!(forward_diff || (has_head && clean_head))) r.loss = perturbed_sum / q;
+  if (!clean_pass) r.loss = perturbed_sum / q;
   size_t body_param = 0;
   for (ParamRef& p : net_->params())
     if (p.layer < head_) {

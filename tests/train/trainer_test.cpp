@@ -135,26 +135,32 @@ TEST(Trainer, ElasticRunsAreDeterministicAcrossThreadsAndResumeExactly) {
 TEST(Trainer, ArenaMatchesThePlanAndPassesAreCountedForEveryMethod) {
   test::TempDir dir;
   test::write_synthetic_data(dir.file("data"), 100, 20, 5);
-  for (const char* method : {"bp", "zo", "elastic"})
-    for (const char* estimator : {"spsa", "forward"}) {
-      TrainConfig cfg = elastic_config(dir, std::string(method) + estimator);
-      cfg.method = method;
-      cfg.estimator = estimator;
-      cfg.epochs = 1;
-      cfg.val_size = 20;
-      Trainer t(cfg);
-      t.run();
-      EXPECT_EQ(t.arena().total_bytes(), t.plan().total()) << method;
-      for (int b = 0; b < static_cast<int>(Bucket::kCount); ++b)
-        EXPECT_EQ(t.arena().bytes(static_cast<Bucket>(b)), t.plan().bytes(static_cast<Bucket>(b)));
-      const int64_t steps = (80 + 31) / 32;
-      const bool bp = std::string(method) == "bp", fwd = std::string(estimator) == "forward";
-      // SPSA: 2 passes a sample; forward differences: 1 a sample plus a clean pass.
-      const int64_t per_step = bp ? 1 : fwd ? cfg.q + 1 : 2 * cfg.q;
-      EXPECT_EQ(t.state().forward_passes, steps * per_step) << method << " " << estimator;
-      const int64_t backward = bp ? 1 : std::string(method) == "zo" ? 0 : fwd ? 1 : 2 * cfg.q;
-      EXPECT_EQ(t.state().backward_passes, steps * backward) << method << " " << estimator;
-    }
+  for (std::string method : {"bp", "zo", "elastic"})
+    for (std::string estimator : {"spsa", "forward"})
+      for (std::string head : {"perturbed", "clean"}) {
+        const std::string what = method + " " + estimator + " " + head;
+        TrainConfig cfg = elastic_config(dir, method + estimator + head);
+        cfg.method = method;
+        cfg.estimator = estimator;
+        cfg.head_grad = head;
+        cfg.epochs = 1;
+        cfg.val_size = 20;
+        Trainer t(cfg);
+        t.run();
+        EXPECT_GT(metrics(cfg.out)[0]["train_acc"].get<double>(), 0.0) << what;
+        for (int b = 0; b < static_cast<int>(Bucket::kCount); ++b)
+          EXPECT_EQ(t.arena().bytes(static_cast<Bucket>(b)),
+                    t.plan().bytes(static_cast<Bucket>(b)));
+        const int64_t steps = (80 + 31) / 32, q = cfg.q;
+        const bool fwd = estimator == "forward";
+        // Forward differences and a clean head add a clean pass; the head backprops once after
+        // it, or after each of SPSA's 2q perturbed passes.
+        const bool clean_pass = fwd || (method == "elastic" && head == "clean");
+        const int64_t forward = method == "bp" ? 1 : (fwd ? q : 2 * q) + clean_pass;
+        const int64_t backward = method == "bp" ? 1 : method == "zo" ? 0 : clean_pass ? 1 : 2 * q;
+        EXPECT_EQ(t.state().forward_passes, steps * forward) << what;
+        EXPECT_EQ(t.state().backward_passes, steps * backward) << what;
+      }
 }
 
 TEST(Trainer, MemoryBudgetPicksTheLargestHeadThatFits) {
