@@ -48,6 +48,20 @@ std::vector<float> params_of(const std::string& checkpoint) {
   return all;
 }
 
+// Runs `cfg` for one epoch, resumes it from its checkpoint up to cfg.epochs, and expects the
+// parameters and metrics of the uninterrupted run in `reference` (a folder).
+void expect_resume_matches(TrainConfig cfg, const std::string& reference) {
+  const int epochs = cfg.epochs;
+  cfg.epochs = 1;
+  Trainer(cfg).run();
+  cfg.epochs = epochs;
+  Trainer resumed(cfg);
+  resumed.resume(read_checkpoint(cfg.out + "/checkpoint.bin"));
+  resumed.run();
+  EXPECT_EQ(params_of(reference + "/checkpoint.bin"), params_of(cfg.out + "/checkpoint.bin"));
+  EXPECT_EQ(metrics(reference), metrics(cfg.out));
+}
+
 TEST(Trainer, LeNet5LearnsTheSyntheticTask) {
   test::TempDir dir;
   test::write_synthetic_data(dir.file("data"), 800, 300, 1);
@@ -70,19 +84,8 @@ TEST(Trainer, ResumedRunEqualsUninterruptedRunBitForBit) {
   TrainConfig cfg = small_config(dir, "whole");
   cfg.epochs = 3;
   Trainer(cfg).run();
-
-  TrainConfig first = small_config(dir, "parts");
-  first.epochs = 1;
-  Trainer(first).run();
-  TrainConfig rest = first;
-  rest.epochs = 3;
-  Trainer resumed(rest);
-  resumed.resume(read_checkpoint(dir.file("parts") + "/checkpoint.bin"));
-  resumed.run();
-
-  EXPECT_EQ(params_of(dir.file("whole") + "/checkpoint.bin"),
-            params_of(dir.file("parts") + "/checkpoint.bin"));
-  EXPECT_EQ(metrics(dir.file("whole")), metrics(dir.file("parts")));
+  cfg.out = dir.file("parts");
+  expect_resume_matches(cfg, dir.file("whole"));
 }
 
 TEST(Trainer, ThreadCountDoesNotChangeTheResult) {
@@ -121,15 +124,7 @@ TEST(Trainer, ElasticRunsAreDeterministicAcrossThreadsAndResumeExactly) {
   EXPECT_EQ(params_of(dir.file("one") + "/checkpoint.bin"),
             params_of(dir.file("two") + "/checkpoint.bin"));
 
-  TrainConfig first = elastic_config(dir, "parts");
-  first.epochs = 1;
-  Trainer(first).run();
-  Trainer resumed(elastic_config(dir, "parts"));
-  resumed.resume(read_checkpoint(dir.file("parts") + "/checkpoint.bin"));
-  resumed.run();
-  EXPECT_EQ(params_of(dir.file("one") + "/checkpoint.bin"),
-            params_of(dir.file("parts") + "/checkpoint.bin"));
-  EXPECT_EQ(metrics(dir.file("one")), metrics(dir.file("parts")));
+  expect_resume_matches(elastic_config(dir, "parts"), dir.file("one"));
 }
 
 TEST(Trainer, ArenaMatchesThePlanAndPassesAreCountedForEveryMethod) {
