@@ -66,24 +66,27 @@ void ThreadPool::run(const std::function<void(int)>& fn) {
   while (pending_.load(std::memory_order_acquire) != 0) cpu_relax();
 }
 
-void ThreadPool::parallel_for(int64_t n, const std::function<void(int64_t, int64_t)>& fn) {
+void ThreadPool::parallel_for(int64_t n, const std::function<void(int, int64_t, int64_t)>& fn) {
   int64_t parts = std::min<int64_t>(size(), n);
   if (parts <= 1) {
-    if (n > 0) fn(0, n);
+    if (n > 0) fn(0, 0, n);
     return;
   }
   run([&](int w) {
-    if (w >= parts) return;
-    int64_t begin = n * w / parts, end = n * (w + 1) / parts;
-    fn(begin, end);
+    if (w < parts) fn(w, n * w / parts, n * (w + 1) / parts);
   });
 }
 
-void parallel_for(ThreadPool* pool, int64_t n, const std::function<void(int64_t, int64_t)>& fn) {
+void parallel_for(ThreadPool* pool, int64_t n,
+                  const std::function<void(int, int64_t, int64_t)>& fn) {
   if (pool)
     pool->parallel_for(n, fn);
   else if (n > 0)
-    fn(0, n);
+    fn(0, 0, n);
+}
+
+void parallel_for(ThreadPool* pool, int64_t n, const std::function<void(int64_t, int64_t)>& fn) {
+  parallel_for(pool, n, [&](int, int64_t begin, int64_t end) { fn(begin, end); });
 }
 
 }  // namespace zotrain

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 
-#include "parallel_slots.h"
 #include "zotrain/core/error.h"
 
 namespace zotrain {
@@ -47,7 +46,7 @@ void Conv2d::forward(const Tensor& x, Tensor& y, const ExecContext& ctx) const {
   const float* w = param(ctx, 0).data();
   const float* b = param(ctx, 1).data();
   // Threads take blocks of images.
-  parallel_slots(ctx, x.shape()[0], [&](int slot, int64_t n0, int64_t n1) {
+  parallel_for(ctx.pool, x.shape()[0], [&](int slot, int64_t n0, int64_t n1) {
     kernels::conv2d_forward(g, n1 - n0, x.data() + n0 * g.in_numel(), w, b,
                             y.data() + n0 * g.out_numel(), ctx.workspace + slot * work);
   });
@@ -61,14 +60,14 @@ void Conv2d::backward(const Tensor& x, const Tensor&, const Tensor& dy, Tensor& 
   if (has_grads()) {
     // Threads take blocks of output channels and run over all images in order, so every weight
     // sums over the batch in the same order whatever the thread count.
-    parallel_slots(ctx, out_, [&](int slot, int64_t o0, int64_t o1) {
+    parallel_for(ctx.pool, out_, [&](int slot, int64_t o0, int64_t o1) {
       kernels::conv2d_backward_weight(g, o0, o1, batch, x.data(), dy.data(), grads_[0].data(),
                                       grads_[1].data(), ctx.workspace + slot * work);
     });
   }
   if (!dx.empty()) {
     const float* w = params_[0].data();
-    parallel_slots(ctx, batch, [&](int slot, int64_t n0, int64_t n1) {
+    parallel_for(ctx.pool, batch, [&](int slot, int64_t n0, int64_t n1) {
       kernels::conv2d_backward_data(g, n1 - n0, dy.data() + n0 * g.out_numel(), w,
                                     dx.data() + n0 * g.in_numel(), ctx.workspace + slot * work);
     });

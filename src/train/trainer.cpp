@@ -139,10 +139,14 @@ double Trainer::pass(int64_t rows, const ParamTransform* body, double head_weigh
   return loss;
 }
 
-Trainer::StepResult Trainer::step(int64_t rows, int epoch) {
+std::pair<double, double> Trainer::learning_rates(int epoch) const {
   const double decay = std::pow(cfg_.lr_decay, epoch / cfg_.lr_step);
-  StepResult r = head_ == 0 ? bp_step(rows, cfg_.lr * decay)
-                            : zo_step(rows, cfg_.lr * decay, cfg_.zo_lr * decay, epoch);
+  return {cfg_.lr * decay, cfg_.zo_lr * decay};
+}
+
+Trainer::StepResult Trainer::step(int64_t rows, int epoch) {
+  const auto [lr, zo_lr] = learning_rates(epoch);
+  StepResult r = head_ == 0 ? bp_step(rows, lr) : zo_step(rows, lr, zo_lr, epoch);
   ++state_.steps;
   return r;
 }
@@ -222,8 +226,7 @@ void Trainer::run(const TrainCallbacks& cb) {
   if (state_.epochs_done == 0) std::ofstream(metrics_path, std::ios::trunc);
   Batcher batcher(data_.train, cfg_.batch, norm_, true, cfg_.seed);
   for (int epoch = state_.epochs_done; epoch < cfg_.epochs; ++epoch) {
-    const double decay = std::pow(cfg_.lr_decay, epoch / cfg_.lr_step);
-    const double lr = cfg_.lr * decay, zo_lr = cfg_.zo_lr * decay;  // for the reports
+    const auto [lr, zo_lr] = learning_rates(epoch);
     auto t0 = std::chrono::steady_clock::now();
     batcher.start_epoch(epoch);
     double loss_sum = 0;

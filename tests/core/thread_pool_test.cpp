@@ -14,7 +14,8 @@ TEST(ThreadPool, ParallelForCoversEveryIndexOnce) {
     for (int64_t n : {0, 1, 2, 7, 1000}) {
       std::vector<std::atomic<int>> hits(n);
       for (int rep = 0; rep < 50; ++rep)
-        pool.parallel_for(n, [&](int64_t b, int64_t e) {
+        pool.parallel_for(n, [&](int slot, int64_t b, int64_t e) {
+          EXPECT_LT(slot, threads);
           for (int64_t i = b; i < e; ++i) hits[i]++;
         });
       for (auto& h : hits) EXPECT_EQ(h.load(), 50);

@@ -25,9 +25,10 @@ class ThreadPool {
   // Runs fn(worker) once on every worker, worker = 0..size()-1, and waits for all.
   void run(const std::function<void(int worker)>& fn);
 
-  // Splits [0, n) into size() contiguous chunks and runs fn(begin, end) on each. The chunks
+  // Splits [0, n) into at most size() contiguous chunks and runs fn(slot, begin, end) on each;
+  // slot < size() is distinct per chunk, so a chunk may own scratch slice `slot`. The chunks
   // depend only on n and size(); kernels must give results that do not depend on them.
-  void parallel_for(int64_t n, const std::function<void(int64_t begin, int64_t end)>& fn);
+  void parallel_for(int64_t n, const std::function<void(int slot, int64_t begin, int64_t end)>& fn);
 
  private:
   void worker_loop(int index);
@@ -41,7 +42,10 @@ class ThreadPool {
   std::condition_variable wake_;
 };
 
-// Runs fn over [0, n) on the pool, or inline when there is no pool.
+// Runs fn over [0, n) on the pool, or inline (slot 0) when there is no pool.
+void parallel_for(ThreadPool* pool, int64_t n,
+                  const std::function<void(int slot, int64_t begin, int64_t end)>& fn);
+// The same for work that needs no scratch of its own.
 void parallel_for(ThreadPool* pool, int64_t n,
                   const std::function<void(int64_t begin, int64_t end)>& fn);
 

@@ -6,6 +6,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
 
 #include "zotrain/core/arena.h"
 #include "zotrain/core/memory_plan.h"
@@ -76,6 +77,8 @@ class Trainer {
   uint8_t* labels() { return labels_; }
 
  private:
+  // The BP and ZO learning rates of a 0-based epoch (step decay).
+  std::pair<double, double> learning_rates(int epoch) const;
   StepResult bp_step(int64_t rows, double lr);
   StepResult zo_step(int64_t rows, double lr, double zo_lr, int epoch);
   // The loss of one forward pass; with `head_weight` > 0 also backprops the head, scaling
