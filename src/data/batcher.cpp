@@ -51,12 +51,22 @@ int64_t Batcher::rows(int64_t index) const {
 }
 
 int64_t Batcher::fill(int64_t index, float* x, uint8_t* labels) const {
+  return fill_with(index, lut_.data(), x, labels);
+}
+
+int64_t Batcher::fill(int64_t index, const std::array<int8_t, 256>& lut, int8_t* x,
+                      uint8_t* labels) const {
+  return fill_with(index, lut.data(), x, labels);
+}
+
+template <typename T>
+int64_t Batcher::fill_with(int64_t index, const T* lut, T* x, uint8_t* labels) const {
   const int64_t n = rows(index), d = data_.item_numel();
   for (int64_t r = 0; r < n; ++r) {
     const int64_t i = order_[index * batch_size_ + r];
     const uint8_t* src = data_.item(i);
-    float* dst = x + r * d;
-    for (int64_t k = 0; k < d; ++k) dst[k] = lut_[src[k]];
+    T* dst = x + r * d;
+    for (int64_t k = 0; k < d; ++k) dst[k] = lut[src[k]];
     if (labels) labels[r] = data_.labels[i];
   }
   return n;

@@ -6,36 +6,13 @@
 
 #include <algorithm>
 
+#include "conv_walk.h"
 #include "kernel_set.h"
 #include "zotrain/kernels/gemm.h"
 
 namespace zotrain::kernels {
 
 namespace {
-
-// Walks the patch matrix one run of out_w entries (c, ki, kj, oh) at a time: calls
-// run(col_offset, x_offset, lo, hi), where the entries ow in [lo, hi) read x[x_offset + ow *
-// stride] and the others lie in the zero padding (x_offset is meaningless when lo == hi).
-// im2col and col2im are this one walk with opposite data movement.
-template <typename Run>
-void walk_runs(const Conv2dGeometry& g, Run run) {
-  int64_t co = 0;
-  for (int64_t c = 0; c < g.in_c; ++c)
-    for (int64_t ki = 0; ki < g.k; ++ki)
-      for (int64_t kj = 0; kj < g.k; ++kj) {
-        // iw = ow * stride - pad + kj lies in [0, in_w) for ow in [lo, hi).
-        const int64_t before = g.pad - kj, last = g.in_w - 1 + g.pad - kj;
-        const int64_t lo = before <= 0 ? 0 : std::min(g.out_w, (before + g.stride - 1) / g.stride);
-        const int64_t hi = last < 0 ? 0 : std::min(g.out_w, last / g.stride + 1);
-        for (int64_t oh = 0; oh < g.out_h; ++oh, co += g.out_w) {
-          const int64_t ih = oh * g.stride - g.pad + ki;
-          if (ih < 0 || ih >= g.in_h || lo >= hi)
-            run(co, int64_t{0}, int64_t{0}, int64_t{0});
-          else
-            run(co, (c * g.in_h + ih) * g.in_w - g.pad + kj, lo, hi);
-        }
-      }
-}
 
 // The largest scratch of a kernel over the instruction sets compiled in, so that a workspace
 // sized once serves whichever set is active.
@@ -93,21 +70,11 @@ Conv2dGeometry Conv2dGeometry::make(int64_t in_c, int64_t in_h, int64_t in_w, in
 }
 
 void im2col(const Conv2dGeometry& g, const float* x, float* col) {
-  walk_runs(g, [&](int64_t co, int64_t xo, int64_t lo, int64_t hi) {
-    float* dst = col + co;
-    std::fill(dst, dst + lo, 0.0f);
-    if (g.stride == 1)
-      std::copy(x + xo + lo, x + xo + hi, dst + lo);
-    else
-      for (int64_t ow = lo; ow < hi; ++ow) dst[ow] = x[xo + ow * g.stride];
-    std::fill(dst + hi, dst + g.out_w, 0.0f);
-  });
+  im2col_any(g, x, col);
 }
 
 void col2im_add(const Conv2dGeometry& g, const float* col, float* x) {
-  walk_runs(g, [&](int64_t co, int64_t xo, int64_t lo, int64_t hi) {
-    for (int64_t ow = lo; ow < hi; ++ow) x[xo + ow * g.stride] += col[co + ow];
-  });
+  col2im_add_any(g, col, x);
 }
 
 int64_t conv2d_forward_work(const Conv2dGeometry& g) {

@@ -26,7 +26,7 @@ int64_t max_of(int64_t a, int64_t b) {
 }  // namespace
 
 Network::Network(const Shape& item_shape, const std::vector<LayerSpec>& specs)
-    : item_shape_(item_shape) {
+    : item_shape_(item_shape), specs_(specs) {
   if (specs.empty()) throw InputError("a model needs at least one layer");
   // Shapes are kept with batch 1 and rebuilt for any batch.
   Shape in;

@@ -33,9 +33,17 @@ void run_eval(const EvalArgs& a) {
   Network net(spec.item_shape, spec.layers);
   ThreadPool pool(a.threads);
   Arena arena;
-  net.allocate(arena, a.batch, net.num_layers(), &pool, 0);
-  restore_checkpoint(ckpt, net, nullptr);
-  double acc = evaluate(net, data.test, m.norm);
+  double acc = 0;
+  if (m.config.precision == "int8") {
+    QNetwork qnet(net);
+    qnet.allocate(arena, a.batch, net.num_layers(), 0);
+    restore_int8_weights(ckpt, qnet);
+    acc = evaluate(qnet, data.test, input_quantizer(m.norm.mean, m.norm.std));
+  } else {
+    net.allocate(arena, a.batch, net.num_layers(), &pool, 0);
+    restore_checkpoint(ckpt, &net, nullptr);
+    acc = evaluate(net, data.test, m.norm);
+  }
   std::printf("%s on %s test set (%lld examples): accuracy %.2f%%\n", a.checkpoint.c_str(),
               data_name.c_str(), static_cast<long long>(data.test.size()), 100 * acc);
 }

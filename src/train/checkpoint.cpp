@@ -9,7 +9,7 @@ namespace zotrain {
 
 using nlohmann::json;
 
-void save_checkpoint(const std::string& path, const CheckpointMeta& m, const Network& net, Sgd* sgd,
+void save_checkpoint(const std::string& path, const CheckpointMeta& m, const Network* net, Sgd* sgd,
                      const std::vector<std::pair<std::string, Tensor>>& extra) {
   json shape = json::array();
   for (int i = 0; i < m.item_shape.rank; ++i) shape.push_back(m.item_shape[i]);
@@ -29,7 +29,7 @@ void save_checkpoint(const std::string& path, const CheckpointMeta& m, const Net
                {"best_epoch", m.state.best_epoch}};
   TensorFile file;
   file.meta = meta.dump();
-  append_params(file, net);
+  if (net) append_params(file, *net);
   if (sgd)
     for (auto& s : sgd->state())
       if (!s.momentum.empty()) file.tensors.emplace_back("momentum/" + s.param->name, s.momentum);
@@ -66,9 +66,9 @@ Checkpoint read_checkpoint(const std::string& path) {
   return c;
 }
 
-void restore_checkpoint(const Checkpoint& c, Network& net, Sgd* sgd,
+void restore_checkpoint(const Checkpoint& c, Network* net, Sgd* sgd,
                         std::vector<std::pair<std::string, Tensor>> extra) {
-  restore_params(c.file, c.path, net);
+  if (net) restore_params(c.file, c.path, *net);
   if (sgd)
     for (auto& s : sgd->state())
       if (!s.momentum.empty())

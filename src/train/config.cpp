@@ -88,13 +88,28 @@ void validate(const TrainConfig& c) {
   need(c.train_limit >= 0, "train_limit", "an integer >= 0");
   need(c.val_size >= 0, "val_size", "an integer >= 0");
   need(!c.out.empty(), "out", "a folder name");
+  need(one_of(c.precision, {"f32", "int8"}), "precision", "f32 or int8");
+  need(one_of(c.zo_sign, {"integer", "float"}), "zo_sign", "integer or float");
+  need(c.int_eps >= 1 && c.int_eps <= 127, "int_eps", "an integer in [1, 127]");
+  parse_bp_bits(c.bp_bits);
+  need(c.zo_bits >= 1 && c.zo_bits <= 15, "zo_bits", "an integer in [1, 15]");
+  need(c.loss_frac_bits >= 0 && c.loss_frac_bits <= 16, "loss_frac_bits", "an integer in [0, 16]");
+  need(c.sign_agreement == 0 || c.sign_agreement == 1, "sign_agreement", "0 or 1");
+  if (c.precision == "int8") {
+    need(c.estimator == "spsa", "estimator", "spsa with precision int8");
+    need(c.head_grad == "perturbed", "head_grad", "perturbed with precision int8");
+    need(c.zo_momentum == 0, "zo_momentum", "0 with precision int8");
+    need(c.memory_budget == 0, "memory_budget", "0 with precision int8");
+  }
 }
 
 }  // namespace zotrain
 
 namespace zotrain {
 
-std::vector<std::pair<int, double>> parse_sparsity(const std::string& text) {
+std::vector<std::pair<int, double>> parse_schedule(const std::string& key, const std::string& text,
+                                                   bool (*valid)(double), const std::string& what,
+                                                   const std::string& example, double before) {
   std::vector<std::pair<int, double>> steps;
   std::stringstream ss(text);
   std::string part;
@@ -111,21 +126,32 @@ std::vector<std::pair<int, double>> parse_sparsity(const std::string& text) {
       }
       size_t used = 0;
       double p = std::stod(value, &used);
-      if (used != value.size() || p < 0 || p >= 1 || epoch < 0) throw std::invalid_argument("p");
+      if (used != value.size() || !valid(p) || epoch < 0) throw std::invalid_argument("p");
       if (!steps.empty() && epoch <= steps.back().first) throw std::invalid_argument("order");
-      if (steps.empty() && epoch != 0) steps.push_back({0, 0.0});
+      if (steps.empty() && epoch != 0) steps.push_back({0, before});
       steps.push_back({epoch, p});
     } catch (const std::exception&) {
-      throw InputError("config key 'sparsity': '" + text +
-                       "' is not a probability in [0, 1) or a schedule like 0.33,20:0.5,50:0.9 "
-                       "(epochs increasing)");
+      throw InputError("config key '" + key + "': '" + text + "' is not " + what +
+                       " or a schedule like " + example + " (epochs increasing)");
     }
   }
-  if (steps.empty()) throw InputError("config key 'sparsity': expected a value, got ''");
+  if (steps.empty()) throw InputError("config key '" + key + "': expected a value, got ''");
   return steps;
 }
 
-double sparsity_at(const std::vector<std::pair<int, double>>& schedule, int epoch) {
+std::vector<std::pair<int, double>> parse_sparsity(const std::string& text) {
+  return parse_schedule(
+      "sparsity", text, [](double p) { return p >= 0 && p < 1; }, "a probability in [0, 1)",
+      "0.33,20:0.5,50:0.9", 0.0);
+}
+
+std::vector<std::pair<int, double>> parse_bp_bits(const std::string& text) {
+  return parse_schedule(
+      "bp_bits", text, [](double b) { return b >= 1 && b <= 15 && b == static_cast<int>(b); },
+      "a bit width in [1, 15]", "5,10:4,15:3", 5.0);
+}
+
+double schedule_at(const std::vector<std::pair<int, double>>& schedule, int epoch) {
   double p = 0;
   for (const auto& [from, value] : schedule)
     if (epoch >= from) p = value;

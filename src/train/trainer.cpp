@@ -10,8 +10,11 @@
 #include <sstream>
 
 #include "zotrain/core/error.h"
+#include "zotrain/nn/int8/int_loss.h"
 #include "zotrain/nn/loss.h"
+#include "zotrain/train/int8_step.h"
 #include "zotrain/zo/perturbation.h"
+#include "zotrain/zo/ternary.h"
 
 namespace zotrain {
 
@@ -58,7 +61,53 @@ double evaluate(Network& net, const Dataset& data, const Normalization& norm) {
   return data.size() ? static_cast<double>(correct) / data.size() : 0.0;
 }
 
+double evaluate(QNetwork& net, const Dataset& data, const InputQuantizer& quantizer) {
+  Batcher batcher(data, net.batch(), {}, false, 0);
+  batcher.start_epoch(0);
+  std::vector<uint8_t> labels(net.batch());
+  int64_t correct = 0;
+  net.input().exp = quantizer.exp;
+  for (int64_t b = 0; b < batcher.batches_per_epoch(); ++b) {
+    int64_t rows = batcher.fill(b, quantizer.lut, net.input().data, labels.data());
+    correct += int8::count_correct(net.forward(rows), labels.data());
+  }
+  return data.size() ? static_cast<double>(correct) / data.size() : 0.0;
+}
+
+std::vector<std::pair<std::string, Tensor>> int8_weight_tensors(const QNetwork& net) {
+  std::vector<std::pair<std::string, Tensor>> out;
+  for (const QWeight& w : net.weights()) {
+    Tensor m = Tensor::zeros(w.value.shape), e = Tensor::zeros(Shape{1});
+    for (int64_t i = 0; i < m.numel(); ++i) m[i] = w.value.data[i];
+    e[0] = static_cast<float>(w.value.exp);
+    out.emplace_back("qweight/" + std::to_string(w.layer), m);
+    out.emplace_back("qexp/" + std::to_string(w.layer), e);
+  }
+  return out;
+}
+
+void restore_int8_weights(const Checkpoint& ckpt, QNetwork& net) {
+  for (QWeight& w : net.weights()) {
+    const std::string layer = std::to_string(w.layer);
+    Tensor m = ckpt.file.get("qweight/" + layer, w.value.shape, ckpt.path);
+    Tensor e = ckpt.file.get("qexp/" + layer, Shape{1}, ckpt.path);
+    for (int64_t i = 0; i < m.numel(); ++i)
+      if (!(std::fabs(m[i]) <= 127) || m[i] != std::nearbyint(m[i]))
+        throw InputError(ckpt.path + ": tensor qweight/" + layer +
+                         " holds a value that is not an int8 mantissa (|m| <= 127)");
+    for (int64_t i = 0; i < m.numel(); ++i) w.value.data[i] = static_cast<int8_t>(m[i]);
+    if (!(std::fabs(e[0]) <= 64))
+      throw InputError(ckpt.path + ": tensor qexp/" + layer + " is not an exponent in [-64, 64]");
+    w.value.exp = static_cast<int>(e[0]);
+  }
+}
+
 MemoryPlan training_plan(const Network& net, const TrainConfig& cfg, int head_start) {
+  if (cfg.precision == "int8") {
+    MemoryPlan plan = QNetwork(net).plan(cfg.batch, head_start);
+    plan.add(-1, "labels", Bucket::kInput, cfg.batch);
+    return plan;
+  }
   MemoryPlan plan = net.plan(cfg.batch, head_start, cfg.threads);
   // Momentum buffers: the SGD ones of the head, then the ZO ones of the body.
   for (bool head : {true, false}) {
@@ -100,11 +149,18 @@ Trainer::Trainer(const TrainConfig& cfg, DataSplits data)
   net_ = std::make_unique<Network>(spec_.item_shape, spec_.layers);
   head_ = choose_head(*net_, cfg_);
   plan_ = training_plan(*net_, cfg_, head_);
-  net_->allocate(arena_, cfg_.batch, head_, &pool_, cfg_.seed);
-  sgd_ = std::make_unique<Sgd>(*net_, arena_, cfg_.momentum, cfg_.weight_decay);
-  for (const ParamRef& p : net_->params())
-    if (p.layer < head_ && cfg_.zo_momentum > 0)
-      zo_momentum_.push_back(arena_.alloc(Bucket::kOptimizer, p.value.shape()));
+  if (cfg_.precision == "int8") {
+    qnet_ = std::make_unique<QNetwork>(*net_);
+    qnet_->allocate(arena_, cfg_.batch, head_, cfg_.seed);
+    quantizer_ = input_quantizer(norm_.mean, norm_.std);
+    bp_bits_ = parse_bp_bits(cfg_.bp_bits);
+  } else {
+    net_->allocate(arena_, cfg_.batch, head_, &pool_, cfg_.seed);
+    sgd_ = std::make_unique<Sgd>(*net_, arena_, cfg_.momentum, cfg_.weight_decay);
+    for (const ParamRef& p : net_->params())
+      if (p.layer < head_ && cfg_.zo_momentum > 0)
+        zo_momentum_.push_back(arena_.alloc(Bucket::kOptimizer, p.value.shape()));
+  }
   labels_ = static_cast<uint8_t*>(arena_.alloc_bytes(Bucket::kInput, cfg_.batch));
   sparsity_ = parse_sparsity(cfg_.sparsity);
   distribution_ = zo::parse_distribution(cfg_.perturbation);
@@ -119,6 +175,7 @@ int Trainer::bp_layers() const {
 }
 
 std::vector<std::pair<std::string, Tensor>> Trainer::zo_state() const {
+  if (qnet_) return int8_weight_tensors(*qnet_);
   std::vector<std::pair<std::string, Tensor>> state;
   for (size_t i = 0; i < zo_momentum_.size(); ++i)
     state.emplace_back("zo_momentum/" + net_->params()[i].name, zo_momentum_[i]);
@@ -144,9 +201,64 @@ std::pair<double, double> Trainer::learning_rates(int epoch) const {
   return {cfg_.lr * decay, cfg_.zo_lr * decay};
 }
 
+int64_t Trainer::fill_input(const Batcher& batcher, int64_t index) {
+  if (!qnet_) return batcher.fill(index, net_->input(cfg_.batch).data(), labels_);
+  qnet_->input().exp = quantizer_.exp;
+  return batcher.fill(index, quantizer_.lut, qnet_->input().data, labels_);
+}
+
+double Trainer::evaluate_on(const Dataset& data) {
+  return qnet_ ? evaluate(*qnet_, data, quantizer_) : evaluate(*net_, data, norm_);
+}
+
+namespace {
+
+// The f32 softmax cross-entropy of int8 logits, summed over the rows, as a fixed-point integer
+// (2^-32 nats): the float loss of the INT8 variant and of the sign-agreement diagnostic.
+int64_t float_loss(const QTensor& logits, const uint8_t* labels) {
+  const int64_t rows = logits.shape[0], classes = logits.shape[1];
+  std::vector<float> z(static_cast<size_t>(rows * classes));
+  dequantize(logits.data, rows * classes, logits.exp, z.data());
+  const double mean =
+      softmax_cross_entropy(Tensor(z.data(), logits.shape), labels, nullptr, nullptr);
+  return std::llround(mean * static_cast<double>(rows) * 4294967296.0);
+}
+
+}  // namespace
+
+Trainer::StepResult Trainer::int8_step(int64_t rows, int epoch) {
+  int8::StepConfig c;
+  c.seed = cfg_.seed;
+  c.step = state_.steps;
+  c.q = cfg_.q;
+  c.eps = cfg_.int_eps;
+  c.zero_threshold = zo::zero_threshold(schedule_at(sparsity_, epoch));
+  c.bp_bits = static_cast<int>(schedule_at(bp_bits_, epoch));
+  c.zo_bits = cfg_.zo_bits;
+  c.loss_frac_bits = cfg_.loss_frac_bits;
+  const int8::PassLoss exact = float_loss;
+  const int8::StepResult s = head_ == 0 ? int8::bp_step(*qnet_, rows, labels_, c)
+                                        : int8::zo_step(*qnet_, rows, labels_, c,
+                                                        cfg_.zo_sign == "float" ? &exact : nullptr,
+                                                        cfg_.sign_agreement ? &exact : nullptr);
+  state_.forward_passes += head_ == 0 ? 1 : 2 * cfg_.q;
+  state_.backward_passes += head_ == 0 ? 1 : (head_ < net_->num_layers() ? 2 * cfg_.q : 0);
+  StepResult r;
+  // Reporting: the integer loss in nats (2^-kGradFracBits bits, times ln 2), mean over rows.
+  r.loss = static_cast<double>(s.loss) * 0.69314718055994531 /
+           static_cast<double>(int64_t{1} << int8::kGradFracBits) / static_cast<double>(rows);
+  r.correct = s.correct;
+  r.signs = s.signs;
+  r.zero_signs = s.zero_signs;
+  r.agree = s.agree;
+  return r;
+}
+
 Trainer::StepResult Trainer::step(int64_t rows, int epoch) {
   const auto [lr, zo_lr] = learning_rates(epoch);
-  StepResult r = head_ == 0 ? bp_step(rows, lr) : zo_step(rows, lr, zo_lr, epoch);
+  StepResult r = qnet_        ? int8_step(rows, epoch)
+                 : head_ == 0 ? bp_step(rows, lr)
+                              : zo_step(rows, lr, zo_lr, epoch);
   ++state_.steps;
   return r;
 }
@@ -165,7 +277,7 @@ Trainer::StepResult Trainer::zo_step(int64_t rows, double lr, double zo_lr, int 
   const bool clean_head = cfg_.head_grad == "clean" || forward_diff;
   // Forward differences need the clean loss; a head trained from a clean pass needs its backward.
   const bool clean_pass = forward_diff || (has_head && clean_head);
-  const zo::PerturbationSpec spec{distribution_, static_cast<float>(sparsity_at(sparsity_, epoch))};
+  const zo::PerturbationSpec spec{distribution_, static_cast<float>(schedule_at(sparsity_, epoch))};
   const int q = cfg_.q;
   StepResult r;
   if (has_head) net_->zero_grad();
@@ -215,7 +327,10 @@ void Trainer::resume(const Checkpoint& ckpt) {
     throw InputError(ckpt.path + ": checkpoint is for inputs " + ckpt.meta.item_shape.str() +
                      " with " + std::to_string(ckpt.meta.num_classes) + " classes, the data has " +
                      spec_.item_shape.str() + " with " + std::to_string(spec_.num_classes));
-  restore_checkpoint(ckpt, *net_, sgd_.get(), zo_state());
+  if (qnet_)
+    restore_int8_weights(ckpt, *qnet_);
+  else
+    restore_checkpoint(ckpt, net_.get(), sgd_.get(), zo_state());
   state_ = ckpt.meta.state;
   truncate_metrics(cfg_.out + "/metrics.jsonl", state_.epochs_done);
 }
@@ -230,11 +345,14 @@ void Trainer::run(const TrainCallbacks& cb) {
     auto t0 = std::chrono::steady_clock::now();
     batcher.start_epoch(epoch);
     double loss_sum = 0;
-    int64_t correct = 0, seen = 0;
+    int64_t correct = 0, seen = 0, signs = 0, zero_signs = 0, agree = 0;
     const int64_t batches = batcher.batches_per_epoch();
     for (int64_t b = 0; b < batches; ++b) {
-      int64_t rows = batcher.fill(b, net_->input(cfg_.batch).data(), labels_);
+      int64_t rows = fill_input(batcher, b);
       StepResult step = this->step(rows, epoch);
+      signs += step.signs;
+      zero_signs += step.zero_signs;
+      agree += step.agree;
       const double loss = step.loss;
       loss_sum += loss * rows;
       correct += step.correct;
@@ -252,8 +370,8 @@ void Trainer::run(const TrainCallbacks& cb) {
     r.lr = lr;
     r.train_loss = loss_sum / seen;
     r.train_acc = static_cast<double>(correct) / seen;
-    r.val_acc = data_.val.size() ? evaluate(*net_, data_.val, norm_) : 0.0;
-    r.test_acc = evaluate(*net_, data_.test, norm_);
+    r.val_acc = data_.val.size() ? evaluate_on(data_.val) : 0.0;
+    r.test_acc = evaluate_on(data_.test);
     r.seconds = state_.seconds;
     r.forward_passes = state_.forward_passes;
     r.backward_passes = state_.backward_passes;
@@ -267,7 +385,7 @@ void Trainer::run(const TrainCallbacks& cb) {
     json line = {{"epoch", r.epoch},
                  {"lr", r.lr},
                  {"zo_lr", zo_lr},
-                 {"sparsity", sparsity_at(sparsity_, epoch)},
+                 {"sparsity", schedule_at(sparsity_, epoch)},
                  {"train_loss", r.train_loss},
                  {"train_acc", r.train_acc},
                  {"val_acc", r.val_acc},
@@ -277,13 +395,26 @@ void Trainer::run(const TrainCallbacks& cb) {
                  {"seconds", r.seconds},
                  {"arena_bytes", r.arena_bytes},
                  {"peak_rss_bytes", r.peak_rss_bytes}};
+    if (qnet_) {
+      line["bp_bits"] = schedule_at(bp_bits_, epoch);
+      if (signs > 0) line["zero_sign_rate"] = static_cast<double>(zero_signs) / signs;
+      if (cfg_.sign_agreement && signs > 0)
+        line["sign_agreement"] = static_cast<double>(agree) / signs;
+    }
     std::ofstream(metrics_path, std::ios::app) << line.dump() << "\n";
     save_checkpoint(cfg_.out + "/checkpoint.bin",
-                    {cfg_, spec_.item_shape, spec_.num_classes, norm_, state_}, *net_, sgd_.get(),
-                    zo_state());
+                    {cfg_, spec_.item_shape, spec_.num_classes, norm_, state_},
+                    qnet_ ? nullptr : net_.get(), sgd_.get(), zo_state());
     if (cb.on_epoch) cb.on_epoch(r);
   }
   write_summary();
+}
+
+int64_t Trainer::num_parameters() const {
+  if (!qnet_) return net_->num_param_elements();
+  int64_t n = 0;
+  for (const QWeight& w : qnet_->weights()) n += w.value.numel();
+  return n;
 }
 
 void Trainer::write_summary() const {
@@ -309,7 +440,7 @@ void Trainer::write_summary() const {
                   {"arena_bytes_by_bucket", buckets},
                   {"planned_bytes", plan_.total()},
                   {"peak_rss_bytes", peak_rss_bytes()},
-                  {"num_parameters", net_->num_param_elements()},
+                  {"num_parameters", num_parameters()},
                   {"bp_layers", bp_layers()},
                   {"head_start", head_},
                   {"config", json::parse(config_to_json(cfg_))}};

@@ -28,13 +28,6 @@ const char* distribution_name(Distribution d) {
 
 namespace {
 
-// Elements 2j and 2j+1 share the Philox block at counter (j, tensor): words 0 and 1 give their
-// values, words 2 and 3 their sparsity masks.
-inline Philox4x32 pair_block(uint64_t seed, uint32_t tensor, uint64_t j) {
-  return philox4x32({static_cast<uint32_t>(j), static_cast<uint32_t>(j >> 32), tensor, 0x5A4F},
-                    seed);
-}
-
 // Writes z for elements 2j and 2j+1 into z[0], z[1].
 inline void pair_values(const PerturbationSpec& spec, const Philox4x32& w, float z[2]) {
   switch (spec.dist) {
@@ -64,36 +57,29 @@ inline void pair_values(const PerturbationSpec& spec, const Philox4x32& w, float
 }  // namespace
 
 float perturbation(const PerturbationSpec& spec, uint64_t seed, uint32_t tensor, uint64_t i) {
-  float z[2];
-  pair_values(spec, pair_block(seed, tensor, i / 2), z);
+  float z[2] = {0.0f, 0.0f};
+  pair_values(spec, perturbation_block(seed, tensor, i / 2), z);
   return z[i % 2];
 }
 
 void add_perturbation(const PerturbationSpec& spec, uint64_t seed, uint32_t tensor, float scale,
                       const float* src, float* dst, int64_t begin, int64_t end) {
   int64_t i = begin;
-  float z[2];
+  float z[2] = {0.0f, 0.0f};
   if (i < end && (i & 1)) {  // an odd start uses the second half of its pair
-    pair_values(spec, pair_block(seed, tensor, i / 2), z);
+    pair_values(spec, perturbation_block(seed, tensor, i / 2), z);
     dst[i] = src[i] + scale * z[1];
     ++i;
   }
   for (; i + 1 < end; i += 2) {
-    pair_values(spec, pair_block(seed, tensor, i / 2), z);
+    pair_values(spec, perturbation_block(seed, tensor, i / 2), z);
     dst[i] = src[i] + scale * z[0];
     dst[i + 1] = src[i + 1] + scale * z[1];
   }
   if (i < end) {
-    pair_values(spec, pair_block(seed, tensor, i / 2), z);
+    pair_values(spec, perturbation_block(seed, tensor, i / 2), z);
     dst[i] = src[i] + scale * z[0];
   }
-}
-
-uint64_t sample_seed(uint64_t run_seed, int64_t step, int sample) {
-  Philox4x32 w = philox4x32({static_cast<uint32_t>(step), static_cast<uint32_t>(step >> 32),
-                             static_cast<uint32_t>(sample), 0x5EED},
-                            run_seed);
-  return (static_cast<uint64_t>(w[0]) << 32) | w[1];
 }
 
 }  // namespace zotrain::zo

@@ -31,6 +31,8 @@ class Batcher {
   // Returns the number of rows. Const and free of shared state, so threads may fill different
   // batches at once.
   int64_t fill(int64_t index, float* x, uint8_t* labels) const;
+  // The same for an integer network: each pixel p becomes lut[p] (see input_quantizer).
+  int64_t fill(int64_t index, const std::array<int8_t, 256>& lut, int8_t* x, uint8_t* labels) const;
 
   const Dataset& data() const { return data_; }
   int64_t batch_size() const { return batch_size_; }
@@ -39,6 +41,9 @@ class Batcher {
   const std::vector<int64_t>& order() const { return order_; }
 
  private:
+  template <typename T>
+  int64_t fill_with(int64_t index, const T* lut, T* x, uint8_t* labels) const;
+
   const Dataset& data_;
   int64_t batch_size_;
   bool shuffle_;

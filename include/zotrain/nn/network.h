@@ -40,6 +40,7 @@ class Network {
   int num_layers() const { return static_cast<int>(layers_.size()); }
   Layer& layer(int i) { return *layers_[i]; }
   const Layer& layer(int i) const { return *layers_[i]; }
+  const LayerSpec& spec(int i) const { return specs_[i]; }
   const Shape& item_shape() const { return item_shape_; }
   // Shape of layer i's input (i = num_layers(): the logits) for a batch.
   Shape input_shape(int i, int64_t batch) const { return shapes_[i].with_batch(batch); }
@@ -80,6 +81,7 @@ class Network {
   Tensor output_buffer(int i, int64_t rows) const;
 
   Shape item_shape_;
+  std::vector<LayerSpec> specs_;
   std::vector<std::unique_ptr<Layer>> layers_;
   std::vector<Shape> shapes_;  // shapes_[i]: input of layer i with batch 1; back(): logits
   int64_t batch_ = 0;

@@ -32,8 +32,9 @@ struct CheckpointMeta {
   TrainState state;
 };
 
-// sgd may be null (no optimizer state); `extra` names further state tensors (ZO momentum).
-void save_checkpoint(const std::string& path, const CheckpointMeta& meta, const Network& net,
+// sgd may be null (no optimizer state); `extra` names further state tensors (ZO momentum, the
+// weights of an int8 run, whose f32 `net` is then null).
+void save_checkpoint(const std::string& path, const CheckpointMeta& meta, const Network* net,
                      Sgd* sgd, const std::vector<std::pair<std::string, Tensor>>& extra = {});
 // Reads and checks a checkpoint file; InputError naming the path for any problem.
 struct Checkpoint {
@@ -45,7 +46,7 @@ Checkpoint read_checkpoint(const std::string& path);
 // Copies parameters (and momentum, when sgd is not null) into the network; InputError when the
 // checkpoint belongs to another model.
 // `extra` tensors (views) are filled from the tensors of the same names.
-void restore_checkpoint(const Checkpoint& ckpt, Network& net, Sgd* sgd,
+void restore_checkpoint(const Checkpoint& ckpt, Network* net, Sgd* sgd,
                         std::vector<std::pair<std::string, Tensor>> extra = {});
 
 }  // namespace zotrain

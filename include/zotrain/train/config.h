@@ -41,6 +41,17 @@ struct TrainConfig {
   int threads = 1;
   int64_t train_limit = 0;  // 0: all training examples
   int64_t val_size = 5000;  // held out from the training files for validation
+  // Integer-only training (NITI int8, ElasticZO-INT8). lr, momentum, eps, zo_lr, grad_clip and
+  // perturbation do not apply: updates are NITI's bit-width rule, z is ternary.
+  std::string precision = "f32";        // f32, or int8
+  std::string zo_sign = "integer";      // int8 ZO: sign of the integer loss difference (INT8*,
+                                        // Eq. 12) or of the float one (INT8)
+  int int_eps = 1;                      // int8 ZO: perturbation radius, in weight mantissa units
+  std::string bp_bits = "5,10:4,15:3";  // int8: bit width of the BP updates, or a schedule
+  int zo_bits = 1;                      // int8: bit width of the ZO updates
+  int loss_frac_bits = 0;               // int8 ZO: fraction bits of the integer loss (0: Eq. 12)
+  int sign_agreement = 0;  // int8 ZO: also compute the float loss difference and record how
+                           // often its sign agrees (metrics.jsonl)
 };
 
 // Visits every field as v(key, field, help): the single list that CLI flags, config files and
@@ -76,6 +87,17 @@ void visit_config(Config& c, Visitor&& v) {
   v("threads", c.threads, "worker threads (results do not depend on it)");
   v("train_limit", c.train_limit, "train on the first N examples only (0: all)");
   v("val_size", c.val_size, "examples held out from the training files for validation");
+  v("precision", c.precision, "arithmetic: f32, or int8 (NITI integer-only training)");
+  v("zo_sign", c.zo_sign,
+    "int8 ZO gradient: sign of the integer loss difference (integer, INT8*) or of the float one "
+    "(float, INT8)");
+  v("int_eps", c.int_eps, "int8 ZO perturbation radius in weight mantissa units (1..127)");
+  v("bp_bits", c.bp_bits, "int8: bit width of BP updates, or a schedule B0,EPOCH:B,...");
+  v("zo_bits", c.zo_bits, "int8: bit width of ZO updates");
+  v("loss_frac_bits", c.loss_frac_bits,
+    "int8 ZO: fraction bits of the integer loss (0: the paper's Eq. 12, floors)");
+  v("sign_agreement", c.sign_agreement,
+    "int8 ZO: 1 records how often the integer loss sign agrees with the float one");
 }
 
 // The config as a JSON object, and back. from_json rejects unknown keys and wrong types with
@@ -87,8 +109,15 @@ void validate(const TrainConfig& cfg);
 // The sparsity schedule as (first epoch, p_zero) pairs, epochs increasing from 0; InputError
 // for text that is not "P" or "P0,EPOCH:P1,...".
 std::vector<std::pair<int, double>> parse_sparsity(const std::string& text);
-// p_zero in force at a 0-based epoch.
-double sparsity_at(const std::vector<std::pair<int, double>>& schedule, int epoch);
+// A schedule "V0,EPOCH:V1,..." of values that pass `valid` ("before" applies before the first
+// epoch given); InputError naming `key`, saying `what` is valid and showing `example`.
+std::vector<std::pair<int, double>> parse_schedule(const std::string& key, const std::string& text,
+                                                   bool (*valid)(double), const std::string& what,
+                                                   const std::string& example, double before);
+// The int8 BP bit-width schedule.
+std::vector<std::pair<int, double>> parse_bp_bits(const std::string& text);
+// The value in force at a 0-based epoch.
+double schedule_at(const std::vector<std::pair<int, double>>& schedule, int epoch);
 
 // The names of every key, for --help and error messages.
 std::vector<std::string> config_keys();

@@ -14,6 +14,7 @@
 #include "zotrain/data/batcher.h"
 #include "zotrain/data/registry.h"
 #include "zotrain/models/model.h"
+#include "zotrain/nn/int8/qnetwork.h"
 #include "zotrain/nn/network.h"
 #include "zotrain/train/checkpoint.h"
 #include "zotrain/train/config.h"
@@ -38,8 +39,16 @@ struct TrainCallbacks {
 
 // Accuracy of `net` on a data set, forward passes only, in chunks of the network's batch.
 double evaluate(Network& net, const Dataset& data, const Normalization& norm);
+double evaluate(QNetwork& net, const Dataset& data, const InputQuantizer& quantizer);
 
-// The memory a run takes: the network's plan plus optimizer state and labels.
+// The weights of an int8 network as checkpoint tensors ("qweight/<layer>" holding the mantissas,
+// "qexp/<layer>" the exponent), and back (InputError naming the file for a missing tensor or a
+// mantissa out of range).
+std::vector<std::pair<std::string, Tensor>> int8_weight_tensors(const QNetwork& net);
+void restore_int8_weights(const Checkpoint& ckpt, QNetwork& net);
+
+// The memory a run takes: the network's plan plus optimizer state and labels (the plan of the
+// integer network for precision int8).
 MemoryPlan training_plan(const Network& net, const TrainConfig& cfg, int head_start);
 
 // Where the body/head split of a run lies (Network::head_start): 0 for bp, num_layers() for
@@ -60,6 +69,8 @@ class Trainer {
 
   const TrainConfig& config() const { return cfg_; }
   Network& network() { return *net_; }
+  // The integer network of a precision int8 run (else null).
+  QNetwork* int8_network() { return qnet_.get(); }
   const Arena& arena() const { return arena_; }
   const MemoryPlan& plan() const { return plan_; }
   const TrainState& state() const { return state_; }
@@ -70,22 +81,28 @@ class Trainer {
   struct StepResult {
     double loss = 0;
     int64_t correct = 0;
+    int64_t signs = 0, zero_signs = 0, agree = 0;  // int8 ZO: see int8::StepResult
   };
   // One optimizer step (of the run's method) on the first `rows` rows of the network's input
   // buffer and labels(), with the learning rates and sparsity of `epoch` (0-based).
   StepResult step(int64_t rows, int epoch);
   uint8_t* labels() { return labels_; }
+  // Copies batch `index` of the batcher's epoch into the input buffer (f32 or int8).
+  int64_t fill_input(const Batcher& batcher, int64_t index);
 
  private:
   // The BP and ZO learning rates of a 0-based epoch (step decay).
   std::pair<double, double> learning_rates(int epoch) const;
   StepResult bp_step(int64_t rows, double lr);
+  StepResult int8_step(int64_t rows, int epoch);
+  double evaluate_on(const Dataset& data);
   StepResult zo_step(int64_t rows, double lr, double zo_lr, int epoch);
   // The loss of one forward pass; with `head_weight` > 0 also backprops the head, scaling
   // dL/dlogits by head_weight.
   double pass(int64_t rows, const ParamTransform* body, double head_weight, int64_t* correct);
   std::vector<std::pair<std::string, Tensor>> zo_state() const;
   void write_summary() const;
+  int64_t num_parameters() const;
 
   TrainConfig cfg_;
   DataSplits data_;
@@ -93,7 +110,10 @@ class Trainer {
   ModelSpec spec_;
   ThreadPool pool_;
   Arena arena_;
-  std::unique_ptr<Network> net_;
+  std::unique_ptr<Network> net_;  // f32 runs; for int8 the description of qnet_, unallocated
+  std::unique_ptr<QNetwork> qnet_;
+  InputQuantizer quantizer_;
+  std::vector<std::pair<int, double>> bp_bits_;
   std::unique_ptr<Sgd> sgd_;
   uint8_t* labels_ = nullptr;
   int head_ = 0;

@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <string>
 
+#include "zotrain/core/rng.h"
+
 namespace zotrain::zo {
 
 enum class Distribution {
@@ -21,6 +23,13 @@ struct PerturbationSpec {
   float p_zero = 0.0f;  // each element is zeroed with this probability (sparse ZO)
 };
 
+// Elements 2j and 2j+1 share the Philox block at counter (j, tensor): words 0 and 1 give their
+// values, words 2 and 3 their sparsity masks (element zeroed when (word >> 8) < p_zero · 2^24).
+inline Philox4x32 perturbation_block(uint64_t seed, uint32_t tensor, uint64_t j) {
+  return philox4x32({static_cast<uint32_t>(j), static_cast<uint32_t>(j >> 32), tensor, 0x5A4F},
+                    seed);
+}
+
 // z_i for element i of tensor `tensor` under `seed`.
 float perturbation(const PerturbationSpec& spec, uint64_t seed, uint32_t tensor, uint64_t i);
 
@@ -30,6 +39,11 @@ void add_perturbation(const PerturbationSpec& spec, uint64_t seed, uint32_t tens
                       const float* src, float* dst, int64_t begin, int64_t end);
 
 // The seed of sample `sample` of step `step` of a run: distinct streams for distinct triples.
-uint64_t sample_seed(uint64_t run_seed, int64_t step, int sample);
+inline uint64_t sample_seed(uint64_t run_seed, int64_t step, int sample) {
+  Philox4x32 w = philox4x32({static_cast<uint32_t>(step), static_cast<uint32_t>(step >> 32),
+                             static_cast<uint32_t>(sample), 0x5EED},
+                            run_seed);
+  return (static_cast<uint64_t>(w[0]) << 32) | w[1];
+}
 
 }  // namespace zotrain::zo

@@ -1,0 +1,70 @@
+// Integer kernels of NITI-style int8 training: int8 × int8 → int32 products, the shifts that
+// bring accumulators back to int8, and int8 ReLU and max-pooling. Integer arithmetic only (the
+// files are also compiled with floating point disabled, see CMakeLists.txt), so the results are
+// exact and identical on every machine and for every split over threads.
+#pragma once
+
+#include <cstdint>
+
+#include "zotrain/kernels/conv2d.h"
+#include "zotrain/kernels/pool.h"
+
+namespace zotrain::kernels {
+
+// Bits of the largest magnitude: 0 for all zeros, 7 for 64..127, 8 for 128..255 (floor(log2)
+// + 1). NITI's ceil(log2 max) differs at powers of two, where it maps 1 to 0 bits (dropping a
+// unit gradient) and 128 to 7 (overflowing int8); see docs/design.md.
+int range_bits(const int32_t* x, int64_t n);
+int range_bits(const int64_t* x, int64_t n);
+
+// x / 2^s rounded to nearest, halves away from zero (s >= 0; s = 0 returns x).
+int64_t round_shift(int64_t x, int s);
+// x / 2^s rounded pseudo-stochastically (NITI's PstoShift): the s discarded bits of |x| are split
+// into a high half and a low half (the low half doubled when s is odd, so both have the same
+// width); |x| rounds up when high > low. The low bits play the random number, so no RNG is needed
+// and the result is deterministic.
+int64_t psto_shift(int64_t x, int s);
+
+inline int8_t clip_s8(int64_t v) {
+  return static_cast<int8_t>(v > 127 ? 127 : (v < -127 ? -127 : v));
+}
+
+enum class Rounding { kNearest, kPseudoStochastic };
+
+// Brings accumulators to at most `bits` bits: s = max(range_bits(acc) - bits, 0),
+// out[i] = clip(shift(acc[i], s)) to ±127. Returns s (the exponent grows by s).
+int requantize(const int32_t* acc, int64_t n, int bits, Rounding r, int8_t* out);
+int requantize(const int64_t* acc, int64_t n, int bits, Rounding r, int8_t* out);
+
+// C = op(A) · op(B) in int32, row-major, op(A) M×K and op(B) K×N. With `accumulate`, C += instead.
+// The fast kernel: each element is the exact integer sum, so any blocking gives the same C.
+void gemm_s8(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const int8_t* a,
+             int64_t lda, const int8_t* b, int64_t ldb, int32_t* c, int64_t ldc, bool accumulate);
+// Plain loops, the reference the fast kernel is tested against.
+void gemm_s8_ref(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const int8_t* a,
+                 int64_t lda, const int8_t* b, int64_t ldb, int32_t* c, int64_t ldc,
+                 bool accumulate);
+
+// Convolution of `images` NCHW int8 images by int8 weights [out_c, in_c, k, k], no bias
+// (NITI's layers have none). `work` needs conv2d_s8_work_bytes(g) bytes.
+int64_t conv2d_s8_work_bytes(const Conv2dGeometry& g);
+// y = w * x (int32, [images, out_c, out_h, out_w]).
+void conv2d_s8_forward(const Conv2dGeometry& g, int64_t images, const int8_t* x, const int8_t* w,
+                       int32_t* y, void* work);
+// dx = dL/dx for int8 dy (int32, overwritten).
+void conv2d_s8_backward_data(const Conv2dGeometry& g, int64_t images, const int8_t* dy,
+                             const int8_t* w, int32_t* dx, void* work);
+// dw += Σ over images of dy * im2col(x)^T (int64: large batches would overflow int32).
+void conv2d_s8_backward_weight(const Conv2dGeometry& g, int64_t images, const int8_t* x,
+                               const int8_t* dy, int64_t* dw, void* work);
+
+// y = max(x, 0).
+void relu_s8(const int8_t* x, int8_t* y, int64_t n);
+// dx = dy where y > 0, else 0 (dx may equal dy).
+void relu_s8_backward(const int8_t* y, const int8_t* dy, int8_t* dx, int64_t n);
+// Max pooling with the tie rule of the f32 kernel (first maximum in row-major order).
+void max_pool2d_s8_forward(const Pool2dGeometry& g, int64_t planes, const int8_t* x, int8_t* y);
+void max_pool2d_s8_backward(const Pool2dGeometry& g, int64_t planes, const int8_t* x,
+                            const int8_t* dy, int8_t* dx);
+
+}  // namespace zotrain::kernels

@@ -1,0 +1,66 @@
+// The integer execution path of a layer (NITI): int8 activations and errors with one exponent per
+// tensor, int32 accumulation, int64 weight-gradient sums. The layer description is the same
+// LayerSpec the f32 path runs; int8 layers have weights only (NITI's have no bias).
+// Integer arithmetic only: these files are also compiled with floating point disabled.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "zotrain/core/qtensor.h"
+#include "zotrain/nn/layer_spec.h"
+
+namespace zotrain {
+
+// Scratch a QLayer call may use, and when `weight` is set, the mantissas to run forward with
+// instead of the bound weight (a perturbed copy, for zeroth-order passes; same exponent).
+struct QExecContext {
+  int32_t* acc = nullptr;  // at least acc_elems() accumulators
+  void* work = nullptr;    // at least work_bytes() bytes
+  const int8_t* weight = nullptr;
+};
+
+class QLayer {
+ public:
+  virtual ~QLayer() = default;
+  // The weight's shape ([out, in] or [out_c, in_c, k, k]); rank 0 when the layer has none.
+  virtual Shape weight_shape() const { return {}; }
+  // Scratch of forward and backward for an input shape (batch included).
+  virtual int64_t acc_elems(const Shape& in) const {
+    (void)in;
+    return 0;
+  }
+  virtual int64_t work_bytes(const Shape& in) const {
+    (void)in;
+    return 0;
+  }
+  // Whether forward may write y over x, and whether backward reads y rather than x.
+  virtual bool in_place() const { return false; }
+  virtual bool backward_needs_output() const { return false; }
+
+  // y = f(x), with y.shape set by the caller; sets y.exp.
+  virtual void forward(const QTensor& x, QTensor& y, const QExecContext& ctx) const = 0;
+  // From dy = dL/dy: writes dx (when dx.data is not null; dx may alias dy for layers that run in
+  // place) and, for layers with a weight, adds dL/dW as exact integer sums into grad
+  // (weight_shape() elements; the scale 2^(dy.exp + x.exp) is irrelevant to NITI's update).
+  virtual void backward(const QTensor& x, const QTensor& y, const QTensor& dy, QTensor& dx,
+                        int64_t* grad, const QExecContext& ctx) const = 0;
+
+  void bind(QTensor weight) { weight_ = weight; }
+  const QTensor& weight() const { return weight_; }
+  QTensor& weight() { return weight_; }
+  // The weight mantissas forward must read: ctx.weight when set, else the bound ones.
+  const int8_t* weight_data(const QExecContext& ctx) const {
+    return ctx.weight ? ctx.weight : weight_.data;
+  }
+
+ protected:
+  QTensor weight_;
+};
+
+// The integer layer for `spec` on inputs of shape `in`; InputError for ops without an integer
+// path.
+std::unique_ptr<QLayer> make_qlayer(const LayerSpec& spec, const Shape& in);
+
+}  // namespace zotrain

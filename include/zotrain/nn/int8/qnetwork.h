@@ -1,0 +1,92 @@
+// Runs a model's layer list on the integer path (NITI int8): the int8 counterpart of Network,
+// with the same body/head split. The body runs forward only through two int8 ping-pong buffers;
+// the head keeps its int8 activations, backprops int8 errors and sums int64 weight gradients,
+// which update_head() applies with NITI's bit-width rule W <- clip(W - g), |g| < 2^bits.
+#pragma once
+
+#include <array>
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "zotrain/core/arena.h"
+#include "zotrain/core/memory_plan.h"
+#include "zotrain/nn/int8/qlayer.h"
+#include "zotrain/nn/network.h"
+
+namespace zotrain {
+
+// One weight of the network, in the order of the layers.
+struct QWeight {
+  int layer;
+  uint32_t tensor;  // the f32 model's parameter index of this weight (perturbation stream)
+  QTensor value;
+  int64_t* grad;  // null unless the layer is in the head
+};
+
+// Writes the mantissas a body weight takes during one forward pass into dst (w.value.numel()).
+using QWeightTransform = std::function<void(const QWeight& w, int8_t* dst)>;
+
+class QNetwork {
+ public:
+  // Builds the integer layers of `desc` (which supplies shapes and the body/head arithmetic);
+  // InputError for layers without an integer path. desc must outlive the QNetwork.
+  explicit QNetwork(const Network& desc);
+
+  int num_layers() const { return desc_.num_layers(); }
+  const Network& desc() const { return desc_; }
+
+  MemoryPlan plan(int64_t batch, int head_start) const;
+  // Allocates the plan's buffers and initializes the weights: the f32 model's initial values
+  // (same seed, same streams) quantized to int8.
+  void allocate(Arena& arena, int64_t batch, int head_start, uint64_t seed);
+
+  int64_t batch() const { return batch_; }
+  int head() const { return head_; }
+  // The int8 input buffer, first `rows` rows; its exponent is set by the caller.
+  QTensor& input() { return input_; }
+  // Runs all layers on the first `rows` input rows; returns the int8 logits [rows, classes].
+  QTensor forward(int64_t rows, const QWeightTransform* body = nullptr);
+  // Backprop from int8 dL/dlogits through the head, adding into the head's int64 gradients.
+  void backward(const QTensor& dlogits);
+  QTensor logits_grad(int64_t rows) const { return dlogits_.rows(0, rows); }
+  void zero_grad();
+  // W <- clip(W - g) for every head weight, g its gradient shifted to at most `bits` bits with
+  // pseudo-stochastic rounding.
+  void update_head(int bits);
+
+  // int32 scratch of at least the largest weight's size, free between passes.
+  int32_t* accumulators() { return acc_; }
+
+  std::vector<QWeight>& weights() { return weights_; }
+  const std::vector<QWeight>& weights() const { return weights_; }
+
+ private:
+  // Fills plan rows and, when `arena` is given, allocates and binds them.
+  MemoryPlan layout(int64_t batch, int head_start, Arena* arena);
+  QTensor output_buffer(int i, int64_t rows);
+  void init_weights(uint64_t seed);  // qnetwork_init.cpp: floats, at setup only
+
+  const Network& desc_;
+  std::vector<std::unique_ptr<QLayer>> layers_;
+  int64_t batch_ = 0;
+  int head_ = 0;
+  std::vector<QWeight> weights_;
+  QTensor input_, dlogits_;
+  std::vector<QTensor> kept_;  // outputs kept for backprop (and their exponents)
+  std::vector<int> out_buf_;   // per layer: -1 own kept buffer, j >= 0 layer j's, -2/-3 ping A/B
+  std::array<int8_t*, 2> ping_{}, back_{};
+  int8_t* scratch_ = nullptr;  // one body layer's transformed weights
+  int32_t* acc_ = nullptr;
+  void* work_ = nullptr;
+};
+
+// The int8 input of a normalized pixel p, (p / 255 - mean) / std = lut[p] · 2^exp, with exp
+// fixed by the largest magnitude any pixel can take, so batches need no range estimate.
+struct InputQuantizer {
+  std::array<int8_t, 256> lut{};
+  int exp = 0;
+};
+InputQuantizer input_quantizer(float mean, float std);
+
+}  // namespace zotrain

@@ -1,0 +1,25 @@
+// Integer perturbations for int8 zeroth-order training: z in {-1, 0, +1}, the sparse Rademacher
+// perturbation of perturbation.h (the same z for the same seed, tensor and element), drawn and
+// applied with integer arithmetic only.
+#pragma once
+
+#include <cstdint>
+
+namespace zotrain::zo {
+
+// The mask threshold for a zero probability: element zeroed when (mask word >> 8) < threshold,
+// the integer form of perturbation.h's test. Computed once per epoch, outside the training step.
+uint32_t zero_threshold(double p_zero);
+
+// z_i of tensor `tensor` under `seed`.
+int ternary(uint64_t seed, uint32_t tensor, uint32_t threshold, uint64_t i);
+
+// dst[i] = clip(src[i] + eps · z_i) to ±127 for i in [begin, end) (dst may equal src).
+void add_ternary(uint64_t seed, uint32_t tensor, uint32_t threshold, int eps, const int8_t* src,
+                 int8_t* dst, int64_t begin, int64_t end);
+
+// acc[i] += sign · z_i for i in [0, n).
+void accumulate_ternary(uint64_t seed, uint32_t tensor, uint32_t threshold, int sign, int32_t* acc,
+                        int64_t n);
+
+}  // namespace zotrain::zo

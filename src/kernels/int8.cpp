@@ -1,0 +1,167 @@
+// NITI's integer arithmetic: range estimate, rounding shifts, requantization, int8 ReLU, max
+// pooling and convolution through int8 patch matrices and gemm_s8.
+#include "zotrain/kernels/int8.h"
+
+#include <bit>
+
+#include "conv_walk.h"
+#include "pool_walk.h"
+#include "target_clones.h"
+
+namespace zotrain::kernels {
+
+namespace {
+
+ZT_INT8_CLONES int range_bits_s32(const int32_t* x, int64_t n) {
+  int64_t hi = 0, lo = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    hi = x[i] > hi ? x[i] : hi;
+    lo = x[i] < lo ? x[i] : lo;
+  }
+  return std::bit_width(static_cast<uint64_t>(hi > -lo ? hi : -lo));
+}
+
+template <typename Acc>
+int range_bits_any(const Acc* x, int64_t n) {
+  if constexpr (sizeof(Acc) == 4) return range_bits_s32(x, n);
+  uint64_t amax = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    const uint64_t a = x[i] < 0 ? 0 - static_cast<uint64_t>(x[i]) : static_cast<uint64_t>(x[i]);
+    amax = a > amax ? a : amax;
+  }
+  return std::bit_width(amax);
+}
+
+// Round-to-nearest of int32 accumulators, branch-free so that it vectorizes: the hot path of
+// every forward pass.
+ZT_INT8_CLONES void round_shift_s32(const int32_t* acc, int64_t n, int s, int8_t* out) {
+  const int32_t half = s > 0 ? int32_t{1} << (s - 1) : 0;
+  for (int64_t i = 0; i < n; ++i) {
+    const int32_t v = acc[i];
+    const int32_t mag = v < 0 ? -v : v;
+    int32_t r = (mag + half) >> s;
+    r = r > 127 ? 127 : r;
+    out[i] = static_cast<int8_t>(v < 0 ? -r : r);
+  }
+}
+
+template <typename Acc>
+int requantize_any(const Acc* acc, int64_t n, int bits, Rounding r, int8_t* out) {
+  const int s = range_bits_any(acc, n) - bits;
+  const int shift = s > 0 ? s : 0;
+  if constexpr (sizeof(Acc) == 4) {
+    if (r == Rounding::kNearest && shift < 31) {
+      round_shift_s32(acc, n, shift, out);
+      return shift;
+    }
+  }
+  for (int64_t i = 0; i < n; ++i)
+    out[i] =
+        clip_s8(r == Rounding::kNearest ? round_shift(acc[i], shift) : psto_shift(acc[i], shift));
+  return shift;
+}
+
+uint64_t magnitude(int64_t x) {
+  return x < 0 ? 0 - static_cast<uint64_t>(x) : static_cast<uint64_t>(x);
+}
+
+int64_t with_sign(int64_t x, uint64_t m) {
+  return x < 0 ? -static_cast<int64_t>(m) : static_cast<int64_t>(m);
+}
+
+}  // namespace
+
+int range_bits(const int32_t* x, int64_t n) {
+  return range_bits_any(x, n);
+}
+
+int range_bits(const int64_t* x, int64_t n) {
+  return range_bits_any(x, n);
+}
+
+int64_t round_shift(int64_t x, int s) {
+  if (s <= 0) return x;
+  const uint64_t m = magnitude(x);
+  return with_sign(x, (m + (uint64_t{1} << (s - 1))) >> s);
+}
+
+int64_t psto_shift(int64_t x, int s) {
+  if (s <= 0) return x;
+  const uint64_t m = magnitude(x);
+  const uint64_t rest = m & ((uint64_t{1} << s) - 1);
+  const int low_bits = s / 2;
+  const uint64_t high = rest >> low_bits;
+  uint64_t low = rest & ((uint64_t{1} << low_bits) - 1);
+  if (s % 2) low <<= 1;
+  return with_sign(x, (m >> s) + (high > low ? 1 : 0));
+}
+
+int requantize(const int32_t* acc, int64_t n, int bits, Rounding r, int8_t* out) {
+  return requantize_any(acc, n, bits, r, out);
+}
+
+int requantize(const int64_t* acc, int64_t n, int bits, Rounding r, int8_t* out) {
+  return requantize_any(acc, n, bits, r, out);
+}
+
+int64_t conv2d_s8_work_bytes(const Conv2dGeometry& g) {
+  // An int8 patch matrix (forward, weight gradient), or an int32 one (input gradient), and the
+  // int32 weight gradient of one image.
+  const int64_t col = g.col_floats();
+  const int64_t dw = g.out_c * g.patch_size();
+  return col * static_cast<int64_t>(sizeof(int32_t)) + dw * static_cast<int64_t>(sizeof(int32_t));
+}
+
+void conv2d_s8_forward(const Conv2dGeometry& g, int64_t images, const int8_t* x, const int8_t* w,
+                       int32_t* y, void* work) {
+  int8_t* col = static_cast<int8_t*>(work);
+  for (int64_t n = 0; n < images; ++n) {
+    im2col_any(g, x + n * g.in_numel(), col);
+    gemm_s8(false, false, g.out_c, g.out_plane(), g.patch_size(), w, g.patch_size(), col,
+            g.out_plane(), y + n * g.out_numel(), g.out_plane(), false);
+  }
+}
+
+void conv2d_s8_backward_data(const Conv2dGeometry& g, int64_t images, const int8_t* dy,
+                             const int8_t* w, int32_t* dx, void* work) {
+  int32_t* col = static_cast<int32_t*>(work);
+  for (int64_t n = 0; n < images; ++n) {
+    gemm_s8(true, false, g.patch_size(), g.out_plane(), g.out_c, w, g.patch_size(),
+            dy + n * g.out_numel(), g.out_plane(), col, g.out_plane(), false);
+    int32_t* dxn = dx + n * g.in_numel();
+    for (int64_t i = 0; i < g.in_numel(); ++i) dxn[i] = 0;
+    col2im_add_any(g, col, dxn);
+  }
+}
+
+void conv2d_s8_backward_weight(const Conv2dGeometry& g, int64_t images, const int8_t* x,
+                               const int8_t* dy, int64_t* dw, void* work) {
+  int8_t* col = static_cast<int8_t*>(work);
+  const int64_t dw_numel = g.out_c * g.patch_size();
+  int32_t* dw_image = reinterpret_cast<int32_t*>(col + g.col_floats() * sizeof(int32_t));
+  for (int64_t n = 0; n < images; ++n) {
+    im2col_any(g, x + n * g.in_numel(), col);
+    gemm_s8(false, true, g.out_c, g.patch_size(), g.out_plane(), dy + n * g.out_numel(),
+            g.out_plane(), col, g.out_plane(), dw_image, g.patch_size(), false);
+    for (int64_t i = 0; i < dw_numel; ++i) dw[i] += dw_image[i];
+  }
+}
+
+void relu_s8(const int8_t* x, int8_t* y, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) y[i] = x[i] > 0 ? x[i] : 0;
+}
+
+void relu_s8_backward(const int8_t* y, const int8_t* dy, int8_t* dx, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) dx[i] = y[i] > 0 ? dy[i] : 0;
+}
+
+void max_pool2d_s8_forward(const Pool2dGeometry& g, int64_t planes, const int8_t* x, int8_t* y) {
+  max_pool_forward_any(g, planes, x, y);
+}
+
+void max_pool2d_s8_backward(const Pool2dGeometry& g, int64_t planes, const int8_t* x,
+                            const int8_t* dy, int8_t* dx) {
+  max_pool_backward_any(g, planes, x, dy, dx);
+}
+
+}  // namespace zotrain::kernels

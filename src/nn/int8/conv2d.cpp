@@ -1,0 +1,54 @@
+// Integer 2-D convolution, NCHW, no bias.
+#include "qlayers.h"
+#include "zotrain/kernels/int8.h"
+
+namespace zotrain::int8 {
+
+namespace {
+
+using kernels::Conv2dGeometry;
+using kernels::Rounding;
+
+class Conv2d : public QLayer {
+ public:
+  explicit Conv2d(const Conv2dGeometry& g) : g_(g) {}
+
+  Shape weight_shape() const override { return Shape{g_.out_c, g_.in_c, g_.k, g_.k}; }
+  int64_t acc_elems(const Shape& x) const override {
+    const int64_t per_image = g_.out_numel() > g_.in_numel() ? g_.out_numel() : g_.in_numel();
+    return x[0] * per_image;
+  }
+  int64_t work_bytes(const Shape&) const override { return kernels::conv2d_s8_work_bytes(g_); }
+
+  void forward(const QTensor& x, QTensor& y, const QExecContext& ctx) const override {
+    const int64_t images = x.shape[0];
+    kernels::conv2d_s8_forward(g_, images, x.data, weight_data(ctx), ctx.acc, ctx.work);
+    const int s = kernels::requantize(ctx.acc, images * g_.out_numel(), kMantissaBits,
+                                      Rounding::kNearest, y.data);
+    y.exp = x.exp + weight_.exp + s;
+  }
+
+  void backward(const QTensor& x, const QTensor&, const QTensor& dy, QTensor& dx, int64_t* grad,
+                const QExecContext& ctx) const override {
+    const int64_t images = x.shape[0];
+    if (dx.data) {
+      kernels::conv2d_s8_backward_data(g_, images, dy.data, weight_.data, ctx.acc, ctx.work);
+      const int s = kernels::requantize(ctx.acc, images * g_.in_numel(), kMantissaBits,
+                                        Rounding::kNearest, dx.data);
+      dx.exp = dy.exp + weight_.exp + s;
+    }
+    if (grad) kernels::conv2d_s8_backward_weight(g_, images, x.data, dy.data, grad, ctx.work);
+  }
+
+ private:
+  Conv2dGeometry g_;
+};
+
+}  // namespace
+
+std::unique_ptr<QLayer> make_conv2d(const Shape& in, const LayerSpec& spec) {
+  return std::make_unique<Conv2d>(
+      Conv2dGeometry::make(in[1], in[2], in[3], spec.out, spec.kernel, spec.stride, spec.pad));
+}
+
+}  // namespace zotrain::int8

@@ -1,0 +1,27 @@
+#include "zotrain/nn/int8/qlayer.h"
+
+#include "qlayers.h"
+#include "zotrain/core/error.h"
+
+namespace zotrain {
+
+std::unique_ptr<QLayer> make_qlayer(const LayerSpec& spec, const Shape& in) {
+  switch (spec.op) {
+    case Op::kLinear:
+      return int8::make_linear(in.row_numel(), spec.out);
+    case Op::kConv2d:
+      return int8::make_conv2d(in, spec);
+    case Op::kReLU:
+      return int8::make_relu();
+    case Op::kMaxPool2d:
+      return int8::make_max_pool2d(spec.kernel, spec.stride);
+    case Op::kFlatten:
+      return int8::make_flatten();
+    case Op::kAvgPool2d:
+      break;
+  }
+  throw InputError(std::string("layer ") + op_name(spec.op) +
+                   " has no integer (int8) path; use --precision f32");
+}
+
+}  // namespace zotrain

@@ -1,0 +1,199 @@
+#include "zotrain/nn/int8/qnetwork.h"
+
+#include <algorithm>
+
+#include "zotrain/core/error.h"
+#include "zotrain/kernels/int8.h"
+
+namespace zotrain {
+
+namespace {
+
+constexpr int kOwn = -1, kPingA = -2;
+
+}  // namespace
+
+QNetwork::QNetwork(const Network& desc) : desc_(desc) {
+  // The layer specs are not kept by Network; rebuild each integer layer from the f32 layer's
+  // description through its spec.
+  for (int i = 0; i < desc.num_layers(); ++i)
+    layers_.push_back(make_qlayer(desc.spec(i), desc.input_shape(i, 1)));
+}
+
+MemoryPlan QNetwork::plan(int64_t batch, int head_start) const {
+  return const_cast<QNetwork*>(this)->layout(batch, head_start, nullptr);
+}
+
+void QNetwork::allocate(Arena& arena, int64_t batch, int head_start, uint64_t seed) {
+  layout(batch, head_start, &arena);
+  init_weights(seed);
+}
+
+MemoryPlan QNetwork::layout(int64_t batch, int h, Arena* arena) {
+  const int L = num_layers();
+  ZT_ASSERT(batch > 0 && h >= 0 && h <= L);
+  MemoryPlan plan;
+  auto take = [&](int layer, const std::string& what, Bucket b, int64_t bytes) -> void* {
+    plan.add(layer, what, b, static_cast<size_t>(bytes));
+    return arena ? arena->alloc_bytes(b, static_cast<size_t>(std::max<int64_t>(bytes, 1)))
+                 : nullptr;
+  };
+  auto numel = [&](int i) { return desc_.input_shape(i, batch).numel(); };
+  auto name = [&](int i) { return desc_.layer(i).describe(); };
+
+  std::vector<QWeight> weights;
+  uint32_t tensor = 0;
+  for (int i = 0; i < L; ++i) {
+    const std::vector<ParamSpec> specs = desc_.layer(i).param_specs();
+    if (specs.empty()) continue;
+    const Shape ws = layers_[i]->weight_shape();
+    auto* w =
+        static_cast<int8_t*>(take(i, name(i) + " weight (int8)", Bucket::kParameters, ws.numel()));
+    weights.push_back({i, tensor, QTensor{w, ws, 0}, nullptr});
+    tensor += static_cast<uint32_t>(specs.size());
+  }
+  for (QWeight& w : weights)
+    if (w.layer >= h)
+      w.grad = static_cast<int64_t*>(take(w.layer, name(w.layer) + " weight gradient (int64)",
+                                          Bucket::kGradients, w.value.numel() * 8));
+  auto* input = static_cast<int8_t*>(take(-1, "input batch (int8)", Bucket::kInput, numel(0)));
+
+  // Kept activations, as in Network: the head's input and every head output; in-place layers
+  // share the buffer of the layer before when that layer's backward does not read its output.
+  std::vector<int> buf(L, kOwn);
+  std::vector<QTensor> kept(L);
+  if (h < L)
+    for (int i = std::max(h - 1, 0); i < L; ++i) {
+      if (i >= h && i > 0 && i - 1 >= std::max(h - 1, 0) && layers_[i]->in_place() &&
+          !layers_[i - 1]->backward_needs_output()) {
+        buf[i] = buf[i - 1] >= 0 ? buf[i - 1] : i - 1;
+        continue;
+      }
+      kept[i].data = static_cast<int8_t*>(
+          take(i, name(i) + " output (int8)", Bucket::kActivations, numel(i + 1)));
+    }
+  const int body_outputs = h < L ? std::max(h - 1, 0) : L;
+  int64_t ping[2] = {0, 0};
+  int cur = -1;
+  for (int i = 0; i < body_outputs; ++i) {
+    if (!(layers_[i]->in_place() && cur >= 0)) cur = cur == 0 ? 1 : 0;
+    buf[i] = kPingA - cur;
+    ping[cur] = std::max(ping[cur], numel(i + 1));
+  }
+  std::array<int8_t*, 2> ping_bufs{}, back_bufs{};
+  for (int k = 0; k < 2; ++k)
+    if (ping[k] > 0)
+      ping_bufs[k] = static_cast<int8_t*>(
+          take(-1, std::string("forward ping-pong (int8) ") + static_cast<char>('A' + k),
+               Bucket::kForward, ping[k]));
+  int64_t back = 0;
+  for (int i = h + 1; i < L; ++i)
+    if (!layers_[i]->in_place()) back = std::max(back, numel(i));
+  const int back_count = std::min(std::max(L - 1 - h, 0), 2);
+  for (int k = 0; k < back_count && back > 0; ++k)
+    back_bufs[k] = static_cast<int8_t*>(
+        take(-1, std::string("backward ping-pong (int8) ") + static_cast<char>('A' + k),
+             Bucket::kGradients, back));
+  int8_t* dlogits = nullptr;
+  if (h < L)
+    dlogits = static_cast<int8_t*>(take(-1, "logits gradient (int8)", Bucket::kLoss, numel(L)));
+  // int32 accumulators of the largest layer output (or input, backward), or of a weight (the
+  // zeroth-order update sums its samples there).
+  int64_t acc = 0, work = 0, scratch = 0;
+  for (int i = 0; i < L; ++i) {
+    const Shape in = desc_.input_shape(i, batch);
+    acc = std::max({acc, layers_[i]->acc_elems(in), layers_[i]->weight_shape().numel()});
+    work = std::max(work, layers_[i]->work_bytes(in));
+    if (i < h) scratch = std::max(scratch, layers_[i]->weight_shape().numel());
+  }
+  auto* acc_buf = static_cast<int32_t*>(
+      take(-1, "int32 accumulators", Bucket::kWorkspace, acc * static_cast<int64_t>(4)));
+  void* work_buf = work > 0 ? take(-1, "int8 patch matrices", Bucket::kWorkspace, work) : nullptr;
+  int8_t* scratch_buf = nullptr;
+  if (scratch > 0)
+    scratch_buf =
+        static_cast<int8_t*>(take(-1, "perturbed weights (int8)", Bucket::kWorkspace, scratch));
+  if (!arena) return plan;
+
+  batch_ = batch;
+  head_ = h;
+  weights_ = weights;
+  for (const QWeight& w : weights_) layers_[w.layer]->bind(w.value);
+  input_ = QTensor{input, desc_.input_shape(0, batch), 0};
+  dlogits_ = QTensor{dlogits, desc_.input_shape(L, batch), 0};
+  for (int i = 0; i < L; ++i) {
+    if (buf[i] >= 0) kept[i].data = kept[buf[i]].data;
+    kept[i].shape = desc_.input_shape(i + 1, batch);
+  }
+  kept_ = kept;
+  out_buf_ = buf;
+  ping_ = ping_bufs;
+  back_ = back_bufs;
+  acc_ = acc_buf;
+  work_ = work_buf;
+  scratch_ = scratch_buf;
+  return plan;
+}
+
+QTensor QNetwork::output_buffer(int i, int64_t rows) {
+  const Shape shape = desc_.input_shape(i + 1, rows);
+  if (out_buf_[i] <= kPingA) return QTensor{ping_[kPingA - out_buf_[i]], shape, 0};
+  return QTensor{kept_[i].data, shape, 0};
+}
+
+QTensor QNetwork::forward(int64_t rows, const QWeightTransform* body) {
+  ZT_ASSERT(rows > 0 && rows <= batch_);
+  QTensor x = input_.rows(0, rows);
+  size_t w = 0;
+  for (int i = 0; i < num_layers(); ++i) {
+    QExecContext ctx{acc_, work_, nullptr};
+    const bool has_weight = w < weights_.size() && weights_[w].layer == i;
+    if (has_weight && body && i < head_) {
+      (*body)(weights_[w], scratch_);
+      ctx.weight = scratch_;
+    }
+    w += has_weight;
+    QTensor y = output_buffer(i, rows);
+    layers_[i]->forward(x, y, ctx);
+    if (out_buf_[i] > kPingA) kept_[i].exp = y.exp;
+    x = y;
+  }
+  return x;
+}
+
+void QNetwork::backward(const QTensor& dlogits) {
+  const int L = num_layers();
+  ZT_ASSERT(head_ < L);
+  const int64_t rows = dlogits.shape[0];
+  QExecContext ctx{acc_, work_, nullptr};
+  QTensor dy = dlogits;
+  int w = static_cast<int>(weights_.size()) - 1;
+  for (int i = L - 1; i >= head_; --i) {
+    const QTensor x = i == 0 ? input_.rows(0, rows) : kept_[i - 1].rows(0, rows);
+    const QTensor y = kept_[i].rows(0, rows);
+    QTensor dx{nullptr, desc_.input_shape(i, rows), 0};
+    if (i > head_)
+      dx.data = layers_[i]->in_place() ? dy.data : (dy.data == back_[0] ? back_[1] : back_[0]);
+    int64_t* grad = nullptr;
+    if (w >= 0 && weights_[w].layer == i) grad = weights_[w--].grad;
+    layers_[i]->backward(x, y, dy, dx, grad, ctx);
+    dy = dx;
+  }
+}
+
+void QNetwork::zero_grad() {
+  for (QWeight& w : weights_)
+    if (w.grad) std::fill(w.grad, w.grad + w.value.numel(), int64_t{0});
+}
+
+void QNetwork::update_head(int bits) {
+  for (QWeight& w : weights_) {
+    if (!w.grad) continue;
+    const int64_t n = w.value.numel();
+    const int s = std::max(kernels::range_bits(w.grad, n) - bits, 0);
+    for (int64_t i = 0; i < n; ++i)
+      w.value.data[i] = kernels::clip_s8(w.value.data[i] - kernels::psto_shift(w.grad[i], s));
+  }
+}
+
+}  // namespace zotrain

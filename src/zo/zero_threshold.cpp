@@ -1,0 +1,15 @@
+// The float-to-integer step of the sparsity schedule, kept out of ternary.cpp, which must compile
+// without floating point.
+#include <cmath>
+
+#include "zotrain/zo/ternary.h"
+
+namespace zotrain::zo {
+
+uint32_t zero_threshold(double p_zero) {
+  // (w >> 8) · 2^-24 < p  <=>  (w >> 8) < ceil(p · 2^24) for the integer w >> 8.
+  const double t = std::ceil(p_zero * 16777216.0);
+  return t <= 0 ? 0 : (t >= 16777216.0 ? 16777216u : static_cast<uint32_t>(t));
+}
+
+}  // namespace zotrain::zo
