@@ -35,13 +35,15 @@ int range_bits_any(const Acc* x, int64_t n) {
 // Round-to-nearest of int32 accumulators, branch-free so that it vectorizes: the hot path of
 // every forward pass.
 ZT_INT8_CLONES void round_shift_s32(const int32_t* acc, int64_t n, int s, int8_t* out) {
-  const int32_t half = s > 0 ? int32_t{1} << (s - 1) : 0;
+  // Magnitudes up to 2^31 plus half of 2^30 fit in uint32.
+  const uint32_t half = s > 0 ? uint32_t{1} << (s - 1) : 0;
   for (int64_t i = 0; i < n; ++i) {
     const int32_t v = acc[i];
-    const int32_t mag = v < 0 ? -v : v;
-    int32_t r = (mag + half) >> s;
+    const uint32_t mag = v < 0 ? 0u - static_cast<uint32_t>(v) : static_cast<uint32_t>(v);
+    uint32_t r = (mag + half) >> s;
     r = r > 127 ? 127 : r;
-    out[i] = static_cast<int8_t>(v < 0 ? -r : r);
+    const int32_t m = static_cast<int32_t>(r);
+    out[i] = static_cast<int8_t>(v < 0 ? -m : m);
   }
 }
 

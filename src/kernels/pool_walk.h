@@ -99,6 +99,15 @@ void max_pool_2x2_backward(const Pool2dGeometry& g, int64_t planes, const T* x, 
   }
 }
 
+// a += b; int8 errors saturate at ±127 where overlapping windows route several to one pixel.
+inline void add_to(float& a, float b) {
+  a += b;
+}
+inline void add_to(int8_t& a, int8_t b) {
+  const int sum = a + b;
+  a = static_cast<int8_t>(sum > 127 ? 127 : (sum < -127 ? -127 : sum));
+}
+
 // Max pooling for any element type.
 template <typename T>
 void max_pool_forward_any(const Pool2dGeometry& g, int64_t planes, const T* x, T* y) {
@@ -114,7 +123,7 @@ void max_pool_backward_any(const Pool2dGeometry& g, int64_t planes, const T* x, 
   if (is_2x2_stride_2(g)) return max_pool_2x2_backward(g, planes, x, dy, dx);
   zero(dx, planes * g.in_plane());
   for_each_window(g, planes, [&](int64_t base, int64_t out, int64_t origin) {
-    dx[base + window_argmax(g, x + base, origin)] += dy[out];
+    add_to(dx[base + window_argmax(g, x + base, origin)], dy[out]);
   });
 }
 

@@ -38,16 +38,6 @@ std::vector<ref::ConvShape> conv_cases(int64_t images) {
   return cases;
 }
 
-kernels::Conv2dGeometry geometry(const ref::ConvShape& s) {
-  return kernels::Conv2dGeometry::make(s.c, s.h, s.w, s.out_c, s.k, s.stride, s.pad);
-}
-
-std::string describe(const ref::ConvShape& s) {
-  return (::testing::Message() << "c" << s.c << " " << s.h << "x" << s.w << " out" << s.out_c
-                               << " k" << s.k << " s" << s.stride << " p" << s.pad)
-      .GetString();
-}
-
 // Scratch of the declared size followed by a guard band that catches a kernel using more.
 struct Work {
   static constexpr float kGuard = 12345.0f;

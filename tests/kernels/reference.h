@@ -3,12 +3,16 @@
 // checks differentiate them numerically.
 #pragma once
 
+#include <gtest/gtest.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "zotrain/core/tensor.h"
+#include "zotrain/kernels/conv2d.h"
 
 namespace zotrain::ref {
 
@@ -52,6 +56,16 @@ struct ConvShape {
   int64_t w_numel() const { return out_c * c * k * k; }
   int64_t y_numel() const { return n * out_c * out_h() * out_w(); }
 };
+
+// The kernels' geometry of a shape, and a short description for failure messages.
+inline kernels::Conv2dGeometry geometry(const ConvShape& s) {
+  return kernels::Conv2dGeometry::make(s.c, s.h, s.w, s.out_c, s.k, s.stride, s.pad);
+}
+inline std::string describe(const ConvShape& s) {
+  return (::testing::Message() << "c" << s.c << " " << s.h << "x" << s.w << " out" << s.out_c
+                               << " k" << s.k << " s" << s.stride << " p" << s.pad)
+      .GetString();
+}
 
 // The direct 7-loop convolution: calls tap(x_index, w_index, y_index) for every product
 // x * w that contributes to an output; taps into the padding are skipped.

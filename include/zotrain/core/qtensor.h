@@ -26,7 +26,8 @@ struct QTensor {
 };
 
 // NITI's float-to-int8 conversion: range = ceil(log2 max|x|), exp = range - 7,
-// m = round(x · 2^-exp) clipped to ±127 (0 and exp 0 for all-zero x). Returns exp.
+// m = round(x · 2^-exp) clipped to ±127 (0 and exp 0 for all-zero x), halves to even as NITI's
+// torch.round (the integer shifts round halves away from zero). Returns exp.
 int quantize(const float* x, int64_t n, int8_t* m);
 // x = m · 2^exp.
 void dequantize(const int8_t* m, int64_t n, int exp, float* x);

@@ -62,7 +62,8 @@ void conv2d_s8_backward_weight(const Conv2dGeometry& g, int64_t images, const in
 void relu_s8(const int8_t* x, int8_t* y, int64_t n);
 // dx = dy where y > 0, else 0 (dx may equal dy).
 void relu_s8_backward(const int8_t* y, const int8_t* dy, int8_t* dx, int64_t n);
-// Max pooling with the tie rule of the f32 kernel (first maximum in row-major order).
+// Max pooling with the tie rule of the f32 kernel (first maximum in row-major order). Where windows
+// overlap, the errors routed to one pixel add with saturation at ±127.
 void max_pool2d_s8_forward(const Pool2dGeometry& g, int64_t planes, const int8_t* x, int8_t* y);
 void max_pool2d_s8_backward(const Pool2dGeometry& g, int64_t planes, const int8_t* x,
                             const int8_t* dy, int8_t* dx);

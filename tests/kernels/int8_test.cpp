@@ -1,0 +1,620 @@
+#include "zotrain/kernels/int8.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "kernels/reference.h"
+#include "zotrain/core/rng.h"
+#include "zotrain/kernels/activation.h"
+#include "zotrain/kernels/pool.h"
+
+namespace zotrain {
+namespace {
+
+using kernels::Rounding;
+
+// n int8 values uniform in [lo, hi], with lo and hi themselves at the first two positions (the
+// ±127 boundaries for the default range) so that every draw contains both extremes.
+std::vector<int8_t> random_s8(int64_t n, uint64_t seed, uint64_t stream, int lo = -127,
+                              int hi = 127) {
+  Rng rng(seed, stream);
+  std::vector<int8_t> v(n);
+  for (auto& x : v) x = static_cast<int8_t>(lo + static_cast<int>(rng.below(hi - lo + 1)));
+  if (n > 0) v[0] = static_cast<int8_t>(lo);
+  if (n > 1) v[1] = static_cast<int8_t>(hi);
+  return v;
+}
+
+// A uniform integer in [-2^bits + 1, 2^bits - 1] (bits <= 62).
+int64_t random_int(Rng& rng, int bits) {
+  const uint64_t u = (static_cast<uint64_t>(rng.next_u32()) << 32) | rng.next_u32();
+  const int64_t mag = static_cast<int64_t>(u >> (64 - bits));
+  return (rng.next_u32() & 1) ? -mag : mag;
+}
+
+template <typename T>
+ref::Vec to_double(const std::vector<T>& v) {
+  return ref::Vec(v.begin(), v.end());
+}
+
+// ---- range_bits ----
+
+TEST(Int8RangeBits, IsTheBitWidthOfTheLargestMagnitude) {
+  struct Case {
+    std::vector<int64_t> x;
+    int bits;
+  };
+  const std::vector<Case> cases = {
+      {{0}, 0},
+      {{0, 0, 0}, 0},
+      {{1}, 1},
+      {{-1}, 1},
+      {{0, -1, 0}, 1},
+      {{2, -3}, 2},
+      {{127}, 7},
+      {{-127, 5}, 7},
+      {{64}, 7},
+      {{63, -63}, 6},
+      {{128}, 8},
+      {{-128}, 8},
+      {{3, -128, 127}, 8},
+      {{255}, 8},
+      {{256}, 9},
+      {{std::numeric_limits<int32_t>::max()}, 31},
+      {{-std::numeric_limits<int32_t>::max()}, 31},
+      {{std::numeric_limits<int32_t>::min()}, 32},
+      {{7, std::numeric_limits<int32_t>::min() + 1, 12}, 31},
+      {{1 << 30}, 31},
+      {{-(1 << 30) + 1}, 30},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(::testing::Message() << "first " << c.x[0] << " size " << c.x.size());
+    std::vector<int32_t> x32(c.x.begin(), c.x.end());
+    EXPECT_EQ(kernels::range_bits(x32.data(), static_cast<int64_t>(x32.size())), c.bits);
+    EXPECT_EQ(kernels::range_bits(c.x.data(), static_cast<int64_t>(c.x.size())), c.bits);
+  }
+  // n = 0 is an empty (all-zero) tensor.
+  EXPECT_EQ(kernels::range_bits(static_cast<const int32_t*>(nullptr), 0), 0);
+  // Magnitudes beyond int32 in the int64 version.
+  const std::vector<int64_t> big = {int64_t{1} << 40, -(int64_t{1} << 41) + 1, 5};
+  EXPECT_EQ(kernels::range_bits(big.data(), 3), 41);
+  const std::vector<int64_t> min64 = {std::numeric_limits<int64_t>::min(), 1};
+  EXPECT_EQ(kernels::range_bits(min64.data(), 2), 64);
+  const std::vector<int64_t> max64 = {0, std::numeric_limits<int64_t>::max()};
+  EXPECT_EQ(kernels::range_bits(max64.data(), 2), 63);
+}
+
+// Random data against the definition: the smallest b with max|x| < 2^b.
+TEST(Int8RangeBits, MatchesDefinitionOnRandomData) {
+  Rng rng(101, 0);
+  for (int trial = 0; trial < 300; ++trial) {
+    const int bits = 1 + static_cast<int>(rng.below(31));
+    const int64_t n = 1 + rng.below(40);
+    std::vector<int64_t> x(n);
+    for (auto& v : x) v = random_int(rng, bits);
+    if (trial % 5 == 0) x[rng.below(static_cast<uint32_t>(n))] = 0;
+    double amax = 0;
+    for (int64_t v : x) amax = std::max(amax, std::fabs(static_cast<double>(v)));
+    int want = 0;
+    while (std::ldexp(1.0, want) <= amax) ++want;
+    std::vector<int32_t> x32(x.begin(), x.end());
+    EXPECT_EQ(kernels::range_bits(x32.data(), n), want);
+    EXPECT_EQ(kernels::range_bits(x.data(), n), want);
+  }
+}
+
+// ---- round_shift ----
+
+// sign(x) · floor(|x| / 2^s + 1/2) in double, exact for |x| < 2^53: q = floor(|x| / 2^s) and the
+// fraction |x| / 2^s - q are both exact (a power-of-two scaling and a subtraction of the integer
+// part), and the fraction is compared with 1/2 instead of added to it.
+int64_t round_shift_reference(int64_t x, int s) {
+  const double a = std::fabs(static_cast<double>(x)) / std::ldexp(1.0, s);
+  const double q = std::floor(a);
+  const double r = q + (a - q >= 0.5 ? 1.0 : 0.0);
+  return static_cast<int64_t>(x < 0 ? -r : r);
+}
+
+TEST(Int8RoundShift, MatchesDoubleReference) {
+  Rng rng(102, 0);
+  for (int s = 0; s <= 30; ++s)
+    for (int trial = 0; trial < 2000; ++trial) {
+      // Magnitudes from tiny to 2^52, so that each s sees values below, at and above 2^s.
+      const int bits = 1 + static_cast<int>(rng.below(52));
+      const int64_t x = random_int(rng, bits);
+      ASSERT_EQ(kernels::round_shift(x, s), round_shift_reference(x, s)) << "x " << x << " s " << s;
+    }
+}
+
+TEST(Int8RoundShift, HalvesRoundAwayFromZeroAndZeroStaysZero) {
+  for (int s = 1; s <= 30; ++s) {
+    const int64_t half = int64_t{1} << (s - 1), one = int64_t{1} << s;
+    SCOPED_TRACE(s);
+    EXPECT_EQ(kernels::round_shift(0, s), 0);
+    EXPECT_EQ(kernels::round_shift(half, s), 1);
+    EXPECT_EQ(kernels::round_shift(-half, s), -1);
+    EXPECT_EQ(kernels::round_shift(half - 1, s), 0);
+    EXPECT_EQ(kernels::round_shift(-(half - 1), s), 0);
+    EXPECT_EQ(kernels::round_shift(3 * half, s), 2);
+    EXPECT_EQ(kernels::round_shift(-3 * half, s), -2);
+    EXPECT_EQ(kernels::round_shift(127 * one + half - 1, s), 127);
+    EXPECT_EQ(kernels::round_shift(-127 * one - half, s), -128);
+  }
+  for (int64_t x : {-127, -1, 0, 1, 127, 1 << 20}) EXPECT_EQ(kernels::round_shift(x, 0), x);
+}
+
+// ---- psto_shift ----
+
+// NITI's PstoShift written with division and remainder: the s discarded bits of |x| are
+// rest = |x| mod 2^s; the high half is rest / 2^(s/2) (ceil(s/2) bits), the low half
+// rest mod 2^(s/2), doubled when s is odd so that both halves have ceil(s/2) bits.
+int64_t psto_shift_reference(int64_t x, int s) {
+  const uint64_t mag = x < 0 ? 0 - static_cast<uint64_t>(x) : static_cast<uint64_t>(x);
+  uint64_t div = 1;
+  for (int i = 0; i < s; ++i) div *= 2;
+  uint64_t low_div = 1;
+  for (int i = 0; i < s / 2; ++i) low_div *= 2;
+  const uint64_t quotient = mag / div, rest = mag % div;
+  const uint64_t high = rest / low_div;
+  const uint64_t low = (rest % low_div) * (s % 2 == 1 ? 2 : 1);
+  const uint64_t r = quotient + (high > low ? 1 : 0);
+  return x < 0 ? -static_cast<int64_t>(r) : static_cast<int64_t>(r);
+}
+
+TEST(Int8PstoShift, MatchesDivisionReference) {
+  Rng rng(103, 0);
+  for (int s = 0; s <= 40; ++s)
+    for (int trial = 0; trial < 2000; ++trial) {
+      const int bits = 1 + static_cast<int>(rng.below(61));
+      const int64_t x = random_int(rng, bits);
+      ASSERT_EQ(kernels::psto_shift(x, s), psto_shift_reference(x, s)) << "x " << x << " s " << s;
+    }
+  // Every remainder of small shifts, both signs.
+  for (int s = 1; s <= 8; ++s)
+    for (int64_t x = -(int64_t{5} << s); x <= (int64_t{5} << s); ++x)
+      ASSERT_EQ(kernels::psto_shift(x, s), psto_shift_reference(x, s)) << "x " << x << " s " << s;
+}
+
+// Whatever the bits, the result is floor or ceil of |x| / 2^s with the sign of x, exact when
+// nothing is discarded.
+TEST(Int8PstoShift, IsFloorOrCeilWithTheSignOfX) {
+  Rng rng(104, 0);
+  for (int s = 0; s <= 30; ++s)
+    for (int trial = 0; trial < 1000; ++trial) {
+      const int64_t x = random_int(rng, 1 + static_cast<int>(rng.below(50)));
+      const int64_t got = kernels::psto_shift(x, s);
+      const double a = std::fabs(static_cast<double>(x)) / std::ldexp(1.0, s);  // exact
+      const double mag = std::fabs(static_cast<double>(got));
+      ASSERT_TRUE(mag == std::floor(a) || mag == std::ceil(a)) << "x " << x << " s " << s;
+      if (got != 0) {
+        ASSERT_EQ(got < 0, x < 0) << "x " << x << " s " << s;
+      }
+      if (a == std::floor(a)) {
+        ASSERT_EQ(mag, a) << "x " << x << " s " << s;
+      }
+    }
+}
+
+// Hand-checked values: s = 4 splits the 4 discarded bits 2 + 2; s = 3 splits them 2 + 1 with the
+// low bit doubled.
+TEST(Int8PstoShift, HandCheckedCases) {
+  // s = 4: rest = 0b0110 -> high 01, low 10 -> down; 0b1001 -> high 10, low 01 -> up.
+  EXPECT_EQ(kernels::psto_shift(16 * 3 + 0b0110, 4), 3);
+  EXPECT_EQ(kernels::psto_shift(16 * 3 + 0b1001, 4), 4);
+  EXPECT_EQ(kernels::psto_shift(-(16 * 3 + 0b1001), 4), -4);
+  EXPECT_EQ(kernels::psto_shift(16 * 3 + 0b0101, 4), 3);  // high == low -> down
+  // s = 3: rest = 0b101 -> high 10, low 1 doubled = 10 -> down; 0b110 -> high 11, low 0 -> up.
+  EXPECT_EQ(kernels::psto_shift(8 * 5 + 0b101, 3), 5);
+  EXPECT_EQ(kernels::psto_shift(8 * 5 + 0b110, 3), 6);
+  EXPECT_EQ(kernels::psto_shift(-(8 * 5 + 0b110), 3), -6);
+  // s = 1: the low half is empty, the high half the one discarded bit: halves round up.
+  EXPECT_EQ(kernels::psto_shift(5, 1), 3);
+  EXPECT_EQ(kernels::psto_shift(-5, 1), -3);
+  EXPECT_EQ(kernels::psto_shift(0, 7), 0);
+  EXPECT_EQ(kernels::psto_shift(-127, 0), -127);
+}
+
+// ---- requantize ----
+
+// The values an accumulator of `bits` bits takes, with the extremes of that range.
+std::vector<int64_t> random_acc(Rng& rng, int64_t n, int bits) {
+  std::vector<int64_t> acc(n);
+  for (auto& v : acc) v = random_int(rng, 1 + static_cast<int>(rng.below(bits)));
+  const int64_t top = (int64_t{1} << bits) - 1;
+  if (n > 2) {
+    acc[0] = top;
+    acc[1] = -top;
+    acc[2] = 0;
+  }
+  return acc;
+}
+
+int64_t expected_shift(const std::vector<int64_t>& acc, int bits) {
+  int range = 0;
+  for (int64_t v : acc)
+    while (std::ldexp(1.0, range) <= std::fabs(static_cast<double>(v))) ++range;
+  return range > bits ? range - bits : 0;
+}
+
+// Both overloads against the definition, for accumulators that fit int32 with room to spare.
+TEST(Int8Requantize, MatchesDefinitionForInt32AndInt64) {
+  Rng rng(105, 0);
+  for (Rounding r : {Rounding::kNearest, Rounding::kPseudoStochastic})
+    for (int bits : {1, 3, 5, 7})
+      for (int acc_bits : {1, 2, 6, 7, 8, 9, 13, 20, 27, 30})
+        for (int64_t n : {1, 3, 17, 64, 301}) {
+          SCOPED_TRACE(::testing::Message() << "rounding " << static_cast<int>(r) << " bits "
+                                            << bits << " acc_bits " << acc_bits << " n " << n);
+          std::vector<int64_t> acc = random_acc(rng, n, acc_bits);
+          std::vector<int32_t> acc32(acc.begin(), acc.end());
+          const int shift = static_cast<int>(expected_shift(acc, bits));
+          std::vector<int8_t> out32(n, 99), out64(n, 99);
+          EXPECT_EQ(kernels::requantize(acc32.data(), n, bits, r, out32.data()), shift);
+          EXPECT_EQ(kernels::requantize(acc.data(), n, bits, r, out64.data()), shift);
+          EXPECT_EQ(out32, out64);
+          for (int64_t i = 0; i < n; ++i) {
+            const int64_t shifted = r == Rounding::kNearest ? round_shift_reference(acc[i], shift)
+                                                            : psto_shift_reference(acc[i], shift);
+            const int64_t want = std::clamp<int64_t>(shifted, -127, 127);
+            ASSERT_EQ(out64[i], want) << "acc " << acc[i] << " shift " << shift;
+            ASSERT_LE(std::abs(static_cast<int>(out64[i])), 127);
+            // The result has at most `bits` bits, plus one from rounding up to 2^bits.
+            ASSERT_LE(std::abs(static_cast<int>(out64[i])), std::min(127, 1 << bits));
+          }
+        }
+}
+
+TEST(Int8Requantize, AllZeroAndSevenBitValuesAreUnchanged) {
+  for (Rounding r : {Rounding::kNearest, Rounding::kPseudoStochastic}) {
+    std::vector<int32_t> zeros32(37, 0);
+    std::vector<int64_t> zeros64(37, 0);
+    std::vector<int8_t> out(37, 5);
+    EXPECT_EQ(kernels::requantize(zeros32.data(), 37, 7, r, out.data()), 0);
+    EXPECT_EQ(out, std::vector<int8_t>(37, 0));
+    out.assign(37, 5);
+    EXPECT_EQ(kernels::requantize(zeros64.data(), 37, 7, r, out.data()), 0);
+    EXPECT_EQ(out, std::vector<int8_t>(37, 0));
+
+    std::vector<int8_t> m = random_s8(101, 106, 0);
+    std::vector<int32_t> m32(m.begin(), m.end());
+    std::vector<int64_t> m64(m.begin(), m.end());
+    out.assign(101, 5);
+    EXPECT_EQ(kernels::requantize(m32.data(), 101, 7, r, out.data()), 0);
+    EXPECT_EQ(out, m);
+    out.assign(101, 5);
+    EXPECT_EQ(kernels::requantize(m64.data(), 101, 7, r, out.data()), 0);
+    EXPECT_EQ(out, m);
+  }
+  // 128 needs 8 bits: shifted by one, to 64.
+  const std::vector<int32_t> x = {128, -3, 1};
+  std::vector<int8_t> out(3);
+  EXPECT_EQ(kernels::requantize(x.data(), 3, 7, Rounding::kNearest, out.data()), 1);
+  EXPECT_EQ(out, (std::vector<int8_t>{64, -2, 1}));
+}
+
+// The two roundings differ exactly where round-to-nearest and PstoShift differ.
+TEST(Int8Requantize, NearestAndPseudoStochasticDiffer) {
+  Rng rng(107, 0);
+  std::vector<int64_t> acc = random_acc(rng, 500, 16);
+  std::vector<int8_t> nearest(500), psto(500);
+  const int s1 = kernels::requantize(acc.data(), 500, 7, Rounding::kNearest, nearest.data());
+  const int s2 = kernels::requantize(acc.data(), 500, 7, Rounding::kPseudoStochastic, psto.data());
+  ASSERT_EQ(s1, 9);
+  ASSERT_EQ(s2, 9);
+  int differ = 0;
+  for (int i = 0; i < 500; ++i) {
+    const int64_t n = std::clamp<int64_t>(kernels::round_shift(acc[i], 9), -127, 127);
+    const int64_t p = std::clamp<int64_t>(kernels::psto_shift(acc[i], 9), -127, 127);
+    EXPECT_EQ(nearest[i], n);
+    EXPECT_EQ(psto[i], p);
+    differ += n != p;
+  }
+  EXPECT_GT(differ, 50);  // roughly a third of uniform remainders round differently
+}
+
+// Accumulators near the int32 limits (reachable with k > 130000 products of ±127): the int32
+// overload must agree with the int64 one.
+TEST(Int8Requantize, Int32NearTheLimitsMatchesInt64) {
+  const std::vector<int32_t> acc32 = {std::numeric_limits<int32_t>::max(),
+                                      std::numeric_limits<int32_t>::max() - (1 << 22),
+                                      std::numeric_limits<int32_t>::min() + 1,
+                                      -(1 << 30),
+                                      1 << 30,
+                                      0,
+                                      -5};
+  const int64_t n = static_cast<int64_t>(acc32.size());
+  const std::vector<int64_t> acc64(acc32.begin(), acc32.end());
+  for (Rounding r : {Rounding::kNearest, Rounding::kPseudoStochastic})
+    for (int bits : {1, 5, 7}) {
+      SCOPED_TRACE(::testing::Message() << "rounding " << static_cast<int>(r) << " bits " << bits);
+      std::vector<int8_t> out32(n), out64(n);
+      const int s32 = kernels::requantize(acc32.data(), n, bits, r, out32.data());
+      const int s64 = kernels::requantize(acc64.data(), n, bits, r, out64.data());
+      EXPECT_EQ(s32, 31 - bits);
+      EXPECT_EQ(s64, 31 - bits);
+      EXPECT_EQ(out32, out64);
+      for (int64_t i = 0; i < n; ++i) {
+        const int64_t shifted = r == Rounding::kNearest ? round_shift_reference(acc64[i], s64)
+                                                        : psto_shift_reference(acc64[i], s64);
+        const int64_t want = std::clamp<int64_t>(shifted, -127, 127);
+        EXPECT_EQ(out32[i], want) << "int32 acc " << acc32[i];
+        EXPECT_EQ(out64[i], want) << "int64 acc " << acc64[i];
+      }
+    }
+}
+
+// ---- gemm_s8 ----
+
+struct GemmCase {
+  bool ta, tb;
+  int64_t m, n, k;
+  int64_t pad_a, pad_b, pad_c;  // leading dimension beyond the row width
+};
+
+std::string describe(const GemmCase& g) {
+  return (::testing::Message() << "ta " << g.ta << " tb " << g.tb << " m " << g.m << " n " << g.n
+                               << " k " << g.k << " pads " << g.pad_a << "," << g.pad_b << ","
+                               << g.pad_c)
+      .GetString();
+}
+
+std::vector<GemmCase> gemm_cases() {
+  std::vector<GemmCase> cases;
+  const int64_t sizes[] = {1, 3, 5, 17, 33};
+  int i = 0;
+  for (bool ta : {false, true})
+    for (bool tb : {false, true})
+      for (int64_t m : sizes)
+        for (int64_t n : sizes)
+          for (int64_t k : {1, 4, 5, 33, 120}) {
+            ++i;
+            cases.push_back({ta, tb, m, n, k, i % 3, (i / 3) % 4, (i / 2) % 3});
+          }
+  // LeNet-5's products: conv1/conv2 forward, the linear layers.
+  for (bool ta : {false, true})
+    for (bool tb : {false, true}) {
+      cases.push_back({ta, tb, 6, 784, 25, 0, 0, 0});
+      cases.push_back({ta, tb, 16, 100, 150, 1, 2, 3});
+      cases.push_back({ta, tb, 32, 120, 400, 0, 5, 0});
+    }
+  return cases;
+}
+
+using GemmS8Fn = decltype(&kernels::gemm_s8);
+
+// C against the double product for every case, accumulate on and off; the padding of C must
+// be left untouched.
+void expect_gemm_matches_double(GemmS8Fn gemm, int lo, int hi) {
+  uint64_t stream = 0;
+  for (const GemmCase& g : gemm_cases())
+    for (bool accumulate : {false, true}) {
+      SCOPED_TRACE(describe(g) + (accumulate ? " accumulate" : ""));
+      const int64_t a_rows = g.ta ? g.k : g.m, a_cols = g.ta ? g.m : g.k;
+      const int64_t b_rows = g.tb ? g.n : g.k, b_cols = g.tb ? g.k : g.n;
+      const int64_t lda = a_cols + g.pad_a, ldb = b_cols + g.pad_b, ldc = g.n + g.pad_c;
+      std::vector<int8_t> a = random_s8(a_rows * lda, 108, stream++, lo, hi);
+      std::vector<int8_t> b = random_s8(b_rows * ldb, 108, stream++, lo, hi);
+      Rng rng(109, stream++);
+      std::vector<int32_t> c(g.m * ldc);
+      for (auto& v : c) v = static_cast<int32_t>(rng.next_u32() % 2000001) - 1000000;
+      ref::Vec want = ref::gemm(g.ta, g.tb, g.m, g.n, g.k, 1.0, to_double(a), lda, to_double(b),
+                                ldb, accumulate ? 1.0 : 0.0, to_double(c), ldc);
+      gemm(g.ta, g.tb, g.m, g.n, g.k, a.data(), lda, b.data(), ldb, c.data(), ldc, accumulate);
+      for (int64_t i = 0; i < g.m * ldc; ++i)
+        ASSERT_EQ(static_cast<double>(c[i]), want[i]) << "element " << i / ldc << "," << i % ldc;
+    }
+}
+
+TEST(Int8Gemm, ReferenceMatchesDoublePrecision) {
+  expect_gemm_matches_double(kernels::gemm_s8_ref, -127, 127);
+}
+
+TEST(Int8Gemm, FastKernelMatchesDoublePrecision) {
+  expect_gemm_matches_double(kernels::gemm_s8, -127, 127);
+}
+
+// The whole int8 range, -128 included: 16-bit products still fit.
+TEST(Int8Gemm, FastKernelHandlesMinus128) {
+  expect_gemm_matches_double(kernels::gemm_s8, -128, 127);
+}
+
+// Sparse A (ReLU outputs, which the fast kernel skips) and an all-zero A.
+TEST(Int8Gemm, SparseAndZeroOperands) {
+  for (bool ta : {false, true})
+    for (bool tb : {false, true})
+      for (int zero_percent : {100, 90, 50}) {
+        SCOPED_TRACE(::testing::Message()
+                     << "ta " << ta << " tb " << tb << " zeros " << zero_percent << "%");
+        const int64_t m = 9, n = 21, k = 37;
+        std::vector<int8_t> a = random_s8(m * k, 110, 0), b = random_s8(k * n, 110, 1);
+        Rng rng(110, 2);
+        for (auto& v : a)
+          if (static_cast<int>(rng.below(100)) < zero_percent) v = 0;
+        std::vector<int32_t> c(m * n, 7), want(m * n, 7);
+        kernels::gemm_s8(ta, tb, m, n, k, a.data(), ta ? m : k, b.data(), tb ? k : n, c.data(), n,
+                         false);
+        ref::Vec d = ref::gemm(ta, tb, m, n, k, 1.0, to_double(a), ta ? m : k, to_double(b),
+                               tb ? k : n, 0.0, ref::Vec(m * n), n);
+        for (int64_t i = 0; i < m * n; ++i) ASSERT_EQ(static_cast<double>(c[i]), d[i]) << i;
+      }
+}
+
+// ---- convolution ----
+
+std::vector<ref::ConvShape> conv_cases(int64_t images) {
+  std::vector<ref::ConvShape> cases = {
+      {images, 1, 28, 28, 6, 5, 1, 2},   // LeNet-5 conv1
+      {images, 6, 14, 14, 16, 5, 1, 0},  // LeNet-5 conv2
+      {images, 3, 7, 6, 4, 3, 1, 0},    {images, 3, 7, 6, 4, 3, 2, 1},
+      {images, 2, 5, 5, 3, 5, 1, 2},    {images, 4, 4, 3, 2, 1, 1, 0},
+      {images, 1, 2, 2, 2, 3, 1, 1},    {images, 2, 9, 8, 5, 3, 2, 2},
+      {images, 2, 8, 7, 3, 2, 2, 0},
+  };
+  Rng rng(111, 0);
+  for (int i = 0; i < 16; ++i) {
+    const int64_t k = 1 + rng.below(4), pad = rng.below(3);
+    const int64_t h = k + rng.below(9), w = k + rng.below(12);
+    cases.push_back({images, 1 + rng.below(4), h, w, 1 + rng.below(9), k, 1 + (i % 2), pad});
+  }
+  return cases;
+}
+
+// Scratch of the declared size followed by a guard band that catches a kernel using more.
+struct Work {
+  static constexpr unsigned char kGuard = 0xA5;
+  explicit Work(int64_t bytes) : size(bytes), buffer((bytes + 256) / 8 + 1) {
+    auto* p = reinterpret_cast<unsigned char*>(buffer.data());
+    for (size_t i = size; i < buffer.size() * 8; ++i) p[i] = kGuard;
+  }
+  ~Work() {
+    const auto* p = reinterpret_cast<const unsigned char*>(buffer.data());
+    for (size_t i = size; i < buffer.size() * 8; ++i)
+      EXPECT_EQ(p[i], kGuard) << "scratch overrun past " << size << " bytes";
+  }
+  void* data() { return buffer.data(); }
+  size_t size;
+  std::vector<uint64_t> buffer;  // 8-byte aligned
+};
+
+TEST(Int8Conv2d, ForwardMatchesDirectConvolution) {
+  for (const auto& s : conv_cases(2)) {
+    SCOPED_TRACE(describe(s));
+    auto g = geometry(s);
+    std::vector<int8_t> x = random_s8(s.x_numel(), 112, 0), w = random_s8(s.w_numel(), 112, 1);
+    std::vector<int32_t> y(s.y_numel(), 12345);  // overwritten
+    Work work(kernels::conv2d_s8_work_bytes(g));
+    kernels::conv2d_s8_forward(g, s.n, x.data(), w.data(), y.data(), work.data());
+    const ref::Vec want = ref::conv2d(s, to_double(x), to_double(w), ref::Vec{});
+    for (int64_t i = 0; i < s.y_numel(); ++i) ASSERT_EQ(static_cast<double>(y[i]), want[i]) << i;
+  }
+}
+
+TEST(Int8Conv2d, BackwardDataMatchesReference) {
+  for (const auto& s : conv_cases(2)) {
+    SCOPED_TRACE(describe(s));
+    auto g = geometry(s);
+    std::vector<int8_t> dy = random_s8(s.y_numel(), 113, 0), w = random_s8(s.w_numel(), 113, 1);
+    std::vector<int32_t> dx(s.x_numel(), -777);  // overwritten
+    Work work(kernels::conv2d_s8_work_bytes(g));
+    kernels::conv2d_s8_backward_data(g, s.n, dy.data(), w.data(), dx.data(), work.data());
+    const ref::Vec want = ref::conv2d_backward_data(s, to_double(dy), to_double(w));
+    for (int64_t i = 0; i < s.x_numel(); ++i) ASSERT_EQ(static_cast<double>(dx[i]), want[i]) << i;
+  }
+}
+
+// dw += the weight gradient summed over the images: starts from nonzero values.
+TEST(Int8Conv2d, BackwardWeightAddsIntoDw) {
+  for (const auto& s : conv_cases(3)) {
+    SCOPED_TRACE(describe(s));
+    auto g = geometry(s);
+    std::vector<int8_t> x = random_s8(s.x_numel(), 114, 0), dy = random_s8(s.y_numel(), 114, 1);
+    Rng rng(114, 2);
+    std::vector<int64_t> dw(s.w_numel());
+    for (auto& v : dw) v = random_int(rng, 40);
+    ref::Vec want = ref::conv2d_backward_weight(s, to_double(x), to_double(dy));
+    for (int64_t i = 0; i < s.w_numel(); ++i) want[i] += static_cast<double>(dw[i]);
+    Work work(kernels::conv2d_s8_work_bytes(g));
+    kernels::conv2d_s8_backward_weight(g, s.n, x.data(), dy.data(), dw.data(), work.data());
+    for (int64_t i = 0; i < s.w_numel(); ++i) ASSERT_EQ(static_cast<double>(dw[i]), want[i]) << i;
+  }
+}
+
+// ---- ReLU and max pooling: the f32 kernels on the same values ----
+
+std::vector<float> to_float(const std::vector<int8_t>& v) {
+  return std::vector<float>(v.begin(), v.end());
+}
+
+TEST(Int8Relu, MatchesFloatKernel) {
+  for (int64_t n : {1, 2, 7, 64, 1001}) {
+    SCOPED_TRACE(n);
+    std::vector<int8_t> x = random_s8(n, 115, n), dy = random_s8(n, 116, n);
+    if (n > 4) x[2] = 0, x[3] = -1, x[4] = 1;
+    std::vector<int8_t> y(n, 55), dx(n, 55);
+    kernels::relu_s8(x.data(), y.data(), n);
+    std::vector<float> xf = to_float(x), yf(n), dyf = to_float(dy), dxf(n);
+    kernels::relu_forward(n, xf.data(), yf.data());
+    EXPECT_EQ(to_float(y), yf);
+    kernels::relu_s8_backward(y.data(), dy.data(), dx.data(), n);
+    kernels::relu_backward(n, yf.data(), dyf.data(), dxf.data());
+    EXPECT_EQ(to_float(dx), dxf);
+    // In place: dx aliasing dy.
+    std::vector<int8_t> inplace = dy;
+    kernels::relu_s8_backward(y.data(), inplace.data(), inplace.data(), n);
+    EXPECT_EQ(inplace, dx);
+  }
+}
+
+std::vector<ref::PoolShape> pool_cases() {
+  // LeNet-5's 2x2 stride-2 pools (even and odd planes), gapped windows, non-square windows;
+  // overlapping windows (k > stride) are in MaxPoolOverlappingWindows.
+  std::vector<ref::PoolShape> cases = {{6, 28, 28, 2, 2}, {16, 10, 10, 2, 2}, {3, 7, 5, 2, 2},
+                                       {2, 5, 8, 2, 2},   {2, 7, 6, 3, 3},    {1, 5, 5, 5, 5},
+                                       {2, 8, 7, 2, 3},   {2, 9, 9, 1, 2}};
+  Rng rng(117, 0);
+  for (int i = 0; i < 10; ++i) {
+    const int64_t k = 1 + rng.below(4), stride = k + rng.below(2);
+    cases.push_back({1 + rng.below(3), k + rng.below(7), k + rng.below(7), k, stride});
+  }
+  return cases;
+}
+
+// Values from a narrow range give many ties; the wide range includes ±127.
+void expect_max_pool_matches_float(const ref::PoolShape& s, int lo, int hi, uint64_t seed) {
+  auto g = kernels::Pool2dGeometry::make(s.h, s.w, s.k, s.stride);
+  std::vector<int8_t> x = random_s8(s.x_numel(), seed, 0, lo, hi);
+  std::vector<int8_t> dy = random_s8(s.y_numel(), seed, 1);
+  std::vector<int8_t> y(s.y_numel(), 77), dx(s.x_numel(), 77);
+  std::vector<float> xf = to_float(x), dyf = to_float(dy), yf(s.y_numel()), dxf(s.x_numel());
+  kernels::max_pool2d_s8_forward(g, s.planes, x.data(), y.data());
+  kernels::max_pool2d_forward(g, s.planes, xf.data(), yf.data());
+  EXPECT_EQ(to_float(y), yf);
+  kernels::max_pool2d_s8_backward(g, s.planes, x.data(), dy.data(), dx.data());
+  kernels::max_pool2d_backward(g, s.planes, xf.data(), dyf.data(), dxf.data());
+  EXPECT_EQ(to_float(dx), dxf);
+  // And the double reference, which states the tie rule independently.
+  const ref::Vec want = ref::max_pool2d_backward(s, to_double(x), to_double(dy));
+  for (int64_t i = 0; i < s.x_numel(); ++i) ASSERT_EQ(static_cast<double>(dx[i]), want[i]) << i;
+}
+
+std::string describe(const ref::PoolShape& s) {
+  return (::testing::Message() << s.planes << "x" << s.h << "x" << s.w << " k" << s.k << " s"
+                               << s.stride)
+      .GetString();
+}
+
+TEST(Int8MaxPool, MatchesFloatKernel) {
+  uint64_t seed = 118;
+  for (const auto& s : pool_cases()) {
+    SCOPED_TRACE(describe(s));
+    expect_max_pool_matches_float(s, -127, 127, seed++);
+    expect_max_pool_matches_float(s, -2, 1, seed++);  // ties everywhere
+    expect_max_pool_matches_float(s, 0, 0, seed++);   // all zero: the first element wins
+  }
+}
+
+// With k > stride a pixel can be the maximum of several windows and its gradient is a sum; the
+// values here keep such sums within int8.
+TEST(Int8MaxPool, MaxPoolOverlappingWindows) {
+  for (const ref::PoolShape& s : {ref::PoolShape{2, 6, 6, 2, 1}, ref::PoolShape{1, 7, 8, 3, 2}}) {
+    SCOPED_TRACE(describe(s));
+    auto g = kernels::Pool2dGeometry::make(s.h, s.w, s.k, s.stride);
+    std::vector<int8_t> x = random_s8(s.x_numel(), 130, 0);
+    std::vector<int8_t> dy =
+        random_s8(s.y_numel(), 130, 1, -14, 14);  // 9 windows at most: |sum| <= 126
+    std::vector<int8_t> dx(s.x_numel(), 3);
+    kernels::max_pool2d_s8_backward(g, s.planes, x.data(), dy.data(), dx.data());
+    const ref::Vec want = ref::max_pool2d_backward(s, to_double(x), to_double(dy));
+    for (int64_t i = 0; i < s.x_numel(); ++i) ASSERT_EQ(static_cast<double>(dx[i]), want[i]) << i;
+  }
+}
+
+}  // namespace
+}  // namespace zotrain

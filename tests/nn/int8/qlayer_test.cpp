@@ -1,0 +1,110 @@
+// The integer layers against the f32 layers (themselves checked against finite differences) on
+// the dequantized values: weight gradients are exact integer sums, outputs and input errors are
+// within the half unit of the one rounding shift.
+#include "zotrain/nn/int8/qlayer.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <vector>
+
+#include "zotrain/core/rng.h"
+#include "zotrain/nn/layer_spec.h"
+
+namespace zotrain {
+namespace {
+
+struct QBuffer {
+  std::vector<int8_t> m;
+  QTensor q;
+  QBuffer(const Shape& s, int exp) : m(static_cast<size_t>(s.numel())), q{m.data(), s, exp} {}
+  std::vector<float> values() const {
+    std::vector<float> v(m.size());
+    dequantize(m.data(), q.numel(), q.exp, v.data());
+    return v;
+  }
+};
+
+// Random mantissas with the boundaries ±127 and zeros among them.
+void fill(QBuffer& b, Rng& rng) {
+  for (size_t i = 0; i < b.m.size(); ++i) {
+    int v = static_cast<int>(rng.below(255)) - 127;
+    if (i % 17 == 0) v = 127;
+    if (i % 19 == 0) v = -127;
+    if (i % 5 == 0) v = 0;
+    b.m[i] = static_cast<int8_t>(v);
+  }
+}
+
+void check_layer(const LayerSpec& spec, const Shape& in_shape) {
+  Rng rng(11, static_cast<uint64_t>(spec.op));
+  std::unique_ptr<Layer> f32 = make_layer(spec, in_shape);
+  std::unique_ptr<QLayer> q = make_qlayer(spec, in_shape);
+  const Shape out_shape = f32->output_shape(in_shape);
+  QBuffer x(in_shape, -6), y(out_shape, 0), dy(out_shape, -7), dx(in_shape, 0);
+  fill(x, rng);
+  fill(dy, rng);
+  const Shape ws = q->weight_shape();
+  QBuffer w(ws.rank ? ws : Shape{1}, -8);
+  fill(w, rng);
+  if (ws.rank) q->bind(w.q);
+  std::vector<int32_t> acc(static_cast<size_t>(std::max<int64_t>(q->acc_elems(in_shape), 1)));
+  std::vector<uint8_t> work(static_cast<size_t>(std::max<int64_t>(q->work_bytes(in_shape), 1)));
+  QExecContext ctx{acc.data(), work.data(), nullptr};
+  q->forward(x.q, y.q, ctx);
+
+  // The f32 layer on the same values, with a zero bias.
+  std::vector<float> xf = x.values(), wf = w.values(), dyf = dy.values();
+  std::vector<Tensor> params, grads;
+  for (const ParamSpec& ps : f32->param_specs()) {
+    Tensor p = Tensor::zeros(ps.shape);
+    if (ps.name == "weight")
+      for (int64_t i = 0; i < p.numel(); ++i) p[i] = wf[i];
+    params.push_back(p);
+    grads.push_back(Tensor::zeros(ps.shape));
+  }
+  f32->bind(params, grads);
+  Tensor xt(xf.data(), in_shape), yt = Tensor::zeros(out_shape), dyt(dyf.data(), out_shape);
+  Tensor dxt = Tensor::zeros(in_shape);
+  std::vector<float> ws_f(f32->workspace_floats(in_shape, 1) + 1);
+  ExecContext fctx{nullptr, ws_f.data(), nullptr};
+  f32->forward(xt, yt, fctx);
+  const float y_unit = std::ldexp(1.0f, y.q.exp);
+  const std::vector<float> yq = y.values();
+  for (int64_t i = 0; i < yt.numel(); ++i)
+    ASSERT_LE(std::fabs(yq[i] - yt[i]), 0.5f * y_unit + 1e-6f * std::fabs(yt[i])) << i;
+
+  std::vector<int64_t> grad(static_cast<size_t>(ws.rank ? ws.numel() : 1), 0);
+  q->backward(x.q, y.q, dy.q, dx.q, ws.rank ? grad.data() : nullptr, ctx);
+  f32->backward(xt, yt, dyt, dxt, fctx);
+  const float dx_unit = std::ldexp(1.0f, dx.q.exp);
+  const std::vector<float> dxq = dx.values();
+  for (int64_t i = 0; i < dxt.numel(); ++i)
+    ASSERT_LE(std::fabs(dxq[i] - dxt[i]), 0.5f * dx_unit + 1e-6f * std::fabs(dxt[i])) << i;
+  if (ws.rank) {
+    // grad · 2^(dy.exp + x.exp) is dL/dW exactly (f32 sums of small integers are exact here).
+    const float scale = std::ldexp(1.0f, dy.q.exp + x.q.exp);
+    for (int64_t i = 0; i < ws.numel(); ++i) ASSERT_EQ(grad[i] * scale, grads[0][i]) << i;
+  }
+}
+
+TEST(QLayer, LinearMatchesF32) {
+  check_layer(LayerSpec::linear(7), Shape{5, 13});
+}
+
+TEST(QLayer, Conv2dMatchesF32) {
+  check_layer(LayerSpec::conv2d(4, 3, 1, 1), Shape{2, 3, 7, 6});
+  check_layer(LayerSpec::conv2d(3, 5, 2, 2), Shape{2, 2, 9, 9});
+}
+
+TEST(QLayer, ReluAndPoolAreExact) {
+  check_layer(LayerSpec::relu(), Shape{3, 2, 4, 4});
+  check_layer(LayerSpec::max_pool(2), Shape{2, 3, 6, 5});
+}
+
+TEST(QLayer, AvgPoolHasNoIntegerPath) {
+  EXPECT_THROW(make_qlayer(LayerSpec::avg_pool(2), Shape{1, 1, 4, 4}), std::exception);
+}
+
+}  // namespace
+}  // namespace zotrain

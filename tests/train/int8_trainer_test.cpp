@@ -1,0 +1,150 @@
+// Integer-only training end to end on the synthetic task: every method learns, the arena equals
+// the plan, the sign-agreement diagnostic is recorded, and a resumed run is bit-identical.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "synthetic_data.h"
+#include "test_util.h"
+#include "zotrain/core/error.h"
+#include "zotrain/train/trainer.h"
+
+namespace zotrain {
+namespace {
+
+using nlohmann::json;
+
+TrainConfig int8_config(const test::TempDir& dir, const std::string& out, const std::string& method,
+                        int bp_layers) {
+  TrainConfig cfg;
+  cfg.model = "lenet5";
+  cfg.precision = "int8";
+  cfg.method = method;
+  cfg.bp_layers = bp_layers;
+  cfg.data = dir.file("data");
+  cfg.out = dir.file(out);
+  cfg.epochs = 3;
+  cfg.batch = 32;
+  cfg.val_size = 100;
+  cfg.seed = 3;
+  cfg.int_eps = 7;
+  cfg.bp_bits = "5,2:4";
+  return cfg;
+}
+
+json last_metrics(const std::string& out) {
+  std::ifstream in(out + "/metrics.jsonl");
+  std::string line, last;
+  while (std::getline(in, line)) last = line;
+  return json::parse(last);
+}
+
+class Int8Training : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() { test::write_synthetic_data(dir_->file("data"), 800, 300, 1); }
+  static void TearDownTestSuite() {
+    delete dir_;
+    dir_ = nullptr;
+  }
+  static test::TempDir* dir_;
+};
+test::TempDir* Int8Training::dir_ = new test::TempDir;
+
+TEST_F(Int8Training, FullBpLearnsAndTheArenaMatchesThePlan) {
+  Trainer t(int8_config(*dir_, "bp", "bp", 0));
+  t.run();
+  const json m = last_metrics(dir_->file("bp"));
+  EXPECT_GE(m["test_acc"].get<double>(), 0.9);
+  EXPECT_EQ(m["bp_bits"].get<double>(), 4.0);  // the schedule switched at epoch 2
+  EXPECT_EQ(t.arena().total_bytes(), t.plan().total());
+  // Weights are int8: the parameter bucket holds one byte per weight (no f32 copy).
+  EXPECT_LT(t.arena().bytes(Bucket::kParameters), 62000u);
+  ASSERT_NE(t.int8_network(), nullptr);
+}
+
+TEST_F(Int8Training, ElasticZoIntegerSignLearnsAndRecordsAgreement) {
+  TrainConfig cfg = int8_config(*dir_, "cls1", "elastic", 2);
+  cfg.sign_agreement = 1;
+  Trainer t(cfg);
+  t.run();
+  const json m = last_metrics(dir_->file("cls1"));
+  EXPECT_GE(m["test_acc"].get<double>(), 0.6);
+  ASSERT_TRUE(m.contains("sign_agreement"));
+  EXPECT_GT(m["sign_agreement"].get<double>(), 0.0);
+  EXPECT_LE(m["sign_agreement"].get<double>(), 1.0);
+  EXPECT_EQ(t.arena().total_bytes(), t.plan().total());
+  // Two forward passes per step, and a backward for each.
+  EXPECT_EQ(m["forward_passes"], m["backward_passes"]);
+}
+
+TEST_F(Int8Training, FloatSignAgreesWithItself) {
+  TrainConfig cfg = int8_config(*dir_, "float", "elastic", 1);
+  cfg.zo_sign = "float";
+  cfg.sign_agreement = 1;
+  cfg.epochs = 1;
+  Trainer(cfg).run();
+  EXPECT_EQ(last_metrics(dir_->file("float"))["sign_agreement"].get<double>(), 1.0);
+}
+
+TEST_F(Int8Training, FullZoRunsForwardOnly) {
+  TrainConfig cfg = int8_config(*dir_, "zo", "zo", 0);
+  cfg.epochs = 1;
+  Trainer t(cfg);
+  t.run();
+  const json m = last_metrics(dir_->file("zo"));
+  EXPECT_EQ(m["backward_passes"].get<int64_t>(), 0);
+  EXPECT_EQ(t.arena().bytes(Bucket::kGradients), 0u);
+  EXPECT_EQ(t.arena().total_bytes(), t.plan().total());
+}
+
+TEST_F(Int8Training, ResumeIsBitIdentical) {
+  TrainConfig cfg = int8_config(*dir_, "ref", "elastic", 2);
+  Trainer(cfg).run();
+  TrainConfig part = int8_config(*dir_, "part", "elastic", 2);
+  part.epochs = 1;
+  Trainer(part).run();
+  part.epochs = cfg.epochs;
+  Trainer resumed(part);
+  resumed.resume(read_checkpoint(part.out + "/checkpoint.bin"));
+  resumed.run();
+  const Checkpoint a = read_checkpoint(cfg.out + "/checkpoint.bin");
+  const Checkpoint b = read_checkpoint(part.out + "/checkpoint.bin");
+  ASSERT_EQ(a.file.tensors.size(), b.file.tensors.size());
+  for (size_t i = 0; i < a.file.tensors.size(); ++i) {
+    const Tensor& x = a.file.tensors[i].second;
+    const Tensor& y = b.file.tensors[i].second;
+    EXPECT_EQ(std::vector<float>(x.data(), x.data() + x.numel()),
+              std::vector<float>(y.data(), y.data() + y.numel()))
+        << a.file.tensors[i].first;
+  }
+  EXPECT_EQ(last_metrics(cfg.out)["test_acc"], last_metrics(part.out)["test_acc"]);
+}
+
+TEST_F(Int8Training, RejectsOptionsWithoutAnIntegerMeaning) {
+  TrainConfig cfg = int8_config(*dir_, "bad", "elastic", 2);
+  cfg.estimator = "forward";
+  EXPECT_THROW(
+      {
+        try {
+          validate(cfg);
+        } catch (const InputError& e) {
+          EXPECT_NE(std::string(e.what()).find("estimator"), std::string::npos);
+          throw;
+        }
+      },
+      InputError);
+  cfg = int8_config(*dir_, "bad", "elastic", 2);
+  cfg.int_eps = 0;
+  EXPECT_THROW(validate(cfg), InputError);
+  cfg = int8_config(*dir_, "bad", "elastic", 2);
+  cfg.bp_bits = "5,3:2.5";
+  EXPECT_THROW(validate(cfg), InputError);
+  cfg = int8_config(*dir_, "bad", "elastic", 2);
+  cfg.model = "mlp";
+  cfg.precision = "int9";
+  EXPECT_THROW(validate(cfg), InputError);
+}
+
+}  // namespace
+}  // namespace zotrain
