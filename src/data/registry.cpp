@@ -6,6 +6,7 @@
 
 #include "data_folder.h"
 #include "zotrain/core/error.h"
+#include "zotrain/data/point_registry.h"
 #include "zotrain/data/rotate.h"
 
 namespace zotrain {
@@ -87,6 +88,9 @@ std::string resolve_data_dir(const std::string& name_or_path) {
   const ParsedName parsed = parse_name(name_or_path);
   if (is_upright(parsed.files))
     return detail::find_known_folder(parsed.files, parsed.files, idx_layout());
+  if (is_point_data_set(name_or_path))
+    throw InputError("data set '" + name_or_path +
+                     "' holds point clouds, not images; image models cannot read it");
   std::error_code ec;
   if (name_or_path.find('/') != std::string::npos || fs::is_directory(name_or_path, ec))
     return detail::check_folder(name_or_path, idx_layout());
