@@ -11,11 +11,15 @@
 
 namespace zotrain {
 
-void sample_points(const float* in, int64_t p, float* out, int64_t k, Rng* rng) {
+void check_sample_count(int64_t k, int64_t p) {
   if (k < 1 || k > p)
     throw InputError("cannot sample " + std::to_string(k) + " points of a cloud of " +
                      std::to_string(p) + "; expected 1 to " + std::to_string(p) +
                      " points per cloud");
+}
+
+void sample_points(const float* in, int64_t p, float* out, int64_t k, Rng* rng) {
+  check_sample_count(k, p);
   std::vector<int64_t> idx(static_cast<size_t>(p));
   std::iota(idx.begin(), idx.end(), int64_t{0});
   // A partial Fisher-Yates shuffle: its first k entries are a uniform random k-subset.

@@ -12,8 +12,9 @@ namespace zotrain {
 
 // Copies k of the p points of `in` into `out` ([k, 3], not overlapping `in`): a uniformly random
 // k-subset in random order when `rng` is given, else the first k (evaluation needs no chance).
-// Throws InputError unless 1 <= k <= p.
+// Throws InputError unless 1 <= k <= p (check_sample_count).
 void sample_points(const float* in, int64_t p, float* out, int64_t k, Rng* rng);
+void check_sample_count(int64_t k, int64_t p);
 
 // Moves the centroid to the origin and scales so that the farthest point is at distance 1 (a
 // cloud of coincident points becomes all zeros).
