@@ -4,8 +4,8 @@
 // `bias` (beta, initially 0).
 //
 // It always uses the batch's own statistics, in training and in evaluation alike: the Layer
-// interface has no train / eval mode to switch to running averages yet (docs/data.md, PointNet).
-// Evaluate with large batches.
+// interface has no train / eval mode to switch to running averages yet (docs/data.md, "Feeding
+// PointNet"). Evaluate with large batches.
 #pragma once
 
 #include "zotrain/nn/layer.h"
