@@ -45,12 +45,12 @@ std::string dims_str(const std::vector<hsize_t>& dims) {
 }
 
 // The dims and element class of a dataset of an open file.
-struct Dataset5 {
+struct DatasetInfo {
   std::vector<hsize_t> dims;
   H5T_class_t type_class;
 };
 
-Dataset5 describe(hid_t file, const std::string& path, const char* name) {
+DatasetInfo describe(hid_t file, const std::string& path, const char* name) {
   if (H5Lexists(file, name, H5P_DEFAULT) <= 0)
     throw InputError(path + ": has no dataset '" + name + "'" + kLayout);
   Handle d(H5Dopen2(file, name, H5P_DEFAULT), H5Dclose);
@@ -59,7 +59,7 @@ Dataset5 describe(hid_t file, const std::string& path, const char* name) {
   const int rank = space.ok() ? H5Sget_simple_extent_ndims(space) : -1;
   if (!type.ok() || rank < 0)
     throw InputError(path + ": dataset '" + name + "' cannot be read" + kLayout);
-  Dataset5 out{std::vector<hsize_t>(static_cast<size_t>(rank)), H5Tget_class(type)};
+  DatasetInfo out{std::vector<hsize_t>(static_cast<size_t>(rank)), H5Tget_class(type)};
   H5Sget_simple_extent_dims(space, out.dims.data(), nullptr);
   return out;
 }
@@ -93,7 +93,7 @@ PointCloudSet read_point_h5(const std::string& path) {
   Handle file(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose);
   if (!file.ok()) throw InputError(path + ": cannot be opened as an HDF5 file" + kLayout);
 
-  const Dataset5 data = describe(file, path, "data");
+  const DatasetInfo data = describe(file, path, "data");
   if (data.dims.size() != 3 || data.dims[2] != 3)
     throw InputError(path + ": dataset 'data' has shape " + dims_str(data.dims) +
                      "; expected [N, P, 3] (N clouds of P points x, y, z)");
@@ -104,7 +104,7 @@ PointCloudSet read_point_h5(const std::string& path) {
                      "; expected at least one cloud of at least one point");
   const hsize_t n = data.dims[0];
 
-  const Dataset5 label = describe(file, path, "label");
+  const DatasetInfo label = describe(file, path, "label");
   const bool label_shape_ok = (label.dims.size() == 1 || label.dims.size() == 2) &&
                               label.dims[0] == n && (label.dims.size() == 1 || label.dims[1] == 1);
   if (!label_shape_ok)
