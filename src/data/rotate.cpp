@@ -1,6 +1,5 @@
 #include "zotrain/data/rotate.h"
 
-#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <numbers>
@@ -69,7 +68,8 @@ void rotate_image(const uint8_t* in, uint8_t* out, int64_t channels, int64_t h, 
         for (int k = 0; k < 4; ++k)
           if (xs[k] >= 0 && xs[k] < w && ys[k] >= 0 && ys[k] < h)
             v += weights[k] * plane[ys[k] * w + xs[k]];
-        out[ch * h * w + y * w + x] = static_cast<uint8_t>(std::lround(std::min(v, 255.0)));
+        // v is a convex combination of pixels and zeros, within [0, 255]: + 0.5 rounds it.
+        out[ch * h * w + y * w + x] = static_cast<uint8_t>(v + 0.5);
       }
     }
   }
