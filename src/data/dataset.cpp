@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
-#include <cstring>
 #include <numeric>
 
+#include "gather.h"
 #include "zotrain/core/error.h"
 #include "zotrain/data/idx.h"
 
@@ -16,14 +16,8 @@ Dataset Dataset::subset(const std::vector<int64_t>& indices) const {
   out.name = name;
   out.item_shape = item_shape;
   out.num_classes = num_classes;
-  const int64_t d = item_numel();
-  out.pixels.resize(indices.size() * static_cast<size_t>(d));
-  out.labels.resize(indices.size());
-  for (size_t i = 0; i < indices.size(); ++i) {
-    ZT_ASSERT(indices[i] >= 0 && indices[i] < size());
-    std::memcpy(out.pixels.data() + i * d, item(indices[i]), static_cast<size_t>(d));
-    out.labels[i] = labels[indices[i]];
-  }
+  out.pixels = detail::gather(pixels, item_numel(), indices);
+  out.labels = detail::gather(labels, 1, indices);
   return out;
 }
 

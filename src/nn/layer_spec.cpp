@@ -2,8 +2,10 @@
 
 #include "zotrain/core/error.h"
 #include "zotrain/nn/avg_pool2d.h"
+#include "zotrain/nn/batch_norm.h"
 #include "zotrain/nn/conv2d.h"
 #include "zotrain/nn/flatten.h"
+#include "zotrain/nn/global_max_pool.h"
 #include "zotrain/nn/linear.h"
 #include "zotrain/nn/max_pool2d.h"
 #include "zotrain/nn/relu.h"
@@ -51,6 +53,10 @@ const char* op_name(Op op) {
       return "avg_pool2d";
     case Op::kFlatten:
       return "flatten";
+    case Op::kBatchNorm:
+      return "batch_norm";
+    case Op::kGlobalMaxPool:
+      return "global_max_pool";
   }
   return "unknown";
 }
@@ -77,6 +83,14 @@ std::unique_ptr<Layer> make_layer(const LayerSpec& spec, const Shape& in) {
     case Op::kFlatten:
       require(in.rank >= 2, spec, in, "needs an input [N, ...]");
       return std::make_unique<Flatten>();
+    case Op::kBatchNorm:
+      require(in.rank == 2 || in.rank == 4, spec, in, "needs an input [N, C] or [N, C, H, W]");
+      require(in[1] > 0 && in.row_numel() > 0, spec, in, "has an empty dimension");
+      return std::make_unique<BatchNorm>(in[1]);
+    case Op::kGlobalMaxPool:
+      require(in.rank >= 3, spec, in, "needs an input [N, C, ...] with positions to pool over");
+      require(in.row_numel() > 0, spec, in, "has an empty dimension");
+      return std::make_unique<GlobalMaxPool>();
   }
   throw InputError("unknown layer op " + std::to_string(static_cast<int>(spec.op)));
 }

@@ -11,5 +11,6 @@ void add_eval_command(CLI::App& app);
 void add_memory_command(CLI::App& app);
 void add_bench_command(CLI::App& app);
 void add_info_command(CLI::App& app);
+void add_make_data_command(CLI::App& app);
 
 }  // namespace zotrain::tools

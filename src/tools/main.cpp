@@ -15,6 +15,7 @@ int main(int argc, char** argv) {
   zotrain::tools::add_memory_command(app);
   zotrain::tools::add_bench_command(app);
   zotrain::tools::add_info_command(app);
+  zotrain::tools::add_make_data_command(app);
   if (argc > 1 && argv[1][0] != '-') {
     std::string names;
     bool known = false;

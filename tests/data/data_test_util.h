@@ -5,9 +5,11 @@
 #include <zlib.h>
 
 #include <cstdint>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -61,6 +63,14 @@ inline int64_t example_id(const uint8_t* item) {
   return item[0] | item[1] << 8 | item[2] << 16;
 }
 
+// The id of every example of a data set in order, given `id_of(i)`, the id of example i.
+template <class IdOf>
+std::vector<int64_t> ids_of(int64_t n, IdOf id_of) {
+  std::vector<int64_t> out;
+  for (int64_t i = 0; i < n; ++i) out.push_back(id_of(i));
+  return out;
+}
+
 // Labels i % classes.
 inline IdxArray make_labels(int64_t n, int classes) {
   IdxArray a{{n}, std::vector<uint8_t>(size_t(n))};
@@ -78,6 +88,27 @@ inline void write_data_folder(const std::filesystem::path& dir, int64_t n_train,
   write_idx((dir / ("t10k-images-idx3-ubyte" + gz)).string(), make_images(n_test, 4, 4), gzip);
   write_idx((dir / ("t10k-labels-idx1-ubyte" + gz)).string(), make_labels(n_test, 10), gzip);
 }
+
+// Sets an environment variable for the object's lifetime, then puts back what was there.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const std::string& value) : name_(name) {
+    if (const char* old = std::getenv(name)) old_ = old;
+    setenv(name, value.c_str(), 1);
+  }
+  ~ScopedEnv() {
+    if (old_)
+      setenv(name_, old_->c_str(), 1);
+    else
+      unsetenv(name_);
+  }
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
+
+ private:
+  const char* name_;
+  std::optional<std::string> old_;
+};
 
 // The message of the InputError `f` throws; a test failure if it throws nothing or another type.
 inline std::string input_error(const std::function<void()>& f) {

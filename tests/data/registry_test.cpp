@@ -6,10 +6,10 @@
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
-#include <optional>
 
 #include "data/data_test_util.h"
 #include "test_util.h"
+#include "zotrain/data/rotate.h"
 
 namespace zotrain {
 namespace {
@@ -20,9 +20,7 @@ using test::input_error;
 using testing::HasSubstr;
 
 std::vector<int64_t> ids(const Dataset& ds) {
-  std::vector<int64_t> out;
-  for (int64_t i = 0; i < ds.size(); ++i) out.push_back(example_id(ds.item(i)));
-  return out;
+  return test::ids_of(ds.size(), [&](int64_t i) { return example_id(ds.item(i)); });
 }
 
 // Runs a scope in another working directory, so that ./data is a folder the test controls.
@@ -39,17 +37,7 @@ class CurrentDir {
 // and puts the variable back afterwards.
 class DataRegistry : public testing::Test {
  protected:
-  void SetUp() override {
-    if (const char* old = std::getenv("ZOTRAIN_DATA")) old_env_ = old;
-    setenv("ZOTRAIN_DATA", tmp_.path().c_str(), 1);
-    test::write_data_folder(tmp_.path() / "mnist", 100, 30);
-  }
-  void TearDown() override {
-    if (old_env_)
-      setenv("ZOTRAIN_DATA", old_env_->c_str(), 1);
-    else
-      unsetenv("ZOTRAIN_DATA");
-  }
+  void SetUp() override { test::write_data_folder(tmp_.path() / "mnist", 100, 30); }
   DataOptions options(int64_t val_size, uint64_t seed, int64_t train_limit = 0) {
     DataOptions o;
     o.val_size = val_size;
@@ -59,7 +47,7 @@ class DataRegistry : public testing::Test {
   }
 
   test::TempDir tmp_;
-  std::optional<std::string> old_env_;
+  test::ScopedEnv env_{"ZOTRAIN_DATA", tmp_.path().string()};
 };
 
 TEST_F(DataRegistry, SearchDirsStartWithZotrainData) {
@@ -157,7 +145,7 @@ TEST_F(DataRegistry, ReadsGzipFilesByPath) {
 TEST_F(DataRegistry, UnknownName) {
   std::string msg = input_error([&] { load_data("cifar10", {}); });
   EXPECT_THAT(msg, HasSubstr("unknown data set 'cifar10'"));
-  EXPECT_THAT(msg, HasSubstr("mnist, fashion-mnist"));
+  EXPECT_THAT(msg, HasSubstr("mnist, fashion-mnist, mnist-rotated[:DEG|:LO..HI]"));
   EXPECT_THAT(msg, HasSubstr(tmp_.path().string()));
   EXPECT_THAT(msg, HasSubstr("/usr/share/datasets"));
 }
@@ -208,6 +196,65 @@ TEST_F(DataRegistry, CorruptFileIsNamed) {
   test::write_bytes(tmp_.file("mnist/train-labels-idx1-ubyte"), {0, 0, 8});
   EXPECT_THAT(input_error([&] { load_data("mnist", {}); }),
               HasSubstr(tmp_.file("mnist/train-labels-idx1-ubyte")));
+}
+
+// Each example of `rotated` is example i of `upright` turned by `degrees`.
+void expect_rotated(const Dataset& rotated, const Dataset& upright, double degrees) {
+  ASSERT_EQ(rotated.size(), upright.size());
+  ASSERT_EQ(rotated.item_shape, upright.item_shape);
+  EXPECT_EQ(rotated.labels, upright.labels);
+  const Shape& s = upright.item_shape;
+  std::vector<uint8_t> want(static_cast<size_t>(upright.item_numel()));
+  for (int64_t i = 0; i < upright.size(); ++i) {
+    rotate_image(upright.item(i), want.data(), s[0], s[1], s[2], degrees);
+    ASSERT_TRUE(std::equal(want.begin(), want.end(), rotated.item(i))) << "example " << i;
+  }
+}
+
+TEST_F(DataRegistry, FixedRotationTurnsTheUprightSplits) {
+  const std::string folder = (tmp_.path() / "mnist").string();
+  EXPECT_EQ(resolve_data_dir("mnist-rotated:90"), folder);
+  DataSplits upright = load_data("mnist", options(20, 4));
+  DataSplits rotated = load_data("mnist-rotated:90", options(20, 4));
+  EXPECT_EQ(rotated.train.name, "mnist-rotated:90");
+  EXPECT_EQ(rotated.train.num_classes, 10);
+  expect_rotated(rotated.train, upright.train, 90);
+  expect_rotated(rotated.val, upright.val, 90);
+  expect_rotated(rotated.test, upright.test, 90);
+}
+
+TEST_F(DataRegistry, RandomRotationIsFixedPerExampleWhateverTheSplitSeed) {
+  DataSplits a = load_data("mnist-rotated:-30..30", options(20, 1));
+  DataSplits b = load_data("mnist-rotated:-30..30", options(20, 2));
+  EXPECT_EQ(a.test.pixels, b.test.pixels);  // the test set is in file order
+  // Training examples move with the seed but keep their rotated pixels: compare train + val as
+  // multisets of images.
+  auto all = [](const DataSplits& s) {
+    std::vector<std::string> items;  // the pixels of each item as bytes
+    for (const Dataset* d : {&s.train, &s.val})
+      for (int64_t i = 0; i < d->size(); ++i)
+        items.emplace_back(reinterpret_cast<const char*>(d->item(i)), d->item_numel());
+    std::sort(items.begin(), items.end());
+    return items;
+  };
+  EXPECT_EQ(all(a), all(b));
+  DataSplits upright = load_data("mnist", options(20, 1));
+  EXPECT_NE(a.test.pixels, upright.test.pixels);
+}
+
+TEST_F(DataRegistry, RotatedNameWithoutAnglesMeansMinus90To90) {
+  EXPECT_EQ(load_data("mnist-rotated", options(20, 1)).test.pixels,
+            load_data("mnist-rotated:-90..90", options(20, 1)).test.pixels);
+}
+
+TEST_F(DataRegistry, BadRotatedNames) {
+  std::string msg = input_error([&] { load_data("mnist-rotated:abc", {}); });
+  EXPECT_THAT(msg, HasSubstr("data set 'mnist-rotated:abc': rotation 'abc' is not a number"));
+  EXPECT_THAT(input_error([&] { load_data("mnist-rotated:5..1", {}); }), HasSubstr("is empty"));
+  EXPECT_THAT(input_error([&] { load_data("mnist:45", {}); }),
+              HasSubstr("unknown data set 'mnist:45'"));
+  EXPECT_THAT(input_error([&] { load_data("cifar10-rotated:45", {}); }),
+              HasSubstr("unknown data set 'cifar10-rotated:45'"));
 }
 
 // The real Fashion-MNIST as Debian's dataset-fashion-mnist installs it (CI has it).

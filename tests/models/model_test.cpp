@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "test_util.h"
 #include "zotrain/core/arena.h"
 #include "zotrain/core/error.h"
@@ -23,6 +25,26 @@ TEST(Models, LeNet5HasTheClassicShapeAndParameterCount) {
   EXPECT_EQ(net.input_shape(6, 1), (Shape{1, 16, 5, 5}));
   // 28*28*6*25 + 10*10*16*150 + 400*120 + 120*84 + 84*10 multiply-adds
   EXPECT_EQ(net.forward_macs(1), 117600 + 240000 + 48000 + 10080 + 840);
+}
+
+TEST(Models, PointNetHasTheVanillaShapeAndParameterCount) {
+  ModelSpec m = model_by_name("pointnet", Shape{3, 1, 16}, 40);
+  Network net(m.item_shape, m.layers);
+  Arena arena;
+  net.allocate(arena, 2, net.num_layers(), nullptr, 0);
+  // Per-point MLP 3->64->64->64->128->1024 (weights, biases, batch norm gamma and beta), then
+  // FC 1024->512->256->40 with batch norm after the first two.
+  const int64_t mlp = (3 * 64 + 64) + 2 * (64 * 64 + 64) + (64 * 128 + 128) + (128 * 1024 + 1024) +
+                      2 * (64 + 64 + 64 + 128 + 1024);
+  const int64_t fc = (1024 * 512 + 512) + (512 * 256 + 256) + (256 * 40 + 40) + 2 * (512 + 256);
+  EXPECT_EQ(net.num_param_elements(), mlp + fc);
+  EXPECT_EQ(net.input_shape(15, 2), (Shape{2, 1024, 1, 16}));  // the per-point features
+  EXPECT_EQ(net.input_shape(16, 2), (Shape{2, 1024}));         // after the max over points
+  EXPECT_EQ(net.num_classes(), 40);
+  Tensor in = net.input(2);
+  for (int64_t i = 0; i < in.numel(); ++i) in[i] = float(i % 7) - 3;
+  Tensor logits = net.forward(2);
+  for (int64_t i = 0; i < logits.numel(); ++i) ASSERT_TRUE(std::isfinite(logits[i]));
 }
 
 TEST(Models, ByNameBuildsMlpsAndRejectsUnknownNames) {

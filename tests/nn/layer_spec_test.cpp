@@ -43,6 +43,16 @@ TEST(LayerSpec, OpNames) {
   EXPECT_STREQ(op_name(Op::kMaxPool2d), "max_pool2d");
   EXPECT_STREQ(op_name(Op::kAvgPool2d), "avg_pool2d");
   EXPECT_STREQ(op_name(Op::kFlatten), "flatten");
+  EXPECT_STREQ(op_name(Op::kBatchNorm), "batch_norm");
+  EXPECT_STREQ(op_name(Op::kGlobalMaxPool), "global_max_pool");
+}
+
+TEST(LayerSpec, BuildsPointNetLayers) {
+  auto bn = make_layer(LayerSpec::batch_norm(), Shape{8, 64, 1, 32});
+  EXPECT_EQ(bn->describe(), "batch_norm 64");
+  EXPECT_EQ(make_layer(LayerSpec::batch_norm(), Shape{8, 512})->describe(), "batch_norm 512");
+  auto pool = make_layer(LayerSpec::global_max_pool(), Shape{8, 1024, 1, 32});
+  EXPECT_EQ(pool->output_shape(Shape{8, 1024, 1, 32}), (Shape{8, 1024}));
 }
 
 // The message names the op, the input shape and the problem.
@@ -73,6 +83,10 @@ TEST(LayerSpec, RejectsSpecsThatDoNotFit) {
   expect_input_error(LayerSpec::linear(0), Shape{8, 400}, "output size");
   expect_input_error(LayerSpec::linear(10), Shape{8}, "non-empty input");
   expect_input_error(LayerSpec::flatten(), Shape{8}, "needs an input [N, ...]");
+  expect_input_error(LayerSpec::batch_norm(), Shape{8, 3, 4}, "needs an input [N, C] or");
+  expect_input_error(LayerSpec::batch_norm(), Shape{8, 0}, "empty dimension");
+  expect_input_error(LayerSpec::global_max_pool(), Shape{8, 64}, "positions to pool over");
+  expect_input_error(LayerSpec::global_max_pool(), Shape{8, 64, 1, 0}, "empty dimension");
 }
 
 }  // namespace

@@ -175,5 +175,19 @@ TEST_F(Cli, BadInputEndsWithExitCode2AndOneClearMessage) {
                      "train-labels-idx1-ubyte");
 }
 
+TEST_F(Cli, MakeDataWritesTheStandin) {
+  const std::string out = dir.file("standin");
+  Result r = run("make-data modelnet40-standin --out " + out +
+                 " --train-per-class 2 --test-per-class 1 --points 16 --seed 3");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("20 training and 10 test clouds of 16 points"), std::string::npos) << r.out;
+  for (const char* f : {"train_files.txt", "test_files.txt", "shape_names.txt",
+                        "ply_data_train0.h5", "ply_data_test0.h5"})
+    EXPECT_TRUE(std::filesystem::exists(out + "/" + f)) << f;
+  expect_usage_error("make-data modelnet41", "unknown generated data set 'modelnet41'");
+  expect_usage_error("make-data modelnet40-standin --out " + dir.file("x") + " --points 0",
+                     "points is 0");
+}
+
 }  // namespace
 }  // namespace zotrain

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "zotrain/data/dataset.h"
+#include "zotrain/data/epoch_order.h"
 
 namespace zotrain {
 
@@ -16,15 +17,10 @@ class Batcher {
   // InputError). Starts at epoch 0.
   Batcher(const Dataset& data, int64_t batch_size, Normalization norm, bool shuffle, uint64_t seed);
 
-  // Sets the order of the examples for `epoch` (>= 0): a permutation drawn from the Rng stream
-  // of (seed, epoch) if shuffling, else 0..N-1. The same (seed, epoch) gives the same order in any
-  // process, so a resumed run sees the same batches.
-  void start_epoch(int64_t epoch);
-
-  // ceil(N / batch_size); the last batch may be smaller.
-  int64_t batches_per_epoch() const;
-  // The number of rows of batch `index` of an epoch.
-  int64_t rows(int64_t index) const;
+  // As EpochOrder's (epoch_order.h).
+  void start_epoch(int64_t epoch) { order_.start_epoch(epoch); }
+  int64_t batches_per_epoch() const { return order_.batches_per_epoch(); }
+  int64_t rows(int64_t index) const { return order_.rows(index); }
 
   // Copies batch `index` of the current epoch into x (layout [rows, C, H, W], at least
   // rows * C*H*W floats) as (p / 255 - mean) / std, and its labels into `labels` (may be null).
@@ -35,21 +31,17 @@ class Batcher {
   int64_t fill(int64_t index, const std::array<int8_t, 256>& lut, int8_t* x, uint8_t* labels) const;
 
   const Dataset& data() const { return data_; }
-  int64_t batch_size() const { return batch_size_; }
-  int64_t epoch() const { return epoch_; }
+  int64_t batch_size() const { return order_.batch_size(); }
+  int64_t epoch() const { return order_.epoch(); }
   // Example indices of the current epoch in batch order.
-  const std::vector<int64_t>& order() const { return order_; }
+  const std::vector<int64_t>& order() const { return order_.order(); }
 
  private:
   template <typename T>
   int64_t fill_with(int64_t index, const T* lut, T* x, uint8_t* labels) const;
 
   const Dataset& data_;
-  int64_t batch_size_;
-  bool shuffle_;
-  uint64_t seed_;
-  int64_t epoch_ = 0;
-  std::vector<int64_t> order_;
+  EpochOrder order_;
   std::array<float, 256> lut_;  // normalized value of each pixel value
 };
 

@@ -19,10 +19,16 @@ struct ModelSpec {
 // LeNet-5 with ReLU and max pooling: conv 5x5 -> 6 (padding 2, so 28x28 stays 28x28), pool,
 // conv 5x5 -> 16, pool, FC 120, FC 84, FC classes.
 ModelSpec lenet5(const Shape& item_shape, int64_t num_classes);
+// PointNet for classification (Qi et al. 2017), the vanilla variant without the input and feature
+// transform nets: on clouds laid out [3, 1, points], a shared per-point MLP 64, 64, 64, 128, 1024
+// (1x1 convolutions, each with batch norm and ReLU), the max over the points, FC 512 and FC 256
+// (each with batch norm and ReLU), FC classes. The paper's dropout before the last layer is left
+// out: dropout needs a mask shared by a step's perturbed passes, which the trainer does not give.
+ModelSpec pointnet(const Shape& item_shape, int64_t num_classes);
 // A multilayer perceptron with ReLU between the given hidden widths.
 ModelSpec mlp(const Shape& item_shape, const std::vector<int64_t>& hidden, int64_t num_classes);
 
-// "lenet5", "mlp" (hidden 256, 128) or "mlp:W1,W2,..."; InputError for anything else.
+// "lenet5", "pointnet", "mlp" (hidden 256, 128) or "mlp:W1,W2,..."; InputError for anything else.
 ModelSpec model_by_name(const std::string& name, const Shape& item_shape, int64_t num_classes);
 std::vector<std::string> model_names();
 

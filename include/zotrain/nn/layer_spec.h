@@ -10,7 +10,16 @@
 
 namespace zotrain {
 
-enum class Op { kLinear, kConv2d, kReLU, kMaxPool2d, kAvgPool2d, kFlatten };
+enum class Op {
+  kLinear,
+  kConv2d,
+  kReLU,
+  kMaxPool2d,
+  kAvgPool2d,
+  kFlatten,
+  kBatchNorm,
+  kGlobalMaxPool
+};
 
 struct LayerSpec {
   Op op;
@@ -27,6 +36,8 @@ struct LayerSpec {
   static LayerSpec max_pool(int64_t kernel) { return {Op::kMaxPool2d, 0, kernel, kernel}; }
   static LayerSpec avg_pool(int64_t kernel) { return {Op::kAvgPool2d, 0, kernel, kernel}; }
   static LayerSpec flatten() { return {Op::kFlatten}; }
+  static LayerSpec batch_norm() { return {Op::kBatchNorm}; }
+  static LayerSpec global_max_pool() { return {Op::kGlobalMaxPool}; }
 };
 
 const char* op_name(Op op);

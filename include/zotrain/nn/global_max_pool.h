@@ -1,0 +1,20 @@
+// The maximum over all positions of each channel: [N, C, H, W] to [N, C]. PointNet's
+// symmetric function, the max over the points of per-point features [N, C, 1, points]. Backward
+// sends each output's gradient to the first position holding the maximum.
+#pragma once
+
+#include "zotrain/nn/layer.h"
+
+namespace zotrain {
+
+class GlobalMaxPool : public Layer {
+ public:
+  std::string describe() const override { return "global_max_pool"; }
+  Shape output_shape(const Shape& in) const override { return Shape{in[0], in[1]}; }
+  int64_t forward_macs(const Shape& in) const override { return in.numel(); }
+  void forward(const Tensor& x, Tensor& y, const ExecContext& ctx) const override;
+  void backward(const Tensor& x, const Tensor& y, const Tensor& dy, Tensor& dx,
+                const ExecContext& ctx) override;
+};
+
+}  // namespace zotrain

@@ -1,0 +1,95 @@
+#include "data_folder.h"
+
+#include "zotrain/core/error.h"
+#include "zotrain/core/rng.h"
+#include "zotrain/data/dataset.h"
+
+namespace zotrain::detail {
+namespace fs = std::filesystem;
+namespace {
+
+// Tags the Rng stream so the split never shares numbers with other users of the same seed.
+constexpr uint64_t kSplitStream = 0x53504C4954000000ull;  // "SPLIT"
+
+std::vector<std::string> missing_files(const fs::path& dir, const FolderLayout& layout) {
+  std::vector<std::string> missing;
+  for (const auto& f : layout.files)
+    if (find_file(dir, f, layout.gzip_too).empty()) missing.push_back(f);
+  return missing;
+}
+
+}  // namespace
+
+std::string join(const std::vector<std::string>& items) {
+  std::string s;
+  for (size_t i = 0; i < items.size(); ++i) s += (i ? ", " : "") + items[i];
+  return s;
+}
+
+std::string find_file(const fs::path& dir, const std::string& base, bool gzip_too) {
+  std::error_code ec;
+  if (fs::is_regular_file(dir / base, ec)) return (dir / base).string();
+  if (gzip_too && fs::is_regular_file(dir / (base + ".gz"), ec))
+    return (dir / (base + ".gz")).string();
+  return "";
+}
+
+std::string find_known_folder(const std::string& name, const std::string& folder,
+                              const FolderLayout& layout) {
+  std::vector<std::string> searched;
+  std::string incomplete;
+  for (const auto& dir : data_search_dirs()) {
+    fs::path candidate = fs::path(dir) / folder;
+    searched.push_back(candidate.string());
+    std::error_code ec;
+    if (!fs::is_directory(candidate, ec)) continue;
+    auto missing = missing_files(candidate, layout);
+    if (missing.empty()) return candidate.string();
+    if (incomplete.empty())
+      incomplete = "; " + candidate.string() + " exists but lacks " + join(missing);
+  }
+  throw InputError("data set '" + name + "' not found: looked for " + layout.wanted + " in " +
+                   join(searched) + incomplete + ". Run scripts/setup.sh to fetch it, or set " +
+                   "ZOTRAIN_DATA to a folder holding " + folder + "/");
+}
+
+std::string check_folder(const std::string& path, const FolderLayout& layout) {
+  fs::path folder = fs::absolute(path).lexically_normal();
+  const std::string expected = "; expected a folder holding " + layout.wanted;
+  std::error_code ec;
+  if (!fs::exists(folder, ec))
+    throw InputError(folder.string() + ": no such data folder" + expected);
+  if (!fs::is_directory(folder, ec))
+    throw InputError(folder.string() + ": is not a folder" + expected);
+  auto missing = missing_files(folder, layout);
+  if (missing.size() == layout.files.size())
+    throw InputError(folder.string() + ": holds no data-set files" + expected);
+  if (!missing.empty())
+    throw InputError(folder.string() + ": data folder lacks " + join(missing) + expected);
+  return folder.string();
+}
+
+SplitIndices split_indices(int64_t n, const DataOptions& options, const std::string& train_file) {
+  if (options.val_size < 0)
+    throw InputError("validation size (val_size) is " + std::to_string(options.val_size) +
+                     "; expected 0 or more");
+  if (options.val_size >= n)
+    throw InputError("validation size (val_size) " + std::to_string(options.val_size) +
+                     " leaves no training examples: " + train_file + " holds only " +
+                     std::to_string(n));
+  if (options.train_limit < 0)
+    throw InputError("train limit (train_limit) is " + std::to_string(options.train_limit) +
+                     "; expected 0 (all) or more");
+
+  Rng rng(options.seed, kSplitStream);
+  SplitIndices s;
+  s.train = random_permutation(n, rng);
+  const int64_t n_train = n - options.val_size;
+  s.val.assign(s.train.begin() + n_train, s.train.end());
+  s.train.resize(static_cast<size_t>(n_train));
+  if (options.train_limit > 0 && options.train_limit < n_train)
+    s.train.resize(static_cast<size_t>(options.train_limit));
+  return s;
+}
+
+}  // namespace zotrain::detail

@@ -1,0 +1,99 @@
+#include "zotrain/nn/batch_norm.h"
+
+#include <cmath>
+
+namespace zotrain {
+namespace {
+
+// Where channel c's values of a [N, C, ...] tensor lie: N runs of `inner` floats, `stride` apart.
+struct ChannelLayout {
+  int64_t n, inner, stride;
+  int64_t count() const { return n * inner; }
+  int64_t offset(int64_t c, int64_t b) const { return b * stride + c * inner; }
+};
+
+ChannelLayout layout(const Shape& s) {
+  const int64_t inner = s.rank > 2 ? s.row_numel() / s[1] : 1;
+  return {s[0], inner, s.row_numel()};
+}
+
+struct Stats {
+  double mean, inv_std;
+};
+
+// Mean and 1 / sqrt(variance + eps) of channel c, two-pass in double: one thread reduces a whole
+// channel, so the result does not depend on the thread count.
+Stats channel_stats(const float* x, const ChannelLayout& l, int64_t c) {
+  double sum = 0;
+  for (int64_t b = 0; b < l.n; ++b)
+    for (int64_t i = 0; i < l.inner; ++i) sum += x[l.offset(c, b) + i];
+  const double mean = sum / l.count();
+  double sq = 0;
+  for (int64_t b = 0; b < l.n; ++b)
+    for (int64_t i = 0; i < l.inner; ++i) {
+      const double d = x[l.offset(c, b) + i] - mean;
+      sq += d * d;
+    }
+  return {mean, 1 / std::sqrt(sq / l.count() + BatchNorm::kEps)};
+}
+
+}  // namespace
+
+std::string BatchNorm::describe() const {
+  return "batch_norm " + std::to_string(channels_);
+}
+
+std::vector<ParamSpec> BatchNorm::param_specs() const {
+  return {{"weight", Shape{channels_}, 0, 1.0f}, {"bias", Shape{channels_}, 0, 0.0f}};
+}
+
+void BatchNorm::forward(const Tensor& x, Tensor& y, const ExecContext& ctx) const {
+  const ChannelLayout l = layout(x.shape());
+  const float* gamma = param(ctx, 0).data();
+  const float* beta = param(ctx, 1).data();
+  parallel_for(ctx.pool, channels_, [&](int64_t c0, int64_t c1) {
+    for (int64_t c = c0; c < c1; ++c) {
+      const Stats s = channel_stats(x.data(), l, c);
+      const auto scale = static_cast<float>(gamma[c] * s.inv_std);
+      const auto shift = static_cast<float>(beta[c] - gamma[c] * s.mean * s.inv_std);
+      for (int64_t b = 0; b < l.n; ++b)
+        for (int64_t i = 0; i < l.inner; ++i)
+          y.data()[l.offset(c, b) + i] = scale * x.data()[l.offset(c, b) + i] + shift;
+    }
+  });
+}
+
+void BatchNorm::backward(const Tensor& x, const Tensor&, const Tensor& dy, Tensor& dx,
+                         const ExecContext& ctx) {
+  const ChannelLayout l = layout(x.shape());
+  const float* gamma = param(ctx, 0).data();
+  parallel_for(ctx.pool, channels_, [&](int64_t c0, int64_t c1) {
+    for (int64_t c = c0; c < c1; ++c) {
+      const Stats s = channel_stats(x.data(), l, c);
+      double sum_dy = 0, sum_dy_xhat = 0;
+      for (int64_t b = 0; b < l.n; ++b)
+        for (int64_t i = 0; i < l.inner; ++i) {
+          const int64_t k = l.offset(c, b) + i;
+          sum_dy += dy[k];
+          sum_dy_xhat += dy[k] * (x[k] - s.mean) * s.inv_std;
+        }
+      if (has_grads()) {
+        grads_[0][c] += static_cast<float>(sum_dy_xhat);
+        grads_[1][c] += static_cast<float>(sum_dy);
+      }
+      if (dx.empty()) continue;
+      // dx = gamma / sigma * (dy - mean(dy) - xhat * mean(dy * xhat)): the batch's mean and
+      // variance depend on every x, hence the two correction terms.
+      const double m = static_cast<double>(l.count());
+      for (int64_t b = 0; b < l.n; ++b)
+        for (int64_t i = 0; i < l.inner; ++i) {
+          const int64_t k = l.offset(c, b) + i;
+          const double xhat = (x[k] - s.mean) * s.inv_std;
+          dx[k] = static_cast<float>(gamma[c] * s.inv_std *
+                                     (dy[k] - sum_dy / m - xhat * sum_dy_xhat / m));
+        }
+    }
+  });
+}
+
+}  // namespace zotrain

@@ -1,0 +1,105 @@
+#include "zotrain/data/point_h5.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "data/data_test_util.h"
+#include "data/point_test_util.h"
+#include "test_util.h"
+
+namespace zotrain {
+namespace {
+
+using test::input_error;
+using test::write_h5_dataset;
+using testing::HasSubstr;
+
+class PointH5 : public testing::Test {
+ protected:
+  // A file with `data` float32 [n, p, 3] and nothing else.
+  std::string file_with_data(int64_t n, int64_t p) {
+    std::vector<float> pts(size_t(n * p * 3), 0.5f);
+    write_h5_dataset(path_, true, "data", H5T_NATIVE_FLOAT, {hsize_t(n), hsize_t(p), 3},
+                     pts.data());
+    return path_;
+  }
+  std::string error() {
+    return input_error([&] { read_point_h5(path_); });
+  }
+
+  test::TempDir tmp_;
+  std::string path_ = tmp_.file("ply_data_train0.h5");
+};
+
+TEST_F(PointH5, RoundTrip) {
+  PointCloudSet s = test::make_clouds(5, 7, 4);
+  write_point_h5(path_, s);
+  PointCloudSet r = read_point_h5(path_);
+  EXPECT_EQ(r.name, path_);
+  EXPECT_EQ(r.points_per_cloud, 7);
+  EXPECT_EQ(r.points, s.points);
+  EXPECT_EQ(r.labels, s.labels);
+  EXPECT_EQ(r.num_classes, 0);
+}
+
+TEST_F(PointH5, ConvertsOtherNumberTypesAndFlatLabels) {
+  const std::vector<double> pts = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12};
+  const std::vector<int32_t> labels = {39, 0};
+  write_h5_dataset(path_, true, "data", H5T_NATIVE_DOUBLE, {2, 2, 3}, pts.data());
+  write_h5_dataset(path_, false, "label", H5T_NATIVE_INT32, {2}, labels.data());
+  PointCloudSet r = read_point_h5(path_);
+  EXPECT_EQ(r.points, std::vector<float>(pts.begin(), pts.end()));
+  EXPECT_EQ(r.labels, (std::vector<uint8_t>{39, 0}));
+}
+
+TEST_F(PointH5, MissingOrNotHdf5) {
+  EXPECT_THAT(error(), HasSubstr(path_ + ": no such file"));
+  test::write_bytes(path_, {'n', 'o', 't', ' ', 'h', '5'});
+  EXPECT_THAT(error(), HasSubstr(path_ + ": is not an HDF5 file"));
+}
+
+TEST_F(PointH5, MissingDatasets) {
+  const std::vector<uint8_t> labels = {1, 2};
+  write_h5_dataset(path_, true, "label", H5T_NATIVE_UINT8, {2, 1}, labels.data());
+  EXPECT_THAT(error(), HasSubstr(path_ + ": has no dataset 'data'"));
+  file_with_data(2, 4);
+  EXPECT_THAT(error(), HasSubstr(path_ + ": has no dataset 'label'"));
+}
+
+TEST_F(PointH5, DataShapeAndType) {
+  const std::vector<float> flat(18, 0);
+  write_h5_dataset(path_, true, "data", H5T_NATIVE_FLOAT, {2, 9}, flat.data());
+  EXPECT_THAT(error(), HasSubstr(path_ + ": dataset 'data' has shape [2, 9]; expected [N, P, 3]"));
+  write_h5_dataset(path_, true, "data", H5T_NATIVE_FLOAT, {3, 3, 2}, flat.data());
+  EXPECT_THAT(error(), HasSubstr("has shape [3, 3, 2]; expected [N, P, 3]"));
+  const std::vector<int32_t> ints(18, 0);
+  write_h5_dataset(path_, true, "data", H5T_NATIVE_INT32, {1, 6, 3}, ints.data());
+  EXPECT_THAT(error(), HasSubstr(path_ + ": dataset 'data' does not hold floating-point numbers"));
+  write_h5_dataset(path_, true, "data", H5T_NATIVE_FLOAT, {0, 6, 3}, flat.data());
+  EXPECT_THAT(error(), HasSubstr("expected at least one cloud"));
+}
+
+TEST_F(PointH5, LabelShapeTypeAndRange) {
+  const std::vector<int32_t> three = {0, 1, 2};
+  file_with_data(2, 4);
+  write_h5_dataset(path_, false, "label", H5T_NATIVE_INT32, {3, 1}, three.data());
+  EXPECT_THAT(error(),
+              HasSubstr(path_ + ": dataset 'label' has shape [3, 1]; expected [2, 1] to match"));
+  file_with_data(3, 4);
+  write_h5_dataset(path_, false, "label", H5T_NATIVE_INT32, {3, 2}, three.data());
+  EXPECT_THAT(error(), HasSubstr("dataset 'label' has shape [3, 2]"));
+  const std::vector<float> floats = {0, 1, 2};
+  file_with_data(3, 4);
+  write_h5_dataset(path_, false, "label", H5T_NATIVE_FLOAT, {3, 1}, floats.data());
+  EXPECT_THAT(error(), HasSubstr(path_ + ": dataset 'label' does not hold integers"));
+  const std::vector<int32_t> bad = {0, 300, -1};
+  file_with_data(3, 4);
+  write_h5_dataset(path_, false, "label", H5T_NATIVE_INT32, {3, 1}, bad.data());
+  EXPECT_THAT(error(), HasSubstr(path_ + ": dataset 'label' holds 300 at index 1"));
+}
+
+}  // namespace
+}  // namespace zotrain

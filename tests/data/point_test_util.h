@@ -1,0 +1,80 @@
+// Helpers for the point-cloud tests: small generated clouds and HDF5 files, including broken ones.
+#pragma once
+
+#include <gtest/gtest.h>
+#include <hdf5.h>
+
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "zotrain/data/point_cloud.h"
+#include "zotrain/data/point_h5.h"
+
+namespace zotrain::test {
+
+// n clouds of p points, labels (first + i) % classes; the first coordinate of cloud i is first + i,
+// so tests can tell clouds apart after shuffling; the others are a pattern of i.
+inline PointCloudSet make_clouds(int64_t n, int64_t p, int classes, int64_t first = 0) {
+  PointCloudSet s;
+  s.points_per_cloud = p;
+  s.points.resize(size_t(n * p * 3));
+  for (int64_t i = 0; i < n; ++i) {
+    float* c = s.points.data() + i * p * 3;
+    for (int64_t k = 0; k < p * 3; ++k) c[k] = float((first + i) * 0.5 + k * 0.25);
+    c[0] = float(first + i);
+    s.labels.push_back(uint8_t((first + i) % classes));
+  }
+  return s;
+}
+inline int64_t cloud_id(const float* cloud) {
+  return int64_t(cloud[0]);
+}
+
+// Writes one dataset of any HDF5 type and shape into `path` (created if `create`, else opened
+// for appending): for files write_point_h5 cannot make.
+inline void write_h5_dataset(const std::string& path, bool create, const char* name, hid_t type,
+                             const std::vector<hsize_t>& dims, const void* data) {
+  hid_t f = create ? H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT)
+                   : H5Fopen(path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
+  ASSERT_GE(f, 0) << path;
+  hid_t space = H5Screate_simple(int(dims.size()), dims.data(), nullptr);
+  hid_t d = H5Dcreate2(f, name, type, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+  ASSERT_GE(d, 0) << name;
+  ASSERT_GE(H5Dwrite(d, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, data), 0) << name;
+  H5Dclose(d);
+  H5Sclose(space);
+  H5Fclose(f);
+}
+
+inline void write_text(const std::filesystem::path& path, const std::string& text) {
+  std::ofstream(path) << text;
+}
+
+// A point-cloud folder: train files of n_train[i] clouds, test files of n_test[i], p points each,
+// listed as the original lists do (with a data/modelnet40_ply_hdf5_2048/ prefix), and a
+// shape_names.txt of `classes` lines. Cloud ids run on across the files of a list.
+inline void write_point_folder(const std::filesystem::path& dir,
+                               const std::vector<int64_t>& n_train,
+                               const std::vector<int64_t>& n_test, int64_t p, int classes) {
+  std::filesystem::create_directories(dir);
+  for (const auto& [list, counts] :
+       {std::pair{std::string("train"), n_train}, std::pair{std::string("test"), n_test}}) {
+    std::string lines;
+    int64_t first = 0;
+    for (size_t i = 0; i < counts.size(); ++i) {
+      const std::string file = "ply_data_" + list + std::to_string(i) + ".h5";
+      write_point_h5((dir / file).string(), make_clouds(counts[i], p, classes, first));
+      first += counts[i];
+      lines += "data/modelnet40_ply_hdf5_2048/" + file + "\n";
+    }
+    write_text(dir / (list + "_files.txt"), lines);
+  }
+  std::string names;
+  for (int c = 0; c < classes; ++c) names += "shape" + std::to_string(c) + "\n";
+  write_text(dir / "shape_names.txt", names);
+}
+
+}  // namespace zotrain::test
