@@ -32,19 +32,27 @@ int range_bits_any(const Acc* x, int64_t n) {
   return std::bit_width(amax);
 }
 
-// Round-to-nearest of int32 accumulators, branch-free so that it vectorizes: the hot path of
-// every forward pass.
-ZT_INT8_CLONES void round_shift_s32(const int32_t* acc, int64_t n, int s, int8_t* out) {
-  // Magnitudes up to 2^31 plus half of 2^30 fit in uint32.
+// Round-to-nearest shift to int8, branch-free so that it vectorizes: the hot path of every
+// forward pass. Magnitudes up to 2^31 plus half of 2^30 fit in uint32.
+template <typename T>
+inline void round_shift_to_s8(const T* in, int64_t n, int s, int8_t* out) {
   const uint32_t half = s > 0 ? uint32_t{1} << (s - 1) : 0;
   for (int64_t i = 0; i < n; ++i) {
-    const int32_t v = acc[i];
+    const int32_t v = in[i];
     const uint32_t mag = v < 0 ? 0u - static_cast<uint32_t>(v) : static_cast<uint32_t>(v);
     uint32_t r = (mag + half) >> s;
     r = r > 127 ? 127 : r;
     const int32_t m = static_cast<int32_t>(r);
     out[i] = static_cast<int8_t>(v < 0 ? -m : m);
   }
+}
+
+ZT_INT8_CLONES void round_shift_s32(const int32_t* acc, int64_t n, int s, int8_t* out) {
+  round_shift_to_s8(acc, n, s, out);
+}
+
+ZT_INT8_CLONES void round_shift_s16(const int16_t* stage, int64_t n, int s, int8_t* out) {
+  round_shift_to_s8(stage, n, s, out);
 }
 
 template <typename Acc>
@@ -104,6 +112,31 @@ int requantize(const int32_t* acc, int64_t n, int bits, Rounding r, int8_t* out)
 
 int requantize(const int64_t* acc, int64_t n, int bits, Rounding r, int8_t* out) {
   return requantize_any(acc, n, bits, r, out);
+}
+
+int stage_s16(const int32_t* acc, int64_t n, int16_t* stage) {
+  const int range = range_bits(acc, n);
+  const int a = range > 15 ? range - 15 : 0;
+  const uint32_t below = (uint32_t{1} << a) - 1;
+  for (int64_t i = 0; i < n; ++i) {
+    const int32_t v = acc[i];
+    const uint32_t mag = v < 0 ? 0u - static_cast<uint32_t>(v) : static_cast<uint32_t>(v);
+    const int32_t odd = static_cast<int32_t>((mag >> a) | ((mag & below) != 0 ? 1u : 0u));
+    stage[i] = static_cast<int16_t>(v < 0 ? -odd : odd);
+  }
+  return range;
+}
+
+int finish_s16(const int16_t* stage, int64_t n, int64_t rows, const int32_t* ranges, int bits,
+               int8_t* out) {
+  int range = 0;
+  for (int64_t r = 0; r < rows; ++r) range = ranges[r] > range ? ranges[r] : range;
+  const int shift = range > bits ? range - bits : 0;
+  for (int64_t r = 0; r < rows; ++r) {
+    const int a = ranges[r] > 15 ? ranges[r] - 15 : 0;
+    round_shift_s16(stage + r * n, n, shift - a, out + r * n);
+  }
+  return shift;
 }
 
 int64_t conv2d_s8_work_bytes(const Conv2dGeometry& g) {

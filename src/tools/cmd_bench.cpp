@@ -47,7 +47,7 @@ void run_bench(const BenchArgs& a) {
   Trainer trainer(cfg, generated_data(item, a.input.classes, cfg.batch));
   Batcher batcher(trainer.data().train, cfg.batch, compute_normalization(trainer.data().train),
                   false, 0);
-  const int64_t rows = batcher.fill(0, trainer.network().input(cfg.batch).data(), trainer.labels());
+  const int64_t rows = trainer.fill_input(batcher, 0);
   for (int i = 0; i < a.warmup; ++i) trainer.step(rows, 0);
   const int64_t passes0 = trainer.state().forward_passes;
   std::vector<double> ms;
@@ -69,6 +69,7 @@ void run_bench(const BenchArgs& a) {
                           {"bp_layers", trainer.bp_layers()},
                           {"batch", cfg.batch},
                           {"threads", cfg.threads},
+                          {"precision", cfg.precision},
                           {"q", cfg.q},
                           {"steps", a.steps},
                           {"ms_median", median},

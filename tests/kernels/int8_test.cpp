@@ -618,3 +618,41 @@ TEST(Int8MaxPool, MaxPoolOverlappingWindows) {
 
 }  // namespace
 }  // namespace zotrain
+
+namespace zotrain {
+namespace {
+
+// Staging rows in int16 (round to odd) and finishing with the tensor's shift is requantize on the
+// whole tensor, bit for bit, whatever the rows' ranges — including rows near the int32 limits next
+// to rows that need no shift at all.
+TEST(Int8StagedRequantize, EqualsRequantizeOfTheWholeTensor) {
+  Rng rng(77, 0);
+  for (int trial = 0; trial < 200; ++trial) {
+    const int64_t rows = 1 + rng.below(6), n = 1 + rng.below(40);
+    std::vector<int32_t> acc(static_cast<size_t>(rows * n));
+    for (int64_t r = 0; r < rows; ++r) {
+      const int bits = static_cast<int>(rng.below(32));  // this row's magnitude
+      for (int64_t i = 0; i < n; ++i) {
+        int64_t v = bits == 0 ? 0 : static_cast<int64_t>(rng.next_u32() >> (32 - bits));
+        if (rng.below(2)) v = -v;
+        if (i == 0 && bits == 31) v = trial % 2 ? INT32_MAX : INT32_MIN + 1;
+        acc[r * n + i] = static_cast<int32_t>(v);
+      }
+    }
+    for (int bits : {1, 5, 7}) {
+      std::vector<int8_t> want(acc.size()), got(acc.size());
+      const int want_shift = kernels::requantize(acc.data(), static_cast<int64_t>(acc.size()), bits,
+                                                 kernels::Rounding::kNearest, want.data());
+      std::vector<int16_t> stage(acc.size());
+      std::vector<int32_t> ranges(static_cast<size_t>(rows));
+      for (int64_t r = 0; r < rows; ++r)
+        ranges[r] = kernels::stage_s16(acc.data() + r * n, n, stage.data() + r * n);
+      EXPECT_EQ(kernels::finish_s16(stage.data(), n, rows, ranges.data(), bits, got.data()),
+                want_shift);
+      ASSERT_EQ(got, want) << "trial " << trial << " bits " << bits;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace zotrain

@@ -36,6 +36,17 @@ enum class Rounding { kNearest, kPseudoStochastic };
 int requantize(const int32_t* acc, int64_t n, int bits, Rounding r, int8_t* out);
 int requantize(const int64_t* acc, int64_t n, int bits, Rounding r, int8_t* out);
 
+// Requantization of a tensor produced row by row, without int32 storage for the whole tensor (the
+// largest buffer of an int8 step otherwise): stage_s16 rounds one row's int32 accumulators to odd
+// (the last kept bit ORed with "anything discarded") at 15 bits into int16 and returns the row's
+// range_bits; finish_s16 then brings every row to int8 with the one shift of the whole tensor,
+// max(max range - bits, 0). Rounding to odd with at least two spare bits makes the two roundings
+// equal to one round-to-nearest of the int32 values, so the result is bit for bit requantize's
+// (kNearest) on the whole tensor. bits must be at most 13.
+int stage_s16(const int32_t* acc, int64_t n, int16_t* stage);
+int finish_s16(const int16_t* stage, int64_t n, int64_t rows, const int32_t* ranges, int bits,
+               int8_t* out);
+
 // C = op(A) · op(B) in int32, row-major, op(A) M×K and op(B) K×N. With `accumulate`, C += instead.
 // The fast kernel: each element is the exact integer sum, so any blocking gives the same C.
 void gemm_s8(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const int8_t* a,
@@ -48,7 +59,7 @@ void gemm_s8_ref(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, co
 // Convolution of `images` NCHW int8 images by int8 weights [out_c, in_c, k, k], no bias
 // (NITI's layers have none). `work` needs conv2d_s8_work_bytes(g) bytes.
 int64_t conv2d_s8_work_bytes(const Conv2dGeometry& g);
-// y = w * x (int32, [images, out_c, out_h, out_w]).
+// y = w * x (int32, [images, out_c, out_h, out_w]; one image at a time keeps the buffer small).
 void conv2d_s8_forward(const Conv2dGeometry& g, int64_t images, const int8_t* x, const int8_t* w,
                        int32_t* y, void* work);
 // dx = dL/dx for int8 dy (int32, overwritten).

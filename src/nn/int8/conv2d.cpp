@@ -1,4 +1,6 @@
 // Integer 2-D convolution, NCHW, no bias.
+#include <algorithm>
+
 #include "qlayers.h"
 #include "zotrain/kernels/int8.h"
 
@@ -7,24 +9,23 @@ namespace zotrain::int8 {
 namespace {
 
 using kernels::Conv2dGeometry;
-using kernels::Rounding;
 
 class Conv2d : public QLayer {
  public:
   explicit Conv2d(const Conv2dGeometry& g) : g_(g) {}
 
   Shape weight_shape() const override { return Shape{g_.out_c, g_.in_c, g_.k, g_.k}; }
-  int64_t acc_elems(const Shape& x) const override {
-    const int64_t per_image = g_.out_numel() > g_.in_numel() ? g_.out_numel() : g_.in_numel();
-    return x[0] * per_image;
-  }
+  // One image's output or input error.
+  int64_t acc_elems(const Shape&) const override { return std::max(g_.out_numel(), g_.in_numel()); }
+  int64_t stage_elems(const Shape& x) const override { return x[0] * acc_elems(x); }
   int64_t work_bytes(const Shape&) const override { return kernels::conv2d_s8_work_bytes(g_); }
 
   void forward(const QTensor& x, QTensor& y, const QExecContext& ctx) const override {
-    const int64_t images = x.shape[0];
-    kernels::conv2d_s8_forward(g_, images, x.data, weight_data(ctx), ctx.acc, ctx.work);
-    const int s = kernels::requantize(ctx.acc, images * g_.out_numel(), kMantissaBits,
-                                      Rounding::kNearest, y.data);
+    const int8_t* w = weight_data(ctx);
+    const int s =
+        requantize_rows(x.shape[0], g_.out_numel(), ctx, y.data, [&](int64_t n, int32_t* acc) {
+          kernels::conv2d_s8_forward(g_, 1, x.data + n * g_.in_numel(), w, acc, ctx.work);
+        });
     y.exp = x.exp + weight_.exp + s;
   }
 
@@ -32,9 +33,11 @@ class Conv2d : public QLayer {
                 const QExecContext& ctx) const override {
     const int64_t images = x.shape[0];
     if (dx.data) {
-      kernels::conv2d_s8_backward_data(g_, images, dy.data, weight_.data, ctx.acc, ctx.work);
-      const int s = kernels::requantize(ctx.acc, images * g_.in_numel(), kMantissaBits,
-                                        Rounding::kNearest, dx.data);
+      const int s =
+          requantize_rows(images, g_.in_numel(), ctx, dx.data, [&](int64_t n, int32_t* acc) {
+            kernels::conv2d_s8_backward_data(g_, 1, dy.data + n * g_.out_numel(), weight_.data, acc,
+                                             ctx.work);
+          });
       dx.exp = dy.exp + weight_.exp + s;
     }
     if (grad) kernels::conv2d_s8_backward_weight(g_, images, x.data, dy.data, grad, ctx.work);

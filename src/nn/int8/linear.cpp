@@ -1,4 +1,6 @@
 // Integer fully connected layer: y = x W^T with W [out, in].
+#include <algorithm>
+
 #include "qlayers.h"
 #include "zotrain/kernels/int8.h"
 
@@ -6,26 +8,22 @@ namespace zotrain::int8 {
 
 namespace {
 
-using kernels::Rounding;
-
 class Linear : public QLayer {
  public:
   Linear(int64_t in, int64_t out) : in_(in), out_(out) {}
 
   Shape weight_shape() const override { return Shape{out_, in_}; }
-  int64_t acc_elems(const Shape& x) const override {
-    const int64_t rows = x[0];
-    int64_t n = rows * out_;
-    if (rows * in_ > n) n = rows * in_;
-    return n > out_ * in_ ? n : out_ * in_;
+  // A row's output or input error, or the weight gradient.
+  int64_t acc_elems(const Shape&) const override {
+    return std::max(out_, in_) > out_ * in_ ? std::max(out_, in_) : out_ * in_;
   }
+  int64_t stage_elems(const Shape& x) const override { return x[0] * std::max(out_, in_); }
 
   void forward(const QTensor& x, QTensor& y, const QExecContext& ctx) const override {
-    const int64_t rows = x.shape[0];
-    kernels::gemm_s8(false, true, rows, out_, in_, x.data, in_, weight_data(ctx), in_, ctx.acc,
-                     out_, false);
-    const int s =
-        kernels::requantize(ctx.acc, rows * out_, kMantissaBits, Rounding::kNearest, y.data);
+    const int8_t* w = weight_data(ctx);
+    const int s = requantize_rows(x.shape[0], out_, ctx, y.data, [&](int64_t r, int32_t* acc) {
+      kernels::gemm_s8(false, true, 1, out_, in_, x.data + r * in_, in_, w, in_, acc, out_, false);
+    });
     y.exp = x.exp + weight_.exp + s;
   }
 
@@ -33,10 +31,10 @@ class Linear : public QLayer {
                 const QExecContext& ctx) const override {
     const int64_t rows = x.shape[0];
     if (dx.data) {
-      kernels::gemm_s8(false, false, rows, in_, out_, dy.data, out_, weight_.data, in_, ctx.acc,
-                       in_, false);
-      const int s =
-          kernels::requantize(ctx.acc, rows * in_, kMantissaBits, Rounding::kNearest, dx.data);
+      const int s = requantize_rows(rows, in_, ctx, dx.data, [&](int64_t r, int32_t* acc) {
+        kernels::gemm_s8(false, false, 1, in_, out_, dy.data + r * out_, out_, weight_.data, in_,
+                         acc, in_, false);
+      });
       dx.exp = dy.exp + weight_.exp + s;
     }
     if (grad) {

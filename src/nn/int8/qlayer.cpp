@@ -18,6 +18,8 @@ std::unique_ptr<QLayer> make_qlayer(const LayerSpec& spec, const Shape& in) {
     case Op::kFlatten:
       return int8::make_flatten();
     case Op::kAvgPool2d:
+    case Op::kBatchNorm:
+    case Op::kGlobalMaxPool:
       break;
   }
   throw InputError(std::string("layer ") + op_name(spec.op) +

@@ -3,6 +3,7 @@
 
 #include <memory>
 
+#include "zotrain/kernels/int8.h"
 #include "zotrain/nn/int8/qlayer.h"
 
 namespace zotrain::int8 {
@@ -15,5 +16,17 @@ std::unique_ptr<QLayer> make_flatten();
 
 // Activations and errors go back to int8 with round-to-nearest shifts (NITI's RoundShift).
 inline constexpr int kMantissaBits = 7;
+
+// Runs row(r, acc) for each batch row r, which writes that row's n int32 accumulators into acc,
+// and brings the whole [rows, n] result to int8 (round to nearest, one exponent): the
+// requantization of the whole tensor without int32 storage for it. Returns the shift.
+template <typename RowFn>
+int requantize_rows(int64_t rows, int64_t n, const QExecContext& ctx, int8_t* out, RowFn row) {
+  for (int64_t r = 0; r < rows; ++r) {
+    row(r, ctx.acc);
+    ctx.ranges[r] = kernels::stage_s16(ctx.acc, n, ctx.stage + r * n);
+  }
+  return kernels::finish_s16(ctx.stage, n, rows, ctx.ranges, kMantissaBits, out);
+}
 
 }  // namespace zotrain::int8

@@ -99,15 +99,20 @@ MemoryPlan QNetwork::layout(int64_t batch, int h, Arena* arena) {
     dlogits = static_cast<int8_t*>(take(-1, "logits gradient (int8)", Bucket::kLoss, numel(L)));
   // int32 accumulators of the largest layer output (or input, backward), or of a weight (the
   // zeroth-order update sums its samples there).
-  int64_t acc = 0, work = 0, scratch = 0;
+  int64_t acc = 0, stage = 0, work = 0, scratch = 0;
   for (int i = 0; i < L; ++i) {
     const Shape in = desc_.input_shape(i, batch);
     acc = std::max({acc, layers_[i]->acc_elems(in), layers_[i]->weight_shape().numel()});
+    stage = std::max(stage, layers_[i]->stage_elems(in));
     work = std::max(work, layers_[i]->work_bytes(in));
     if (i < h) scratch = std::max(scratch, layers_[i]->weight_shape().numel());
   }
   auto* acc_buf = static_cast<int32_t*>(
       take(-1, "int32 accumulators", Bucket::kWorkspace, acc * static_cast<int64_t>(4)));
+  auto* stage_buf = static_cast<int16_t*>(
+      take(-1, "int16 staging of a layer output", Bucket::kWorkspace, stage * 2));
+  auto* ranges_buf =
+      static_cast<int32_t*>(take(-1, "range of each row", Bucket::kWorkspace, batch * 4));
   void* work_buf = work > 0 ? take(-1, "int8 patch matrices", Bucket::kWorkspace, work) : nullptr;
   int8_t* scratch_buf = nullptr;
   if (scratch > 0)
@@ -130,6 +135,8 @@ MemoryPlan QNetwork::layout(int64_t batch, int h, Arena* arena) {
   ping_ = ping_bufs;
   back_ = back_bufs;
   acc_ = acc_buf;
+  stage_ = stage_buf;
+  ranges_ = ranges_buf;
   work_ = work_buf;
   scratch_ = scratch_buf;
   return plan;
@@ -146,7 +153,7 @@ QTensor QNetwork::forward(int64_t rows, const QWeightTransform* body) {
   QTensor x = input_.rows(0, rows);
   size_t w = 0;
   for (int i = 0; i < num_layers(); ++i) {
-    QExecContext ctx{acc_, work_, nullptr};
+    QExecContext ctx{acc_, work_, nullptr, stage_, ranges_};
     const bool has_weight = w < weights_.size() && weights_[w].layer == i;
     if (has_weight && body && i < head_) {
       (*body)(weights_[w], scratch_);
@@ -165,7 +172,7 @@ void QNetwork::backward(const QTensor& dlogits) {
   const int L = num_layers();
   ZT_ASSERT(head_ < L);
   const int64_t rows = dlogits.shape[0];
-  QExecContext ctx{acc_, work_, nullptr};
+  QExecContext ctx{acc_, work_, nullptr, stage_, ranges_};
   QTensor dy = dlogits;
   int w = static_cast<int>(weights_.size()) - 1;
   for (int i = L - 1; i >= head_; --i) {

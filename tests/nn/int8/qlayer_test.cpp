@@ -50,7 +50,9 @@ void check_layer(const LayerSpec& spec, const Shape& in_shape) {
   if (ws.rank) q->bind(w.q);
   std::vector<int32_t> acc(static_cast<size_t>(std::max<int64_t>(q->acc_elems(in_shape), 1)));
   std::vector<uint8_t> work(static_cast<size_t>(std::max<int64_t>(q->work_bytes(in_shape), 1)));
-  QExecContext ctx{acc.data(), work.data(), nullptr};
+  std::vector<int16_t> stage(static_cast<size_t>(std::max<int64_t>(q->stage_elems(in_shape), 1)));
+  std::vector<int32_t> ranges(static_cast<size_t>(in_shape[0]));
+  QExecContext ctx{acc.data(), work.data(), nullptr, stage.data(), ranges.data()};
   q->forward(x.q, y.q, ctx);
 
   // The f32 layer on the same values, with a zero bias.

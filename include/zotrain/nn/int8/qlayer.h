@@ -19,6 +19,8 @@ struct QExecContext {
   int32_t* acc = nullptr;  // at least acc_elems() accumulators
   void* work = nullptr;    // at least work_bytes() bytes
   const int8_t* weight = nullptr;
+  int16_t* stage = nullptr;   // at least stage_elems() (see kernels::stage_s16)
+  int32_t* ranges = nullptr;  // one per batch row
 };
 
 class QLayer {
@@ -32,6 +34,12 @@ class QLayer {
     return 0;
   }
   virtual int64_t work_bytes(const Shape& in) const {
+    (void)in;
+    return 0;
+  }
+  // int16 staging of a whole output (or input error) for per-tensor exponents, rows computed one
+  // at a time into acc_elems() int32 accumulators.
+  virtual int64_t stage_elems(const Shape& in) const {
     (void)in;
     return 0;
   }

@@ -78,6 +78,8 @@ class QNetwork {
   std::array<int8_t*, 2> ping_{}, back_{};
   int8_t* scratch_ = nullptr;  // one body layer's transformed weights
   int32_t* acc_ = nullptr;
+  int16_t* stage_ = nullptr;
+  int32_t* ranges_ = nullptr;
   void* work_ = nullptr;
 };
 
