@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "zotrain/core/error.h"
+#include "zotrain/models/serialize.h"
 #include "zotrain/nn/int8/int_loss.h"
 #include "zotrain/nn/loss.h"
 #include "zotrain/train/int8_step.h"
@@ -102,6 +103,15 @@ void restore_int8_weights(const Checkpoint& ckpt, QNetwork& net) {
   }
 }
 
+void quantize_weights_from(const Checkpoint& ckpt, QNetwork& net) {
+  for (QWeight& w : net.weights()) {
+    const std::string name =
+        "param/" + std::to_string(w.layer) + "." + net.desc().layer(w.layer).param_specs()[0].name;
+    const Tensor t = ckpt.file.get(name, w.value.shape, ckpt.path);
+    w.value.exp = quantize(t.data(), t.numel(), w.value.data);
+  }
+}
+
 MemoryPlan training_plan(const Network& net, const TrainConfig& cfg, int head_start) {
   if (cfg.precision == "int8") {
     MemoryPlan plan = QNetwork(net).plan(cfg.batch, head_start);
@@ -162,6 +172,7 @@ Trainer::Trainer(const TrainConfig& cfg, DataSplits data)
         zo_momentum_.push_back(arena_.alloc(Bucket::kOptimizer, p.value.shape()));
   }
   labels_ = static_cast<uint8_t*>(arena_.alloc_bytes(Bucket::kInput, cfg_.batch));
+  if (!cfg_.init.empty()) load_init();
   sparsity_ = parse_sparsity(cfg_.sparsity);
   distribution_ = zo::parse_distribution(cfg_.perturbation);
   project_ = {zo::parse_estimator(cfg_.estimator), static_cast<float>(cfg_.eps),
@@ -320,6 +331,27 @@ Trainer::StepResult Trainer::zo_step(int64_t rows, double lr, double zo_lr, int 
     }
   if (has_head) sgd_->step(lr);
   return r;
+}
+
+void Trainer::load_init() {
+  const Checkpoint ckpt = read_checkpoint(cfg_.init);
+  if (ckpt.meta.item_shape != spec_.item_shape || ckpt.meta.num_classes != spec_.num_classes ||
+      ckpt.meta.config.model != cfg_.model)
+    throw InputError("--init " + cfg_.init + ": checkpoint is " + ckpt.meta.config.model +
+                     " for inputs " + ckpt.meta.item_shape.str() + " with " +
+                     std::to_string(ckpt.meta.num_classes) + " classes, this run is " + cfg_.model +
+                     " for " + spec_.item_shape.str() + " with " +
+                     std::to_string(spec_.num_classes));
+  const bool int8_ckpt = ckpt.meta.config.precision == "int8";
+  if (!qnet_ && int8_ckpt)
+    throw InputError("--init " + cfg_.init +
+                     ": an int8 checkpoint cannot initialize an f32 run (use --precision int8)");
+  if (!qnet_)
+    restore_params(ckpt.file, ckpt.path, *net_);
+  else if (int8_ckpt)
+    restore_int8_weights(ckpt, *qnet_);
+  else
+    quantize_weights_from(ckpt, *qnet_);
 }
 
 void Trainer::resume(const Checkpoint& ckpt) {

@@ -121,6 +121,44 @@ TEST_F(Int8Training, ResumeIsBitIdentical) {
   EXPECT_EQ(last_metrics(cfg.out)["test_acc"], last_metrics(part.out)["test_acc"]);
 }
 
+// Fine-tuning starts: an f32 checkpoint initializes an f32 run as it is and an int8 run quantized;
+// a checkpoint of another model is refused.
+TEST_F(Int8Training, InitLoadsACheckpointsParameters) {
+  TrainConfig f32 = int8_config(*dir_, "pre", "bp", 0);
+  f32.precision = "f32";
+  f32.epochs = 1;
+  Trainer(f32).run();
+  const Checkpoint ckpt = read_checkpoint(f32.out + "/checkpoint.bin");
+
+  TrainConfig again = f32;
+  again.out = dir_->file("again");
+  again.seed = 99;
+  again.init = f32.out + "/checkpoint.bin";
+  Trainer f32_init(again);
+  for (const ParamRef& p : f32_init.network().params()) {
+    const Tensor want = ckpt.file.get("param/" + p.name, p.value.shape(), ckpt.path);
+    ASSERT_EQ(std::vector<float>(p.value.data(), p.value.data() + p.value.numel()),
+              std::vector<float>(want.data(), want.data() + want.numel()))
+        << p.name;
+  }
+
+  TrainConfig q = int8_config(*dir_, "q", "elastic", 2);
+  q.init = again.init;
+  Trainer int8_init(q);
+  for (const QWeight& w : int8_init.int8_network()->weights()) {
+    const Tensor t =
+        ckpt.file.get("param/" + std::to_string(w.layer) + ".weight", w.value.shape, ckpt.path);
+    std::vector<int8_t> want(static_cast<size_t>(t.numel()));
+    EXPECT_EQ(w.value.exp, quantize(t.data(), t.numel(), want.data()));
+    ASSERT_EQ(std::vector<int8_t>(w.value.data, w.value.data + w.value.numel()), want);
+  }
+
+  TrainConfig other = int8_config(*dir_, "other", "elastic", 2);
+  other.model = "mlp";
+  other.init = again.init;
+  EXPECT_THROW(Trainer{other}, InputError);
+}
+
 TEST_F(Int8Training, RejectsOptionsWithoutAnIntegerMeaning) {
   TrainConfig cfg = int8_config(*dir_, "bad", "elastic", 2);
   cfg.estimator = "forward";

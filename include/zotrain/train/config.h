@@ -38,6 +38,7 @@ struct TrainConfig {
   double lr_decay = 0.8;  // learning rate multiplied by lr_decay every lr_step epochs
   int lr_step = 10;
   uint64_t seed = 0;
+  std::string init;  // checkpoint to start from (its parameters only): fine-tuning
   int threads = 1;
   int64_t train_limit = 0;  // 0: all training examples
   int64_t val_size = 5000;  // held out from the training files for validation
@@ -84,6 +85,9 @@ void visit_config(Config& c, Visitor&& v) {
   v("lr_decay", c.lr_decay, "learning-rate factor applied every lr_step epochs");
   v("lr_step", c.lr_step, "epochs between learning-rate decays");
   v("seed", c.seed, "seed of initialization, split and shuffling");
+  v("init", c.init,
+    "start from this checkpoint's parameters (fine-tuning); an f32 checkpoint also initializes "
+    "an int8 run (quantized, biases dropped)");
   v("threads", c.threads, "worker threads (results do not depend on it)");
   v("train_limit", c.train_limit, "train on the first N examples only (0: all)");
   v("val_size", c.val_size, "examples held out from the training files for validation");

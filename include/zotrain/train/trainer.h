@@ -46,6 +46,9 @@ double evaluate(QNetwork& net, const Dataset& data, const InputQuantizer& quanti
 // mantissa out of range).
 std::vector<std::pair<std::string, Tensor>> int8_weight_tensors(const QNetwork& net);
 void restore_int8_weights(const Checkpoint& ckpt, QNetwork& net);
+// The weights of an f32 checkpoint quantized into an int8 network (biases are dropped: the
+// integer layers have none).
+void quantize_weights_from(const Checkpoint& ckpt, QNetwork& net);
 
 // The memory a run takes: the network's plan plus optimizer state and labels (the plan of the
 // integer network for precision int8).
@@ -102,6 +105,8 @@ class Trainer {
   double pass(int64_t rows, const ParamTransform* body, double head_weight, int64_t* correct);
   std::vector<std::pair<std::string, Tensor>> zo_state() const;
   void write_summary() const;
+  // Loads cfg.init's parameters (InputError for a checkpoint of another model or input).
+  void load_init();
   int64_t num_parameters() const;
 
   TrainConfig cfg_;
