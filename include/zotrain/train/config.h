@@ -60,7 +60,9 @@ struct TrainConfig {
 template <typename Config, typename Visitor>
 void visit_config(Config& c, Visitor&& v) {
   v("model", c.model, "model: lenet5, mlp, mlp:W1,W2,...");
-  v("data", c.data, "data set name (mnist, fashion-mnist) or folder of IDX files");
+  v("data", c.data,
+    "data set name (mnist, fashion-mnist, mnist-rotated[:DEG|:LO..HI], "
+    "fashion-mnist-rotated[...]) or folder of IDX files");
   v("out", c.out, "output folder for metrics.jsonl, summary.json, checkpoint.bin");
   v("method", c.method, "training method: bp (Full BP), zo (Full ZO), elastic (ZO body, BP head)");
   v("bp_layers", c.bp_layers, "elastic: number of last layers with parameters trained by BP");
