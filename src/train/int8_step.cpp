@@ -55,8 +55,10 @@ StepResult zo_step(QNetwork& net, int64_t rows, const uint8_t* labels, const Ste
       const QTensor logits = net.forward(rows, &perturbed);
       loss[side] = sign_loss ? (*sign_loss)(logits, labels)
                              : cross_entropy(logits, labels, cfg.loss_frac_bits);
-      if (exact) exact_loss[side] = (*exact)(logits, labels);
-      loss_sum += cross_entropy(logits, labels, kGradFracBits);
+      if (exact) exact_loss[side] = exact == sign_loss ? loss[side] : (*exact)(logits, labels);
+      loss_sum += !sign_loss && cfg.loss_frac_bits == kGradFracBits
+                      ? loss[side]
+                      : cross_entropy(logits, labels, kGradFracBits);
       if (s == 0 && side == 0) r.correct = count_correct(logits, labels);
       if (has_head) backprop(net, logits, labels);
     }

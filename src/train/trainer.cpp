@@ -48,31 +48,38 @@ void truncate_metrics(const std::string& path, int epochs_done) {
 
 }  // namespace
 
-double evaluate(Network& net, const Dataset& data, const Normalization& norm) {
-  Batcher batcher(data, net.batch(), norm, false, 0);
+namespace {
+
+// The share of `data` a network classifies right, in chunks of `batch` examples in file order:
+// run(batcher, b, labels) loads batch b, runs it and returns its correct count.
+template <typename Run>
+double accuracy(const Dataset& data, int64_t batch, const Normalization& norm, Run run) {
+  Batcher batcher(data, batch, norm, false, 0);
   batcher.start_epoch(0);
-  std::vector<uint8_t> labels(net.batch());
+  std::vector<uint8_t> labels(batch);
   int64_t correct = 0;
-  for (int64_t b = 0; b < batcher.batches_per_epoch(); ++b) {
-    int64_t rows = batcher.fill(b, net.input(net.batch()).data(), labels.data());
-    int64_t c = 0;
-    softmax_cross_entropy(net.forward(rows), labels.data(), nullptr, &c);
-    correct += c;
-  }
+  for (int64_t b = 0; b < batcher.batches_per_epoch(); ++b)
+    correct += run(batcher, b, labels.data());
   return data.size() ? static_cast<double>(correct) / data.size() : 0.0;
 }
 
+}  // namespace
+
+double evaluate(Network& net, const Dataset& data, const Normalization& norm) {
+  return accuracy(data, net.batch(), norm, [&](const Batcher& batcher, int64_t b, uint8_t* labels) {
+    const int64_t rows = batcher.fill(b, net.input(net.batch()).data(), labels);
+    int64_t c = 0;
+    softmax_cross_entropy(net.forward(rows), labels, nullptr, &c);
+    return c;
+  });
+}
+
 double evaluate(QNetwork& net, const Dataset& data, const InputQuantizer& quantizer) {
-  Batcher batcher(data, net.batch(), {}, false, 0);
-  batcher.start_epoch(0);
-  std::vector<uint8_t> labels(net.batch());
-  int64_t correct = 0;
   net.input().exp = quantizer.exp;
-  for (int64_t b = 0; b < batcher.batches_per_epoch(); ++b) {
-    int64_t rows = batcher.fill(b, quantizer.lut, net.input().data, labels.data());
-    correct += int8::count_correct(net.forward(rows), labels.data());
-  }
-  return data.size() ? static_cast<double>(correct) / data.size() : 0.0;
+  return accuracy(data, net.batch(), {}, [&](const Batcher& batcher, int64_t b, uint8_t* labels) {
+    const int64_t rows = batcher.fill(b, quantizer.lut, net.input().data, labels);
+    return int8::count_correct(net.forward(rows), labels);
+  });
 }
 
 std::vector<std::pair<std::string, Tensor>> int8_weight_tensors(const QNetwork& net) {
@@ -225,10 +232,11 @@ double Trainer::evaluate_on(const Dataset& data) {
 namespace {
 
 // The f32 softmax cross-entropy of int8 logits, summed over the rows, as a fixed-point integer
-// (2^-32 nats): the float loss of the INT8 variant and of the sign-agreement diagnostic.
-int64_t float_loss(const QTensor& logits, const uint8_t* labels) {
+// (2^-32 nats): the float loss of the INT8 variant and of the sign-agreement diagnostic. `z` is
+// scratch for the dequantized logits.
+int64_t float_loss(const QTensor& logits, const uint8_t* labels, std::vector<float>& z) {
   const int64_t rows = logits.shape[0], classes = logits.shape[1];
-  std::vector<float> z(static_cast<size_t>(rows * classes));
+  z.resize(static_cast<size_t>(rows * classes));
   dequantize(logits.data, rows * classes, logits.exp, z.data());
   const double mean =
       softmax_cross_entropy(Tensor(z.data(), logits.shape), labels, nullptr, nullptr);
@@ -238,16 +246,22 @@ int64_t float_loss(const QTensor& logits, const uint8_t* labels) {
 }  // namespace
 
 Trainer::StepResult Trainer::int8_step(int64_t rows, int epoch) {
-  int8::StepConfig c;
-  c.seed = cfg_.seed;
+  // The schedules' values, turned into the step's integers once per epoch.
+  if (epoch != int8_epoch_) {
+    int8_epoch_ = epoch;
+    int8_cfg_.seed = cfg_.seed;
+    int8_cfg_.q = cfg_.q;
+    int8_cfg_.eps = cfg_.int_eps;
+    int8_cfg_.zero_threshold = zo::zero_threshold(schedule_at(sparsity_, epoch));
+    int8_cfg_.bp_bits = static_cast<int>(schedule_at(bp_bits_, epoch));
+    int8_cfg_.zo_bits = cfg_.zo_bits;
+    int8_cfg_.loss_frac_bits = cfg_.loss_frac_bits;
+  }
+  int8::StepConfig c = int8_cfg_;
   c.step = state_.steps;
-  c.q = cfg_.q;
-  c.eps = cfg_.int_eps;
-  c.zero_threshold = zo::zero_threshold(schedule_at(sparsity_, epoch));
-  c.bp_bits = static_cast<int>(schedule_at(bp_bits_, epoch));
-  c.zo_bits = cfg_.zo_bits;
-  c.loss_frac_bits = cfg_.loss_frac_bits;
-  const int8::PassLoss exact = float_loss;
+  const int8::PassLoss exact = [this](const QTensor& logits, const uint8_t* labels) {
+    return float_loss(logits, labels, logits_f32_);
+  };
   const int8::StepResult s = head_ == 0 ? int8::bp_step(*qnet_, rows, labels_, c)
                                         : int8::zo_step(*qnet_, rows, labels_, c,
                                                         cfg_.zo_sign == "float" ? &exact : nullptr,

@@ -18,6 +18,7 @@
 #include "zotrain/nn/network.h"
 #include "zotrain/train/checkpoint.h"
 #include "zotrain/train/config.h"
+#include "zotrain/train/int8_step.h"
 #include "zotrain/train/sgd.h"
 #include "zotrain/zo/estimator.h"
 
@@ -119,6 +120,9 @@ class Trainer {
   std::unique_ptr<QNetwork> qnet_;
   InputQuantizer quantizer_;
   std::vector<std::pair<int, double>> bp_bits_;
+  int8::StepConfig int8_cfg_;  // of epoch int8_epoch_ (the step number aside)
+  int int8_epoch_ = -1;
+  std::vector<float> logits_f32_;  // INT8's float loss and the sign diagnostic (not in the plan)
   std::unique_ptr<Sgd> sgd_;
   uint8_t* labels_ = nullptr;
   int head_ = 0;
