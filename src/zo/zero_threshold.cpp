@@ -7,8 +7,9 @@
 namespace zotrain::zo {
 
 uint32_t zero_threshold(double p_zero) {
-  // (w >> 8) · 2^-24 < p  <=>  (w >> 8) < ceil(p · 2^24) for the integer w >> 8.
-  const double t = std::ceil(p_zero * 16777216.0);
+  // (w >> 8) · 2^-24 < p  <=>  (w >> 8) < ceil(p · 2^24) for the integer w >> 8, with p rounded
+  // to float first as PerturbationSpec::p_zero is, so that both paths draw the same z.
+  const double t = std::ceil(static_cast<double>(static_cast<float>(p_zero)) * 16777216.0);
   return t <= 0 ? 0 : (t >= 16777216.0 ? 16777216u : static_cast<uint32_t>(t));
 }
 

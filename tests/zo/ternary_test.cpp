@@ -26,6 +26,8 @@ TEST(TernaryZeroThreshold, IsCeilOfPTimes2To24) {
   EXPECT_EQ(zero_threshold(0x1p-24), 1u);
   EXPECT_EQ(zero_threshold(0x1p-30), 1u);                           // any p > 0 zeroes something
   EXPECT_EQ(zero_threshold(static_cast<double>(0.9f)), 15099494u);  // ceil(15099493.6)
+  // A schedule's double 0.9 is the f32 path's float 0.9f (ceil(0.9 · 2^24) would be 15099495).
+  EXPECT_EQ(zero_threshold(0.9), 15099494u);
 }
 
 // The integer perturbation is the float Rademacher perturbation with the same sparsity, element
