@@ -16,14 +16,18 @@ ModelSpec lenet5(const Shape& item_shape, int64_t num_classes) {
            L::linear(num_classes)}};
 }
 
-ModelSpec pointnet(const Shape& item_shape, int64_t num_classes) {
+ModelSpec pointnet(const Shape& item_shape, int64_t num_classes, bool batch_norm) {
   using L = LayerSpec;
-  ModelSpec m{"pointnet", item_shape, num_classes, {}};
-  for (int64_t width : {64, 64, 64, 128, 1024})
-    m.layers.insert(m.layers.end(), {L::conv2d(width, 1), L::batch_norm(), L::relu()});
+  ModelSpec m{batch_norm ? "pointnet" : "pointnet:nobn", item_shape, num_classes, {}};
+  auto block = [&](LayerSpec layer) {
+    m.layers.push_back(layer);
+    if (batch_norm) m.layers.push_back(L::batch_norm());
+    m.layers.push_back(L::relu());
+  };
+  for (int64_t width : {64, 64, 64, 128, 1024}) block(L::conv2d(width, 1));
   m.layers.push_back(L::global_max_pool());
-  for (int64_t width : {512, 256})
-    m.layers.insert(m.layers.end(), {L::linear(width), L::batch_norm(), L::relu()});
+  for (int64_t width : {512, 256}) block(L::linear(width));
+  m.layers.push_back(L::dropout(0.3));
   m.layers.push_back(L::linear(num_classes));
   return m;
 }
@@ -39,12 +43,13 @@ ModelSpec mlp(const Shape& item_shape, const std::vector<int64_t>& hidden, int64
 }
 
 std::vector<std::string> model_names() {
-  return {"lenet5", "pointnet", "mlp", "mlp:W1,W2,..."};
+  return {"lenet5", "pointnet", "pointnet:nobn", "mlp", "mlp:W1,W2,..."};
 }
 
 ModelSpec model_by_name(const std::string& name, const Shape& item_shape, int64_t num_classes) {
   if (name == "lenet5") return lenet5(item_shape, num_classes);
-  if (name == "pointnet") return pointnet(item_shape, num_classes);
+  if (name == "pointnet" || name == "pointnet:nobn")
+    return pointnet(item_shape, num_classes, name == "pointnet");
   if (name == "mlp") return mlp(item_shape, {256, 128}, num_classes);
   if (name.rfind("mlp:", 0) == 0) {
     std::vector<int64_t> hidden;

@@ -1,6 +1,9 @@
 #include "zotrain/nn/batch_norm.h"
 
+#include <algorithm>
 #include <cmath>
+
+#include "zotrain/core/error.h"
 
 namespace zotrain {
 namespace {
@@ -22,8 +25,9 @@ struct Stats {
 };
 
 // Mean and 1 / sqrt(variance + eps) of channel c, two-pass in double: one thread reduces a whole
-// channel, so the result does not depend on the thread count.
-Stats channel_stats(const float* x, const ChannelLayout& l, int64_t c) {
+// channel, so the result does not depend on the thread count. With `running` (mean, variance),
+// also moves them towards the batch's mean and unbiased variance.
+Stats channel_stats(const float* x, const ChannelLayout& l, int64_t c, float* running = nullptr) {
   double sum = 0;
   for (int64_t b = 0; b < l.n; ++b)
     for (int64_t i = 0; i < l.inner; ++i) sum += x[l.offset(c, b) + i];
@@ -34,6 +38,11 @@ Stats channel_stats(const float* x, const ChannelLayout& l, int64_t c) {
       const double d = x[l.offset(c, b) + i] - mean;
       sq += d * d;
     }
+  if (running) {
+    const double m = BatchNorm::kMomentum, unbiased = sq / std::max<int64_t>(l.count() - 1, 1);
+    running[0] = static_cast<float>((1 - m) * running[0] + m * mean);
+    running[1] = static_cast<float>((1 - m) * running[1] + m * unbiased);
+  }
   return {mean, 1 / std::sqrt(sq / l.count() + BatchNorm::kEps)};
 }
 
@@ -47,18 +56,37 @@ std::vector<ParamSpec> BatchNorm::param_specs() const {
   return {{"weight", Shape{channels_}, 0, 1.0f}, {"bias", Shape{channels_}, 0, 0.0f}};
 }
 
+std::vector<ParamSpec> BatchNorm::state_specs() const {
+  return {{"running_mean", Shape{channels_}, 0, 0.0f}, {"running_var", Shape{channels_}, 0, 1.0f}};
+}
+
 void BatchNorm::forward(const Tensor& x, Tensor& y, const ExecContext& ctx) const {
   const ChannelLayout l = layout(x.shape());
   const float* gamma = param(ctx, 0).data();
   const float* beta = param(ctx, 1).data();
+  // The running statistics are arena memory bound to the layer: only a training pass that says
+  // so moves them. Without them bound (a lone layer in a test), evaluation is not defined.
+  ZT_ASSERT(ctx.training || !state_.empty());
+  const bool update = ctx.training && ctx.update_stats && !state_.empty();
   parallel_for(ctx.pool, channels_, [&](int64_t c0, int64_t c1) {
     for (int64_t c = c0; c < c1; ++c) {
-      const Stats s = channel_stats(x.data(), l, c);
+      Stats s{};
+      if (ctx.training) {
+        float running[2] = {update ? state_[0][c] : 0.0f, update ? state_[1][c] : 0.0f};
+        s = channel_stats(x.data(), l, c, update ? running : nullptr);
+        if (update) {
+          Tensor mean = state_[0], var = state_[1];  // views of the bound statistics
+          mean[c] = running[0], var[c] = running[1];
+        }
+      } else {
+        s = {state_[0][c], 1 / std::sqrt(static_cast<double>(state_[1][c]) + kEps)};
+      }
+      // Centred first: a near-constant channel's large scale then multiplies a small difference.
       const auto scale = static_cast<float>(gamma[c] * s.inv_std);
-      const auto shift = static_cast<float>(beta[c] - gamma[c] * s.mean * s.inv_std);
+      const auto mean = static_cast<float>(s.mean);
       for (int64_t b = 0; b < l.n; ++b)
         for (int64_t i = 0; i < l.inner; ++i)
-          y.data()[l.offset(c, b) + i] = scale * x.data()[l.offset(c, b) + i] + shift;
+          y.data()[l.offset(c, b) + i] = scale * (x.data()[l.offset(c, b) + i] - mean) + beta[c];
     }
   });
 }

@@ -4,6 +4,7 @@
 #include "zotrain/nn/avg_pool2d.h"
 #include "zotrain/nn/batch_norm.h"
 #include "zotrain/nn/conv2d.h"
+#include "zotrain/nn/dropout.h"
 #include "zotrain/nn/flatten.h"
 #include "zotrain/nn/global_max_pool.h"
 #include "zotrain/nn/linear.h"
@@ -57,6 +58,8 @@ const char* op_name(Op op) {
       return "batch_norm";
     case Op::kGlobalMaxPool:
       return "global_max_pool";
+    case Op::kDropout:
+      return "dropout";
   }
   return "unknown";
 }
@@ -91,6 +94,10 @@ std::unique_ptr<Layer> make_layer(const LayerSpec& spec, const Shape& in) {
       require(in.rank >= 3, spec, in, "needs an input [N, C, ...] with positions to pool over");
       require(in.row_numel() > 0, spec, in, "has an empty dimension");
       return std::make_unique<GlobalMaxPool>();
+    case Op::kDropout:
+      require(spec.rate >= 0 && spec.rate < 1, spec, in,
+              "rate must be in [0, 1), got " + std::to_string(spec.rate));
+      return std::make_unique<Dropout>(spec.rate);
   }
   throw InputError("unknown layer op " + std::to_string(static_cast<int>(spec.op)));
 }

@@ -11,7 +11,18 @@ namespace zotrain {
 namespace {
 
 // What a planned buffer is for; plan() reports the rows, allocate() binds them by role.
-enum class Role { kParam, kGrad, kInput, kKept, kPing, kBack, kLogitsGrad, kWorkspace, kScratch };
+enum class Role {
+  kParam,
+  kState,
+  kGrad,
+  kInput,
+  kKept,
+  kPing,
+  kBack,
+  kLogitsGrad,
+  kWorkspace,
+  kScratch
+};
 
 struct Slot {
   MemoryRow row;
@@ -97,6 +108,11 @@ static std::vector<Slot> plan_slots(const Network& net, const std::vector<Shape>
       params.push_back({i, net.layer(i).describe() + " " + ps.name, ps.shape.numel()});
   for (int p = 0; p < static_cast<int>(params.size()); ++p)
     add(params[p].layer, params[p].what, Bucket::kParameters, params[p].numel, Role::kParam, p);
+  int state_index = 0;
+  for (int i = 0; i < L; ++i)
+    for (const ParamSpec& ss : net.layer(i).state_specs())
+      add(i, net.layer(i).describe() + " " + ss.name, Bucket::kParameters, ss.shape.numel(),
+          Role::kState, state_index++);
   for (int p = 0; p < static_cast<int>(params.size()); ++p)
     if (params[p].layer >= h)
       add(params[p].layer, params[p].what + " gradient", Bucket::kGradients, params[p].numel,
@@ -172,14 +188,20 @@ void Network::allocate(Arena& arena, int64_t batch, int head_start, ThreadPool* 
   head_start_ = head_start;
   pool_ = pool;
   params_.clear();
+  state_.clear();
   kept_.assign(num_layers(), Tensor());
-  std::vector<ParamSpec> specs;
-  std::vector<int> owner;
-  for (int i = 0; i < num_layers(); ++i)
+  std::vector<ParamSpec> specs, state_specs;
+  std::vector<int> owner, state_owner;
+  for (int i = 0; i < num_layers(); ++i) {
     for (const ParamSpec& ps : layers_[i]->param_specs()) {
       specs.push_back(ps);
       owner.push_back(i);
     }
+    for (const ParamSpec& ss : layers_[i]->state_specs()) {
+      state_specs.push_back(ss);
+      state_owner.push_back(i);
+    }
+  }
   std::vector<Tensor> grads(specs.size());
   for (const Slot& s :
        plan_slots(*this, shapes_, batch, head_start, pool ? pool->size() : 1, out_buf_)) {
@@ -190,6 +212,14 @@ void Network::allocate(Arena& arena, int64_t batch, int head_start, ThreadPool* 
         int layer = owner[s.index];
         params_.push_back(
             {layer, s.index, std::to_string(layer) + "." + ps.name, Tensor(p, ps.shape), {}});
+        break;
+      }
+      case Role::kState: {
+        const ParamSpec& ss = state_specs[s.index];
+        const int layer = state_owner[s.index];
+        state_.push_back(
+            {layer, s.index, std::to_string(layer) + "." + ss.name, Tensor(p, ss.shape), {}});
+        state_.back().value.fill(ss.value);
         break;
       }
       case Role::kGrad:
@@ -230,6 +260,10 @@ void Network::allocate(Arena& arena, int64_t batch, int head_start, ThreadPool* 
         if (!pr.grad.empty()) layer_grads.push_back(pr.grad);
       }
     layers_[i]->bind(values, layer_grads);
+    std::vector<Tensor> layer_state;
+    for (const ParamRef& sr : state_)
+      if (sr.layer == i) layer_state.push_back(sr.value);
+    layers_[i]->bind_state(layer_state);
   }
   for (ParamRef& pr : params_) {
     const ParamSpec& ps = specs[pr.index];
@@ -245,12 +279,21 @@ Tensor Network::output_buffer(int i, int64_t rows) const {
   return Tensor(const_cast<float*>(ping_[out_buf_[i] - kPingA].data()), input_shape(i + 1, rows));
 }
 
+ExecContext Network::context(int layer) {
+  ExecContext ctx{pool_, workspace_.empty() ? nullptr : workspace_.data()};
+  ctx.training = mode_.training;
+  // Distinct keys per layer: a Philox key of its own (the layer index in the high bits).
+  ctx.key = mode_.key ^ (static_cast<uint64_t>(layer + 1) << 48);
+  ctx.update_stats = mode_.update_stats;
+  return ctx;
+}
+
 Tensor Network::forward(int64_t rows, const ParamTransform* body) {
   ZT_ASSERT(rows > 0 && rows <= batch_);
   Tensor x = input(rows);
   std::vector<Tensor> transformed;
   for (int i = 0; i < num_layers(); ++i) {
-    ExecContext ctx{pool_, workspace_.empty() ? nullptr : workspace_.data(), nullptr};
+    ExecContext ctx = context(i);
     if (body && i < head_start_ && !layers_[i]->param_specs().empty()) {
       transformed.clear();
       float* dst = body_scratch_.data();
@@ -274,9 +317,9 @@ void Network::backward(const Tensor& dlogits) {
   const int L = num_layers();
   ZT_ASSERT(head_start_ < L);
   int64_t rows = dlogits.shape()[0];
-  ExecContext ctx{pool_, workspace_.empty() ? nullptr : workspace_.data()};
   Tensor dy = dlogits;
   for (int i = L - 1; i >= head_start_; --i) {
+    const ExecContext ctx = context(i);
     Tensor x = i == 0 ? input(rows) : kept_[i - 1].rows(0, rows);
     Tensor y = kept_[i].rows(0, rows);
     Tensor dx =

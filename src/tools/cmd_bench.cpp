@@ -45,9 +45,8 @@ void run_bench(const BenchArgs& a) {
   if (a.steps < 1 || a.warmup < 0) throw InputError("--steps must be >= 1 and --warmup >= 0");
   const Shape item = a.input.item_shape();
   Trainer trainer(cfg, generated_data(item, a.input.classes, cfg.batch));
-  Batcher batcher(trainer.data().train, cfg.batch, compute_normalization(trainer.data().train),
-                  false, 0);
-  const int64_t rows = trainer.fill_input(batcher, 0);
+  const auto batches = trainer.data().batches(Split::kTrain, cfg.batch, false, 0);
+  const int64_t rows = trainer.fill_input(*batches, 0);
   for (int i = 0; i < a.warmup; ++i) trainer.step(rows, 0);
   const int64_t passes0 = trainer.state().forward_passes;
   std::vector<double> ms;

@@ -19,13 +19,14 @@ void run_eval(const EvalArgs& a) {
   Checkpoint ckpt = read_checkpoint(a.checkpoint);
   const CheckpointMeta& m = ckpt.meta;
   std::string data_name = a.data.empty() ? m.config.data : a.data;
-  DataSplits data = load_data(data_name, {0, 0, m.config.seed});
-  if (data.test.item_shape != m.item_shape)
-    throw InputError(data_name + ": inputs are " + data.test.item_shape.str() + " but " +
+  RunData data = RunData::load(data_name, {0, 0, m.config.seed}, m.config.points);
+  data.set_normalization(m.norm);
+  if (data.item_shape() != m.item_shape)
+    throw InputError(data_name + ": inputs are " + data.item_shape().str() + " but " +
                      a.checkpoint + " was trained on " + m.item_shape.str());
-  if (data.test.num_classes > m.num_classes)
-    throw InputError(data_name + ": has " + std::to_string(data.test.num_classes) +
-                     " classes but " + a.checkpoint + " has " + std::to_string(m.num_classes));
+  if (data.num_classes() > m.num_classes)
+    throw InputError(data_name + ": has " + std::to_string(data.num_classes()) + " classes but " +
+                     a.checkpoint + " has " + std::to_string(m.num_classes));
   if (a.batch < 1) throw InputError("--batch: expected an integer >= 1");
   if (a.threads < 1 || a.threads > 256)
     throw InputError("--threads: expected an integer in [1, 256]");
@@ -34,18 +35,19 @@ void run_eval(const EvalArgs& a) {
   ThreadPool pool(a.threads);
   Arena arena;
   double acc = 0;
+  const auto test = data.batches(Split::kTest, a.batch, false, 0);
   if (m.config.precision == "int8") {
     QNetwork qnet(net);
     qnet.allocate(arena, a.batch, net.num_layers(), 0);
     restore_int8_weights(ckpt, qnet);
-    acc = evaluate(qnet, data.test, input_quantizer(m.norm.mean, m.norm.std));
+    acc = evaluate(qnet, *test, data.int8_exp());
   } else {
     net.allocate(arena, a.batch, net.num_layers(), &pool, 0);
     restore_checkpoint(ckpt, &net, nullptr);
-    acc = evaluate(net, data.test, m.norm);
+    acc = evaluate(net, *test);
   }
   std::printf("%s on %s test set (%lld examples): accuracy %.2f%%\n", a.checkpoint.c_str(),
-              data_name.c_str(), static_cast<long long>(data.test.size()), 100 * acc);
+              data_name.c_str(), static_cast<long long>(data.size(Split::kTest)), 100 * acc);
 }
 
 }  // namespace

@@ -40,9 +40,9 @@ void run_train(const TrainArgs& a) {
   const TrainConfig& cfg = trainer.config();
   std::printf("zotrain train: %s on %s (%lld train / %lld val / %lld test), method %s",
               cfg.model.c_str(), cfg.data.c_str(),
-              static_cast<long long>(trainer.data().train.size()),
-              static_cast<long long>(trainer.data().val.size()),
-              static_cast<long long>(trainer.data().test.size()), cfg.method.c_str());
+              static_cast<long long>(trainer.data().size(Split::kTrain)),
+              static_cast<long long>(trainer.data().size(Split::kVal)),
+              static_cast<long long>(trainer.data().size(Split::kTest)), cfg.method.c_str());
   if (cfg.method == "elastic")
     std::printf(" with %d BP layer(s)%s", trainer.bp_layers(),
                 cfg.memory_budget ? " (the most that fit --memory-budget)" : "");

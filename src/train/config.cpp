@@ -87,6 +87,7 @@ void validate(const TrainConfig& c) {
   need(c.threads >= 1 && c.threads <= 256, "threads", "an integer in [1, 256]");
   need(c.train_limit >= 0, "train_limit", "an integer >= 0");
   need(c.val_size >= 0, "val_size", "an integer >= 0");
+  need(c.points >= 1, "points", "an integer >= 1");
   need(!c.out.empty(), "out", "a folder name");
   need(one_of(c.precision, {"f32", "int8"}), "precision", "f32 or int8");
   need(one_of(c.zo_sign, {"integer", "float"}), "zo_sign", "integer or float");

@@ -50,35 +50,40 @@ void truncate_metrics(const std::string& path, int epochs_done) {
 
 namespace {
 
-// The share of `data` a network classifies right, in chunks of `batch` examples in file order:
-// run(batcher, b, labels) loads batch b, runs it and returns its correct count.
+// The share of the examples of `batches` a network classifies right: run(b, labels) loads batch
+// b, runs it and returns its rows and correct count.
 template <typename Run>
-double accuracy(const Dataset& data, int64_t batch, const Normalization& norm, Run run) {
-  Batcher batcher(data, batch, norm, false, 0);
-  batcher.start_epoch(0);
+double accuracy(BatchSource& batches, int64_t batch, Run run) {
+  batches.start_epoch(0);
   std::vector<uint8_t> labels(batch);
-  int64_t correct = 0;
-  for (int64_t b = 0; b < batcher.batches_per_epoch(); ++b)
-    correct += run(batcher, b, labels.data());
-  return data.size() ? static_cast<double>(correct) / data.size() : 0.0;
+  int64_t correct = 0, seen = 0;
+  for (int64_t b = 0; b < batches.batches_per_epoch(); ++b) {
+    const auto [rows, c] = run(b, labels.data());
+    seen += rows, correct += c;
+  }
+  return seen ? static_cast<double>(correct) / seen : 0.0;
 }
 
 }  // namespace
 
-double evaluate(Network& net, const Dataset& data, const Normalization& norm) {
-  return accuracy(data, net.batch(), norm, [&](const Batcher& batcher, int64_t b, uint8_t* labels) {
-    const int64_t rows = batcher.fill(b, net.input(net.batch()).data(), labels);
+double evaluate(Network& net, BatchSource& batches) {
+  const PassMode mode = net.mode();
+  net.set_mode({false, 0, false});
+  const double acc = accuracy(batches, net.batch(), [&](int64_t b, uint8_t* labels) {
+    const int64_t rows = batches.fill(b, net.input(net.batch()).data(), labels);
     int64_t c = 0;
     softmax_cross_entropy(net.forward(rows), labels, nullptr, &c);
-    return c;
+    return std::pair{rows, c};
   });
+  net.set_mode(mode);
+  return acc;
 }
 
-double evaluate(QNetwork& net, const Dataset& data, const InputQuantizer& quantizer) {
-  net.input().exp = quantizer.exp;
-  return accuracy(data, net.batch(), {}, [&](const Batcher& batcher, int64_t b, uint8_t* labels) {
-    const int64_t rows = batcher.fill(b, quantizer.lut, net.input().data, labels);
-    return int8::count_correct(net.forward(rows), labels);
+double evaluate(QNetwork& net, BatchSource& batches, int input_exp) {
+  net.input().exp = input_exp;
+  return accuracy(batches, net.batch(), [&](int64_t b, uint8_t* labels) {
+    const int64_t rows = batches.fill(b, net.input().data, labels);
+    return std::pair{rows, int8::count_correct(net.forward(rows), labels)};
   });
 }
 
@@ -155,13 +160,13 @@ int choose_head(const Network& net, const TrainConfig& cfg) {
 }
 
 Trainer::Trainer(const TrainConfig& cfg)
-    : Trainer(cfg, load_data(validated(cfg).data, {cfg.val_size, cfg.train_limit, cfg.seed})) {}
+    : Trainer(cfg, RunData::load(validated(cfg).data, {cfg.val_size, cfg.train_limit, cfg.seed},
+                                 cfg.points)) {}
 
-Trainer::Trainer(const TrainConfig& cfg, DataSplits data)
+Trainer::Trainer(const TrainConfig& cfg, RunData data)
     : cfg_(validated(cfg)),
       data_(std::move(data)),
-      norm_(compute_normalization(data_.train)),
-      spec_(model_by_name(cfg.model, data_.train.item_shape, data_.train.num_classes)),
+      spec_(model_by_name(cfg.model, data_.item_shape(), data_.num_classes())),
       pool_(cfg.threads) {
   net_ = std::make_unique<Network>(spec_.item_shape, spec_.layers);
   head_ = choose_head(*net_, cfg_);
@@ -169,7 +174,6 @@ Trainer::Trainer(const TrainConfig& cfg, DataSplits data)
   if (cfg_.precision == "int8") {
     qnet_ = std::make_unique<QNetwork>(*net_);
     qnet_->allocate(arena_, cfg_.batch, head_, cfg_.seed);
-    quantizer_ = input_quantizer(norm_.mean, norm_.std);
     bp_bits_ = parse_bp_bits(cfg_.bp_bits);
   } else {
     net_->allocate(arena_, cfg_.batch, head_, &pool_, cfg_.seed);
@@ -202,6 +206,10 @@ std::vector<std::pair<std::string, Tensor>> Trainer::zo_state() const {
 
 double Trainer::pass(int64_t rows, const ParamTransform* body, double head_weight,
                      int64_t* correct) {
+  // Every pass of a step drops the same units; the step's first pass moves batch norm's
+  // running statistics.
+  net_->set_mode({true, zo::sample_seed(cfg_.seed, state_.steps, -1), stats_pass_});
+  stats_pass_ = false;
   Tensor logits = net_->forward(rows, body);
   ++state_.forward_passes;
   if (head_weight <= 0) return softmax_cross_entropy(logits, labels_, nullptr, correct);
@@ -219,14 +227,16 @@ std::pair<double, double> Trainer::learning_rates(int epoch) const {
   return {cfg_.lr * decay, cfg_.zo_lr * decay};
 }
 
-int64_t Trainer::fill_input(const Batcher& batcher, int64_t index) {
-  if (!qnet_) return batcher.fill(index, net_->input(cfg_.batch).data(), labels_);
-  qnet_->input().exp = quantizer_.exp;
-  return batcher.fill(index, quantizer_.lut, qnet_->input().data, labels_);
+int64_t Trainer::fill_input(const BatchSource& batches, int64_t index) {
+  if (!qnet_) return batches.fill(index, net_->input(cfg_.batch).data(), labels_);
+  qnet_->input().exp = data_.int8_exp();
+  return batches.fill(index, qnet_->input().data, labels_);
 }
 
-double Trainer::evaluate_on(const Dataset& data) {
-  return qnet_ ? evaluate(*qnet_, data, quantizer_) : evaluate(*net_, data, norm_);
+double Trainer::evaluate_on(Split split) {
+  if (data_.size(split) == 0) return 0.0;
+  auto batches = data_.batches(split, cfg_.batch, false, 0);
+  return qnet_ ? evaluate(*qnet_, *batches, data_.int8_exp()) : evaluate(*net_, *batches);
 }
 
 namespace {
@@ -281,6 +291,7 @@ Trainer::StepResult Trainer::int8_step(int64_t rows, int epoch) {
 
 Trainer::StepResult Trainer::step(int64_t rows, int epoch) {
   const auto [lr, zo_lr] = learning_rates(epoch);
+  stats_pass_ = true;
   StepResult r = qnet_        ? int8_step(rows, epoch)
                  : head_ == 0 ? bp_step(rows, lr)
                               : zo_step(rows, lr, zo_lr, epoch);
@@ -385,16 +396,16 @@ void Trainer::run(const TrainCallbacks& cb) {
   std::filesystem::create_directories(cfg_.out);
   const std::string metrics_path = cfg_.out + "/metrics.jsonl";
   if (state_.epochs_done == 0) std::ofstream(metrics_path, std::ios::trunc);
-  Batcher batcher(data_.train, cfg_.batch, norm_, true, cfg_.seed);
+  std::unique_ptr<BatchSource> batcher = data_.batches(Split::kTrain, cfg_.batch, true, cfg_.seed);
   for (int epoch = state_.epochs_done; epoch < cfg_.epochs; ++epoch) {
     const auto [lr, zo_lr] = learning_rates(epoch);
     auto t0 = std::chrono::steady_clock::now();
-    batcher.start_epoch(epoch);
+    batcher->start_epoch(epoch);
     double loss_sum = 0;
     int64_t correct = 0, seen = 0, signs = 0, zero_signs = 0, agree = 0;
-    const int64_t batches = batcher.batches_per_epoch();
+    const int64_t batches = batcher->batches_per_epoch();
     for (int64_t b = 0; b < batches; ++b) {
-      int64_t rows = fill_input(batcher, b);
+      int64_t rows = fill_input(*batcher, b);
       StepResult step = this->step(rows, epoch);
       signs += step.signs;
       zero_signs += step.zero_signs;
@@ -416,8 +427,8 @@ void Trainer::run(const TrainCallbacks& cb) {
     r.lr = lr;
     r.train_loss = loss_sum / seen;
     r.train_acc = static_cast<double>(correct) / seen;
-    r.val_acc = data_.val.size() ? evaluate_on(data_.val) : 0.0;
-    r.test_acc = evaluate_on(data_.test);
+    r.val_acc = evaluate_on(Split::kVal);
+    r.test_acc = evaluate_on(Split::kTest);
     r.seconds = state_.seconds;
     r.forward_passes = state_.forward_passes;
     r.backward_passes = state_.backward_passes;
@@ -449,7 +460,7 @@ void Trainer::run(const TrainCallbacks& cb) {
     }
     std::ofstream(metrics_path, std::ios::app) << line.dump() << "\n";
     save_checkpoint(cfg_.out + "/checkpoint.bin",
-                    {cfg_, spec_.item_shape, spec_.num_classes, norm_, state_},
+                    {cfg_, spec_.item_shape, spec_.num_classes, data_.normalization(), state_},
                     qnet_ ? nullptr : net_.get(), sgd_.get(), zo_state());
     if (cb.on_epoch) cb.on_epoch(r);
   }

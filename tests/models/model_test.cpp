@@ -41,6 +41,13 @@ TEST(Models, PointNetHasTheVanillaShapeAndParameterCount) {
   EXPECT_EQ(net.input_shape(15, 2), (Shape{2, 1024, 1, 16}));  // the per-point features
   EXPECT_EQ(net.input_shape(16, 2), (Shape{2, 1024}));         // after the max over points
   EXPECT_EQ(net.num_classes(), 40);
+  // Running mean and variance of every batch norm; the dropout before the classifier.
+  EXPECT_EQ(net.state().size(), 14u);
+  EXPECT_EQ(net.state()[13].name, "20.running_var");
+  EXPECT_EQ(net.spec(net.num_layers() - 2).op, Op::kDropout);
+  ModelSpec plain = model_by_name("pointnet:nobn", Shape{3, 1, 16}, 40);
+  EXPECT_EQ(plain.layers.size(), m.layers.size() - 7);
+  for (const LayerSpec& l : plain.layers) EXPECT_NE(l.op, Op::kBatchNorm);
   Tensor in = net.input(2);
   for (int64_t i = 0; i < in.numel(); ++i) in[i] = float(i % 7) - 3;
   Tensor logits = net.forward(2);
@@ -79,6 +86,32 @@ TEST(Models, ParametersRoundTripAndForeignModelsAreRejected) {
   c.allocate(arena, 2, c.num_layers(), nullptr, 1);
   EXPECT_THROW(restore_params(read_tensor_file(dir.file("m.bin")), dir.file("m.bin"), c),
                InputError);
+}
+
+TEST(Models, BatchNormRunningStatisticsRoundTrip) {
+  test::TempDir dir;
+  ModelSpec m = model_by_name("pointnet", Shape{3, 1, 4}, 3);
+  Network a(m.item_shape, m.layers), b(m.item_shape, m.layers);
+  Arena arena;
+  a.allocate(arena, 2, a.num_layers(), nullptr, 1);
+  b.allocate(arena, 2, b.num_layers(), nullptr, 1);
+  for (ParamRef& s : a.state()) s.value.fill(static_cast<float>(s.index) + 0.5f);
+  TensorFile f;
+  append_params(f, a);
+  write_tensor_file(dir.file("m.bin"), f);
+  restore_params(read_tensor_file(dir.file("m.bin")), dir.file("m.bin"), b);
+  for (size_t i = 0; i < a.state().size(); ++i)
+    EXPECT_EQ(b.state()[i].value[0], static_cast<float>(i) + 0.5f) << b.state()[i].name;
+  // A file without them (another model's) names the missing tensor.
+  TensorFile params_only;
+  for (const ParamRef& p : a.params()) params_only.tensors.emplace_back("param/" + p.name, p.value);
+  write_tensor_file(dir.file("p.bin"), params_only);
+  try {
+    restore_params(read_tensor_file(dir.file("p.bin")), dir.file("p.bin"), b);
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("state/1.running_mean"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace

@@ -78,5 +78,55 @@ TEST(LayerBatchNorm, SameForAnyThreadCountAndReadsContextParams) {
   test::expect_forward_uses_context_params(layer, Shape{3, 7, 1, 6}, 64);
 }
 
+// Binds gamma = 2, beta = 1 and running statistics (mean 0, variance 1, as initialized).
+struct BoundBatchNorm {
+  explicit BoundBatchNorm(int64_t c) : layer(c) {
+    gamma.fill(2), beta.fill(1), running_var.fill(1);
+    layer.bind({gamma, beta}, {});
+    layer.bind_state({running_mean, running_var});
+  }
+  BatchNorm layer;
+  Tensor gamma = Tensor::zeros(Shape{2}), beta = Tensor::zeros(Shape{2});
+  Tensor running_mean = Tensor::zeros(Shape{2}), running_var = Tensor::zeros(Shape{2});
+};
+
+TEST(LayerBatchNorm, TrainingPassesMoveTheRunningStatisticsOnlyWhenAsked) {
+  BoundBatchNorm bn(2);
+  ASSERT_EQ(bn.layer.state_specs().size(), 2u);
+  EXPECT_EQ(bn.layer.state_specs()[1].value, 1.0f);
+  // Channel 0 holds 1, 2, 3, 4 (mean 2.5, unbiased variance 5/3), channel 1 holds 10 four times.
+  Tensor x = Tensor::zeros(Shape{4, 2});
+  for (int b = 0; b < 4; ++b) x[b * 2] = b + 1.0f, x[b * 2 + 1] = 10;
+  Tensor y = Tensor::zeros(x.shape());
+  bn.layer.forward(x, y, ExecContext{});
+  EXPECT_EQ(bn.running_mean[0], 0.0f);
+  ExecContext update;
+  update.update_stats = true;
+  bn.layer.forward(x, y, update);
+  EXPECT_NEAR(bn.running_mean[0], 0.25, 1e-6);  // 0.9 * 0 + 0.1 * 2.5
+  EXPECT_NEAR(bn.running_var[0], 0.9 + 0.1 * 5.0 / 3, 1e-6);
+  EXPECT_NEAR(bn.running_mean[1], 1.0, 1e-6);
+  EXPECT_NEAR(bn.running_var[1], 0.9, 1e-6);
+  // The batch's own statistics normalize a training pass whatever the running ones are.
+  EXPECT_NEAR(y[1], 1.0, 1e-5);  // channel 1 is constant: xhat = 0, y = beta
+}
+
+TEST(LayerBatchNorm, EvaluationNormalizesByTheRunningStatistics) {
+  BoundBatchNorm bn(2);
+  bn.running_mean[0] = 3, bn.running_var[0] = 4, bn.running_mean[1] = -1, bn.running_var[1] = 0.25;
+  Tensor x = Tensor::zeros(Shape{1, 2, 1, 3});
+  for (int i = 0; i < 6; ++i) x[i] = static_cast<float>(i);
+  Tensor y = test::nan_tensor(x.shape());
+  ExecContext eval;
+  eval.training = false;
+  eval.update_stats = true;  // ignored: evaluation never moves the statistics
+  bn.layer.forward(x, y, eval);
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_NEAR(y[i], 2 * (i - 3) / std::sqrt(4 + BatchNorm::kEps) + 1, 1e-5);
+    EXPECT_NEAR(y[3 + i], 2 * (i + 3 + 1) / std::sqrt(0.25 + BatchNorm::kEps) + 1, 1e-4);
+  }
+  EXPECT_EQ(bn.running_mean[0], 3.0f);
+}
+
 }  // namespace
 }  // namespace zotrain

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <vector>
 
+#include "test_util.h"
 #include "zotrain/core/error.h"
 #include "zotrain/core/rng.h"
 #include "zotrain/models/model.h"
@@ -138,6 +139,53 @@ TEST(Network, ResultsDoNotDependOnThreadCount) {
   }
   EXPECT_EQ(grads[0], grads[1]);
   EXPECT_EQ(grads[0], grads[2]);
+}
+
+// Train and evaluation passes: batch norm uses the batch's statistics or the running ones, which
+// only a pass with update_stats moves; dropout's mask follows the key, and evaluation keeps all.
+TEST(Network, PassModesSwitchBatchNormAndDropout) {
+  using L = LayerSpec;
+  Network net(Shape{6}, {L::linear(8), L::batch_norm(), L::relu(), L::dropout(0.5), L::linear(5)});
+  Arena arena;
+  net.allocate(arena, 4, 0, nullptr, 3);
+  fill_input(net, 4, 9);
+  auto logits = [&](const PassMode& mode) {
+    net.set_mode(mode);
+    return net.forward(4).clone();
+  };
+  const Tensor a = logits({true, 1, false}), b = logits({true, 1, false}),
+               c = logits({true, 2, false});
+  EXPECT_TRUE(test::bitwise_equal(a, b));
+  EXPECT_FALSE(test::bitwise_equal(a, c));
+  const Tensor e1 = logits({false, 1, false}), e2 = logits({false, 2, false});
+  EXPECT_TRUE(test::bitwise_equal(e1, e2)) << "evaluation ignores the key";
+  EXPECT_EQ(net.state()[0].value[0], 0.0f);
+  logits({true, 1, true});
+  EXPECT_NE(net.state()[0].value[0], 0.0f) << "running mean moved";
+  EXPECT_FALSE(test::bitwise_equal(e1, logits({false, 1, false})));
+}
+
+// Backprop through dropout and batch norm in a training pass matches finite differences of the
+// same pass (same key, so the same mask).
+TEST(Network, BackpropThroughDropoutAndBatchNormMatchesFiniteDifferences) {
+  using L = LayerSpec;
+  Network net(Shape{5}, {L::linear(6), L::batch_norm(), L::relu(), L::dropout(0.3), L::linear(5)});
+  Arena arena;
+  net.allocate(arena, 4, 0, nullptr, 4);
+  net.set_mode({true, 77, false});
+  fill_input(net, 4, 10);
+  const std::vector<uint8_t> labels = labels_for(4);
+  loss_and_grads(net, 4, labels, true);
+  ParamRef& w = net.params()[0];
+  for (int64_t k : {0, 7, 13}) {
+    const float keep = w.value[k], h = 1e-2f;
+    w.value[k] = keep + h;
+    const double up = loss_and_grads(net, 4, labels, false);
+    w.value[k] = keep - h;
+    const double down = loss_and_grads(net, 4, labels, false);
+    w.value[k] = keep;
+    EXPECT_NEAR(w.grad[k], (up - down) / (2 * h), 2e-3) << k;
+  }
 }
 
 }  // namespace

@@ -12,8 +12,8 @@ double train_and_test(TrainConfig cfg, const test::TempDir& dir) {
   cfg.out = dir.file("run");
   Trainer trainer(cfg);
   trainer.run();
-  return evaluate(trainer.network(), trainer.data().test,
-                  compute_normalization(trainer.data().train));
+  const auto test = trainer.data().batches(Split::kTest, cfg.batch, false, 0);
+  return evaluate(trainer.network(), *test);
 }
 
 TEST(RealData, LeNet5BackpropOnMnistSubset) {

@@ -1,4 +1,5 @@
-// Model parameters in a TensorFile: one tensor per parameter, named "param/<layer>.<name>".
+// Model parameters in a TensorFile: one tensor per parameter, named "param/<layer>.<name>", and
+// one per state tensor (batch norm's running statistics), "state/<layer>.<name>".
 #pragma once
 
 #include <string>
@@ -9,8 +10,8 @@
 namespace zotrain {
 
 void append_params(TensorFile& file, const Network& net);
-// Copies every parameter of `net` from `file`; InputError naming `path` and the tensor when
-// one is missing or has another shape (a checkpoint of another model).
+// Copies every parameter and state tensor of `net` from `file`; InputError naming `path` and the
+// tensor when one is missing or has another shape (a checkpoint of another model).
 void restore_params(const TensorFile& file, const std::string& path, Network& net);
 
 }  // namespace zotrain

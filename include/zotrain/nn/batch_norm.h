@@ -3,9 +3,9 @@
 // its N*H*W values in the batch, then scaled by `weight` (gamma, initially 1) and shifted by
 // `bias` (beta, initially 0).
 //
-// It always uses the batch's own statistics, in training and in evaluation alike: the Layer
-// interface has no train / eval mode to switch to running averages yet (docs/data.md, "Feeding
-// PointNet"). Evaluate with large batches.
+// Training passes use the batch's statistics; a pass with ctx.update_stats also moves the running
+// mean and (unbiased) variance towards them by kMomentum, as PyTorch does. Evaluation passes
+// normalize by the running statistics, so a prediction does not depend on its batch.
 #pragma once
 
 #include "zotrain/nn/layer.h"
@@ -14,12 +14,15 @@ namespace zotrain {
 
 class BatchNorm : public Layer {
  public:
-  static constexpr float kEps = 1e-5f;  // added to the variance, as in PyTorch and PointNet
+  static constexpr float kEps = 1e-5f;      // added to the variance, as in PyTorch and PointNet
+  static constexpr double kMomentum = 0.1;  // PyTorch's default
 
   explicit BatchNorm(int64_t channels) : channels_(channels) {}
   std::string describe() const override;
   Shape output_shape(const Shape& in) const override { return in; }
   std::vector<ParamSpec> param_specs() const override;
+  // "running_mean" (0) and "running_var" (1).
+  std::vector<ParamSpec> state_specs() const override;
   int64_t forward_macs(const Shape& in) const override { return 2 * in.numel(); }
   void forward(const Tensor& x, Tensor& y, const ExecContext& ctx) const override;
   void backward(const Tensor& x, const Tensor& y, const Tensor& dy, Tensor& dx,

@@ -24,10 +24,18 @@ struct ParamSpec {
 // What a layer may use while running: the thread pool (null = one thread), a scratch buffer
 // of at least workspace_floats() floats, and, when not null, the parameter values to run
 // forward with instead of the bound ones (a perturbed copy, for zeroth-order passes).
+// A training pass (the default, as in PyTorch) normalizes by the batch's statistics and drops
+// units; an evaluation pass uses the running statistics and keeps every unit. `key` draws the
+// dropout masks: the Network gives every pass of one training step the same key per layer, so
+// a step's perturbed passes and its backward see one mask. `update_stats`: this pass moves the
+// running statistics (one pass per step).
 struct ExecContext {
   ThreadPool* pool = nullptr;
   float* workspace = nullptr;
   const Tensor* params = nullptr;
+  bool training = true;
+  uint64_t key = 0;
+  bool update_stats = false;
   int threads() const { return pool ? pool->size() : 1; }
 };
 
@@ -40,6 +48,9 @@ class Layer {
   // Output shape for an input shape; both include the batch dimension.
   virtual Shape output_shape(const Shape& in) const = 0;
   virtual std::vector<ParamSpec> param_specs() const { return {}; }
+  // Tensors that are part of the model but not trained by any optimizer (batch norm's running
+  // statistics), initialized to their constant `value`.
+  virtual std::vector<ParamSpec> state_specs() const { return {}; }
   // Scratch floats needed to run forward and backward on `in` with `threads` threads.
   virtual size_t workspace_floats(const Shape& in, int threads) const {
     (void)in, (void)threads;
@@ -75,9 +86,12 @@ class Layer {
   }
   const std::vector<Tensor>& grads() const { return grads_; }
   bool has_grads() const { return !grads_.empty(); }
+  // Called by the Network: tensors in the order of state_specs().
+  void bind_state(std::vector<Tensor> state) { state_ = std::move(state); }
+  const std::vector<Tensor>& state() const { return state_; }
 
  protected:
-  std::vector<Tensor> params_, grads_;
+  std::vector<Tensor> params_, grads_, state_;
 };
 
 }  // namespace zotrain

@@ -18,7 +18,8 @@ enum class Op {
   kAvgPool2d,
   kFlatten,
   kBatchNorm,
-  kGlobalMaxPool
+  kGlobalMaxPool,
+  kDropout
 };
 
 struct LayerSpec {
@@ -27,6 +28,7 @@ struct LayerSpec {
   int64_t kernel = 0;  // conv2d, pooling: square kernel size
   int64_t stride = 1;  // conv2d, pooling
   int64_t pad = 0;     // conv2d
+  double rate = 0;     // dropout: probability of dropping an element
 
   static LayerSpec linear(int64_t out) { return {Op::kLinear, out}; }
   static LayerSpec conv2d(int64_t out, int64_t kernel, int64_t stride = 1, int64_t pad = 0) {
@@ -38,6 +40,7 @@ struct LayerSpec {
   static LayerSpec flatten() { return {Op::kFlatten}; }
   static LayerSpec batch_norm() { return {Op::kBatchNorm}; }
   static LayerSpec global_max_pool() { return {Op::kGlobalMaxPool}; }
+  static LayerSpec dropout(double rate) { return {Op::kDropout, 0, 0, 1, 0, rate}; }
 };
 
 const char* op_name(Op op);

@@ -30,6 +30,14 @@ struct ParamRef {
 using ParamTransform =
     std::function<void(const ParamRef& p, float* dst, int64_t begin, int64_t end)>;
 
+// How the next passes run (see ExecContext): training or evaluation, the key of the step's
+// dropout masks, and whether the pass moves batch norm's running statistics.
+struct PassMode {
+  bool training = true;
+  uint64_t key = 0;
+  bool update_stats = false;
+};
+
 class Network {
  public:
   // Output placement codes (see plan_slots in network.cpp).
@@ -66,6 +74,10 @@ class Network {
   // With `body`, the body's layers read their parameters as `body` writes them into a scratch
   // buffer of one layer's size; the parameters themselves are never modified.
   Tensor forward(int64_t rows, const ParamTransform* body = nullptr);
+  // The mode of the passes that follow (training, key 0, no statistics update until set). Each
+  // layer's dropout key is derived from mode.key and the layer's index.
+  void set_mode(const PassMode& mode) { mode_ = mode; }
+  const PassMode& mode() const { return mode_; }
   // Backprop through the head from dL/dlogits (rows as in the last forward), adding into the
   // head's parameter gradients.
   void backward(const Tensor& dlogits);
@@ -75,10 +87,15 @@ class Network {
 
   std::vector<ParamRef>& params() { return params_; }
   const std::vector<ParamRef>& params() const { return params_; }
+  // The layers' state tensors (Layer::state_specs), named like parameters ("4.running_mean");
+  // grad is always empty.
+  std::vector<ParamRef>& state() { return state_; }
+  const std::vector<ParamRef>& state() const { return state_; }
   int64_t num_param_elements() const;
 
  private:
   Tensor output_buffer(int i, int64_t rows) const;
+  ExecContext context(int layer);
 
   Shape item_shape_;
   std::vector<LayerSpec> specs_;
@@ -87,7 +104,8 @@ class Network {
   int64_t batch_ = 0;
   int head_start_ = 0;
   ThreadPool* pool_ = nullptr;
-  std::vector<ParamRef> params_;
+  std::vector<ParamRef> params_, state_;
+  PassMode mode_;
   Tensor input_, dlogits_, workspace_;
   std::vector<Tensor> kept_;  // kept_[i]: output of layer i when kept for backprop
   Tensor body_scratch_;       // one body layer's transformed parameters

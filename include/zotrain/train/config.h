@@ -42,6 +42,7 @@ struct TrainConfig {
   int threads = 1;
   int64_t train_limit = 0;  // 0: all training examples
   int64_t val_size = 5000;  // held out from the training files for validation
+  int64_t points = 1024;    // point clouds: points sampled from each cloud per pass
   // Integer-only training (NITI int8, ElasticZO-INT8). lr, momentum, eps, zo_lr, grad_clip and
   // perturbation do not apply: updates are NITI's bit-width rule, z is ternary.
   std::string precision = "f32";        // f32, or int8
@@ -59,10 +60,11 @@ struct TrainConfig {
 // JSON are built from.
 template <typename Config, typename Visitor>
 void visit_config(Config& c, Visitor&& v) {
-  v("model", c.model, "model: lenet5, mlp, mlp:W1,W2,...");
+  v("model", c.model, "model: lenet5, pointnet, pointnet:nobn, mlp, mlp:W1,W2,...");
   v("data", c.data,
     "data set name (mnist, fashion-mnist, mnist-rotated[:DEG|:LO..HI], "
-    "fashion-mnist-rotated[...]) or folder of IDX files");
+    "fashion-mnist-rotated[...], modelnet40, modelnet40-standin) or folder of IDX or "
+    "ModelNet40 HDF5 files");
   v("out", c.out, "output folder for metrics.jsonl, summary.json, checkpoint.bin");
   v("method", c.method, "training method: bp (Full BP), zo (Full ZO), elastic (ZO body, BP head)");
   v("bp_layers", c.bp_layers, "elastic: number of last layers with parameters trained by BP");
@@ -93,6 +95,7 @@ void visit_config(Config& c, Visitor&& v) {
   v("threads", c.threads, "worker threads (results do not depend on it)");
   v("train_limit", c.train_limit, "train on the first N examples only (0: all)");
   v("val_size", c.val_size, "examples held out from the training files for validation");
+  v("points", c.points, "point-cloud data: points sampled from each cloud (PointNet's 1024)");
   v("precision", c.precision, "arithmetic: f32, or int8 (NITI integer-only training)");
   v("zo_sign", c.zo_sign,
     "int8 ZO gradient: sign of the integer loss difference (integer, INT8*) or of the float one "

@@ -19,6 +19,7 @@
 #include "zotrain/train/checkpoint.h"
 #include "zotrain/train/config.h"
 #include "zotrain/train/int8_step.h"
+#include "zotrain/train/run_data.h"
 #include "zotrain/train/sgd.h"
 #include "zotrain/zo/estimator.h"
 
@@ -38,9 +39,10 @@ struct TrainCallbacks {
   std::function<void(const EpochReport&)> on_epoch;
 };
 
-// Accuracy of `net` on a data set, forward passes only, in chunks of the network's batch.
-double evaluate(Network& net, const Dataset& data, const Normalization& norm);
-double evaluate(QNetwork& net, const Dataset& data, const InputQuantizer& quantizer);
+// Accuracy of `net` on every batch of `batches` (at most the network's batch size each), forward
+// passes in evaluation mode; the int8 inputs have exponent `input_exp`.
+double evaluate(Network& net, BatchSource& batches);
+double evaluate(QNetwork& net, BatchSource& batches, int input_exp);
 
 // The weights of an int8 network as checkpoint tensors ("qweight/<layer>" holding the mantissas,
 // "qexp/<layer>" the exponent), and back (InputError naming the file for a missing tensor or a
@@ -65,7 +67,7 @@ class Trainer {
   // Loads the data, builds and initializes the model; InputError for bad config or data.
   explicit Trainer(const TrainConfig& cfg);
   // The same on data the caller provides (generated data, benchmarks); cfg.data is a label.
-  Trainer(const TrainConfig& cfg, DataSplits data);
+  Trainer(const TrainConfig& cfg, RunData data);
   // Continues from a checkpoint written by a run with the same config (epochs may grow).
   void resume(const Checkpoint& ckpt);
   // Trains up to cfg.epochs, writing the output folder.
@@ -78,7 +80,7 @@ class Trainer {
   const Arena& arena() const { return arena_; }
   const MemoryPlan& plan() const { return plan_; }
   const TrainState& state() const { return state_; }
-  const DataSplits& data() const { return data_; }
+  const RunData& data() const { return data_; }
   // Layers with parameters trained by backprop.
   int bp_layers() const;
 
@@ -91,15 +93,15 @@ class Trainer {
   // buffer and labels(), with the learning rates and sparsity of `epoch` (0-based).
   StepResult step(int64_t rows, int epoch);
   uint8_t* labels() { return labels_; }
-  // Copies batch `index` of the batcher's epoch into the input buffer (f32 or int8).
-  int64_t fill_input(const Batcher& batcher, int64_t index);
+  // Copies batch `index` of the source's epoch into the input buffer (f32 or int8).
+  int64_t fill_input(const BatchSource& batches, int64_t index);
 
  private:
   // The BP and ZO learning rates of a 0-based epoch (step decay).
   std::pair<double, double> learning_rates(int epoch) const;
   StepResult bp_step(int64_t rows, double lr);
   StepResult int8_step(int64_t rows, int epoch);
-  double evaluate_on(const Dataset& data);
+  double evaluate_on(Split split);
   StepResult zo_step(int64_t rows, double lr, double zo_lr, int epoch);
   // The loss of one forward pass; with `head_weight` > 0 also backprops the head, scaling
   // dL/dlogits by head_weight.
@@ -111,14 +113,12 @@ class Trainer {
   int64_t num_parameters() const;
 
   TrainConfig cfg_;
-  DataSplits data_;
-  Normalization norm_;
+  RunData data_;
   ModelSpec spec_;
   ThreadPool pool_;
   Arena arena_;
   std::unique_ptr<Network> net_;  // f32 runs; for int8 the description of qnet_, unallocated
   std::unique_ptr<QNetwork> qnet_;
-  InputQuantizer quantizer_;
   std::vector<std::pair<int, double>> bp_bits_;
   int8::StepConfig int8_cfg_;  // of epoch int8_epoch_ (the step number aside)
   int int8_epoch_ = -1;
@@ -126,6 +126,7 @@ class Trainer {
   std::unique_ptr<Sgd> sgd_;
   uint8_t* labels_ = nullptr;
   int head_ = 0;
+  bool stats_pass_ = false;          // the next pass is the step's first
   std::vector<Tensor> zo_momentum_;  // per body parameter, when zo_momentum > 0
   std::vector<std::pair<int, double>> sparsity_;
   zo::ProjectOptions project_;

@@ -20,6 +20,7 @@ std::unique_ptr<QLayer> make_qlayer(const LayerSpec& spec, const Shape& in) {
     case Op::kAvgPool2d:
     case Op::kBatchNorm:
     case Op::kGlobalMaxPool:
+    case Op::kDropout:
       break;
   }
   throw InputError(std::string("layer ") + op_name(spec.op) +

@@ -1,0 +1,117 @@
+#include "zotrain/train/run_data.h"
+
+#include <cmath>
+#include <filesystem>
+#include <vector>
+
+#include "zotrain/core/error.h"
+#include "zotrain/data/batcher.h"
+#include "zotrain/data/point_batcher.h"
+
+namespace zotrain {
+
+namespace {
+
+// Point clouds lie in the unit sphere (jitter may push a coordinate slightly past 1, which
+// saturates): mantissas of 2^-7.
+constexpr int kPointExp = -7;
+
+class ImageSource : public BatchSource {
+ public:
+  ImageSource(const Dataset& data, int64_t batch, const Normalization& norm, bool train,
+              uint64_t seed, InputQuantizer quantizer)
+      : batcher_(data, batch, norm, train, seed), quantizer_(quantizer) {}
+  void start_epoch(int64_t epoch) override { batcher_.start_epoch(epoch); }
+  int64_t batches_per_epoch() const override { return batcher_.batches_per_epoch(); }
+  int64_t fill(int64_t index, float* x, uint8_t* labels) const override {
+    return batcher_.fill(index, x, labels);
+  }
+  int64_t fill(int64_t index, int8_t* x, uint8_t* labels) const override {
+    return batcher_.fill(index, quantizer_.lut, x, labels);
+  }
+
+ private:
+  Batcher batcher_;
+  InputQuantizer quantizer_;
+};
+
+class PointSource : public BatchSource {
+ public:
+  PointSource(const PointCloudSet& data, int64_t batch, int64_t points, bool train, uint64_t seed)
+      : batcher_(data, batch, points, train, seed) {}
+  void start_epoch(int64_t epoch) override { batcher_.start_epoch(epoch); }
+  int64_t batches_per_epoch() const override { return batcher_.batches_per_epoch(); }
+  int64_t fill(int64_t index, float* x, uint8_t* labels) const override {
+    return batcher_.fill(index, x, labels);
+  }
+  int64_t fill(int64_t index, int8_t* x, uint8_t* labels) const override {
+    std::vector<float> f(static_cast<size_t>(batcher_.rows(index) * batcher_.item_shape().numel()));
+    const int64_t rows = batcher_.fill(index, f.data(), labels);
+    for (size_t i = 0; i < f.size(); ++i) {
+      const long m = std::lround(std::ldexp(f[i], -kPointExp));
+      x[i] = static_cast<int8_t>(m > 127 ? 127 : m < -127 ? -127 : m);
+    }
+    return rows;
+  }
+
+ private:
+  PointBatcher batcher_;
+};
+
+template <typename Splits>
+const auto& split_of(const Splits& s, Split split) {
+  return split == Split::kTrain ? s.train : split == Split::kVal ? s.val : s.test;
+}
+
+}  // namespace
+
+RunData::RunData(DataSplits images)
+    : data_(std::move(images)),
+      norm_(compute_normalization(std::get<DataSplits>(data_).train)),
+      quantizer_(input_quantizer(norm_.mean, norm_.std)) {}
+
+RunData::RunData(PointSplits clouds, int64_t points) : data_(std::move(clouds)), points_(points) {
+  check_sample_count(points, std::get<PointSplits>(data_).train.points_per_cloud);
+}
+
+RunData RunData::load(const std::string& name_or_path, const DataOptions& options, int64_t points) {
+  std::error_code ec;
+  if (is_point_data_set(name_or_path) ||
+      std::filesystem::exists(std::filesystem::path(name_or_path) / "train_files.txt", ec))
+    return RunData(load_point_data(name_or_path, options), points);
+  return RunData(load_data(name_or_path, options));
+}
+
+Shape RunData::item_shape() const {
+  if (is_point_cloud()) return Shape{3, 1, points_};
+  return std::get<DataSplits>(data_).train.item_shape;
+}
+
+int RunData::num_classes() const {
+  return std::visit([](const auto& s) { return s.train.num_classes; }, data_);
+}
+
+int64_t RunData::size(Split split) const {
+  return std::visit([&](const auto& s) { return split_of(s, split).size(); }, data_);
+}
+
+void RunData::set_normalization(const Normalization& norm) {
+  if (is_point_cloud()) return;
+  norm_ = norm;
+  quantizer_ = input_quantizer(norm.mean, norm.std);
+}
+
+int RunData::int8_exp() const {
+  return is_point_cloud() ? kPointExp : quantizer_.exp;
+}
+
+std::unique_ptr<BatchSource> RunData::batches(Split split, int64_t batch, bool train,
+                                              uint64_t seed) const {
+  if (is_point_cloud())
+    return std::make_unique<PointSource>(split_of(std::get<PointSplits>(data_), split), batch,
+                                         points_, train, seed);
+  return std::make_unique<ImageSource>(split_of(std::get<DataSplits>(data_), split), batch, norm_,
+                                       train, seed, quantizer_);
+}
+
+}  // namespace zotrain
