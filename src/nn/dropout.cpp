@@ -10,16 +10,16 @@ uint32_t dropout_threshold(double rate) {
   return static_cast<uint32_t>(std::llround(rate * 4294967296.0));
 }
 
-Dropout::Dropout(double rate) : rate_(rate), drop_below_(dropout_threshold(rate)) {}
+Dropout::Dropout(uint32_t drop_below) : drop_below_(drop_below) {}
 
 std::string Dropout::describe() const {
   char buf[32];
-  std::snprintf(buf, sizeof buf, "dropout %g", rate_);
+  std::snprintf(buf, sizeof buf, "dropout %g", rate());
   return buf;
 }
 
 void Dropout::apply_mask(const Tensor& in, Tensor& out, const ExecContext& ctx) const {
-  const auto scale = static_cast<float>(1 / (1 - rate_));
+  const auto scale = static_cast<float>(1 / (1 - rate()));
   const float* src = in.data();
   float* dst = out.data();
   // Whole Philox blocks per chunk, so chunk borders do not split a block.

@@ -1,6 +1,6 @@
 #include "zotrain/nn/global_max_pool.h"
 
-#include <algorithm>
+#include "zotrain/kernels/global_max_pool.h"
 
 namespace zotrain {
 namespace {
@@ -15,8 +15,7 @@ int64_t positions(const Shape& in) {
 void GlobalMaxPool::forward(const Tensor& x, Tensor& y, const ExecContext& ctx) const {
   const int64_t p = positions(x.shape());
   parallel_for(ctx.pool, y.numel(), [&](int64_t r0, int64_t r1) {
-    for (int64_t r = r0; r < r1; ++r)
-      y[r] = *std::max_element(x.data() + r * p, x.data() + (r + 1) * p);
+    kernels::global_max_pool_forward(x.data() + r0 * p, r1 - r0, p, y.data() + r0);
   });
 }
 
@@ -25,11 +24,8 @@ void GlobalMaxPool::backward(const Tensor& x, const Tensor&, const Tensor& dy, T
   if (dx.empty()) return;
   const int64_t p = positions(x.shape());
   parallel_for(ctx.pool, dy.numel(), [&](int64_t r0, int64_t r1) {
-    for (int64_t r = r0; r < r1; ++r) {
-      const float* row = x.data() + r * p;
-      std::fill(dx.data() + r * p, dx.data() + (r + 1) * p, 0.0f);
-      dx[r * p + (std::max_element(row, row + p) - row)] = dy[r];
-    }
+    kernels::global_max_pool_backward(x.data() + r0 * p, dy.data() + r0, r1 - r0, p,
+                                      dx.data() + r0 * p);
   });
 }
 

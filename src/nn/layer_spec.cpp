@@ -40,6 +40,14 @@ void require_out(const LayerSpec& spec, const Shape& in) {
 
 }  // namespace
 
+LayerSpec LayerSpec::dropout(double rate) {
+  if (!(rate >= 0 && rate < 1))
+    throw InputError("dropout rate must be in [0, 1), got " + std::to_string(rate));
+  LayerSpec s{Op::kDropout};
+  s.drop_below = dropout_threshold(rate);
+  return s;
+}
+
 const char* op_name(Op op) {
   switch (op) {
     case Op::kLinear:
@@ -95,9 +103,7 @@ std::unique_ptr<Layer> make_layer(const LayerSpec& spec, const Shape& in) {
       require(in.row_numel() > 0, spec, in, "has an empty dimension");
       return std::make_unique<GlobalMaxPool>();
     case Op::kDropout:
-      require(spec.rate >= 0 && spec.rate < 1, spec, in,
-              "rate must be in [0, 1), got " + std::to_string(spec.rate));
-      return std::make_unique<Dropout>(spec.rate);
+      return std::make_unique<Dropout>(spec.drop_below);
   }
   throw InputError("unknown layer op " + std::to_string(static_cast<int>(spec.op)));
 }

@@ -282,8 +282,7 @@ Tensor Network::output_buffer(int i, int64_t rows) const {
 ExecContext Network::context(int layer) {
   ExecContext ctx{pool_, workspace_.empty() ? nullptr : workspace_.data()};
   ctx.training = mode_.training;
-  // Distinct keys per layer: a Philox key of its own (the layer index in the high bits).
-  ctx.key = mode_.key ^ (static_cast<uint64_t>(layer + 1) << 48);
+  ctx.key = layer_key(mode_.key, layer);
   ctx.update_stats = mode_.update_stats;
   return ctx;
 }

@@ -80,11 +80,15 @@ double evaluate(Network& net, BatchSource& batches) {
 }
 
 double evaluate(QNetwork& net, BatchSource& batches, int input_exp) {
+  const PassMode mode = net.mode();
+  net.set_mode({false, 0, false});
   net.input().exp = input_exp;
-  return accuracy(batches, net.batch(), [&](int64_t b, uint8_t* labels) {
+  const double acc = accuracy(batches, net.batch(), [&](int64_t b, uint8_t* labels) {
     const int64_t rows = batches.fill(b, net.input().data, labels);
     return std::pair{rows, int8::count_correct(net.forward(rows), labels)};
   });
+  net.set_mode(mode);
+  return acc;
 }
 
 std::vector<std::pair<std::string, Tensor>> int8_weight_tensors(const QNetwork& net) {
@@ -269,6 +273,7 @@ Trainer::StepResult Trainer::int8_step(int64_t rows, int epoch) {
   }
   int8::StepConfig c = int8_cfg_;
   c.step = state_.steps;
+  qnet_->set_mode({true, zo::sample_seed(cfg_.seed, state_.steps, -1), false});
   const int8::PassLoss exact = [this](const QTensor& logits, const uint8_t* labels) {
     return float_loss(logits, labels, logits_f32_);
   };

@@ -10,7 +10,7 @@ namespace zotrain {
 namespace {
 
 TEST(GradCheck, DropoutWithTheMaskOfItsKey) {
-  Dropout layer(0.3);
+  Dropout layer(dropout_threshold(0.3));
   const Shape in{4, 37};
   Tensor x = test::random_uniform(in, 70, 0, -2.0f, 2.0f);
   test::check_gradients(
@@ -41,7 +41,7 @@ double dropped_share(const Dropout& layer, uint64_t key, Tensor& y) {
 }
 
 TEST(LayerDropout, DropsTheRateOfElementsWithAMaskFixedByTheKey) {
-  Dropout layer(0.3);
+  Dropout layer(dropout_threshold(0.3));
   EXPECT_EQ(layer.describe(), "dropout 0.3");
   Tensor a = Tensor::zeros(Shape{64, 256}), b = Tensor::zeros(a.shape()),
          c = Tensor::zeros(a.shape());
@@ -61,21 +61,22 @@ TEST(LayerDropout, EvaluationIsTheIdentityAndRateZeroKeepsAll) {
   Tensor y = test::nan_tensor(x.shape());
   ExecContext eval;
   eval.training = false;
-  Dropout(0.5).forward(x, y, eval);
+  Dropout(dropout_threshold(0.5)).forward(x, y, eval);
   EXPECT_TRUE(test::bitwise_equal(x, y));
   Tensor z = test::nan_tensor(x.shape());
-  Dropout(0.0).forward(x, z, ExecContext{});
+  Dropout(0).forward(x, z, ExecContext{});
   EXPECT_TRUE(test::bitwise_equal(x, z));
 }
 
 TEST(LayerDropout, SameForAnyThreadCount) {
-  Dropout layer(0.4);
+  Dropout layer(dropout_threshold(0.4));
   test::expect_same_for_any_thread_count(layer, Shape{5, 3, 1, 11}, 72);
 }
 
-TEST(LayerDropout, RateOutsideZeroToOneIsAnInputError) {
-  EXPECT_THROW(make_layer(LayerSpec::dropout(1.0), Shape{1, 4}), InputError);
-  EXPECT_THROW(make_layer(LayerSpec::dropout(-0.1), Shape{1, 4}), InputError);
+TEST(LayerDropout, RateOutsideZeroToOneIsAnInputErrorAndInsideAnInteger) {
+  EXPECT_THROW(LayerSpec::dropout(1.0), InputError);
+  EXPECT_THROW(LayerSpec::dropout(-0.1), InputError);
+  EXPECT_EQ(LayerSpec::dropout(0.25).drop_below, 1u << 30);
 }
 
 }  // namespace

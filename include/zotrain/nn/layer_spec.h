@@ -24,11 +24,11 @@ enum class Op {
 
 struct LayerSpec {
   Op op;
-  int64_t out = 0;     // linear: out_features; conv2d: out_channels
-  int64_t kernel = 0;  // conv2d, pooling: square kernel size
-  int64_t stride = 1;  // conv2d, pooling
-  int64_t pad = 0;     // conv2d
-  double rate = 0;     // dropout: probability of dropping an element
+  int64_t out = 0;          // linear: out_features; conv2d: out_channels
+  int64_t kernel = 0;       // conv2d, pooling: square kernel size
+  int64_t stride = 1;       // conv2d, pooling
+  int64_t pad = 0;          // conv2d
+  uint32_t drop_below = 0;  // dropout: rate * 2^32 (see nn/dropout.h), integer for the int8 path
 
   static LayerSpec linear(int64_t out) { return {Op::kLinear, out}; }
   static LayerSpec conv2d(int64_t out, int64_t kernel, int64_t stride = 1, int64_t pad = 0) {
@@ -40,7 +40,8 @@ struct LayerSpec {
   static LayerSpec flatten() { return {Op::kFlatten}; }
   static LayerSpec batch_norm() { return {Op::kBatchNorm}; }
   static LayerSpec global_max_pool() { return {Op::kGlobalMaxPool}; }
-  static LayerSpec dropout(double rate) { return {Op::kDropout, 0, 0, 1, 0, rate}; }
+  // InputError unless 0 <= rate < 1.
+  static LayerSpec dropout(double rate);
 };
 
 const char* op_name(Op op);

@@ -38,6 +38,12 @@ struct PassMode {
   bool update_stats = false;
 };
 
+// The dropout key of layer `layer` in a pass keyed `key`: distinct per layer (the f32 and int8
+// networks derive it alike, so their masks agree).
+inline uint64_t layer_key(uint64_t key, int layer) {
+  return key ^ (static_cast<uint64_t>(layer + 1) << 48);
+}
+
 class Network {
  public:
   // Output placement codes (see plan_slots in network.cpp).

@@ -17,10 +17,15 @@ std::unique_ptr<QLayer> make_qlayer(const LayerSpec& spec, const Shape& in) {
       return int8::make_max_pool2d(spec.kernel, spec.stride);
     case Op::kFlatten:
       return int8::make_flatten();
-    case Op::kAvgPool2d:
-    case Op::kBatchNorm:
     case Op::kGlobalMaxPool:
+      return int8::make_global_max_pool();
     case Op::kDropout:
+      return int8::make_dropout(spec.drop_below);
+    case Op::kBatchNorm:
+      throw InputError(
+          "layer batch_norm has no integer (int8) path: integer networks go without it, as NITI's "
+          "do (use --precision f32, or a model without batch norm such as pointnet:nobn)");
+    case Op::kAvgPool2d:
       break;
   }
   throw InputError(std::string("layer ") + op_name(spec.op) +

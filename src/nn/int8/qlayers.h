@@ -13,6 +13,8 @@ std::unique_ptr<QLayer> make_conv2d(const Shape& in, const LayerSpec& spec);
 std::unique_ptr<QLayer> make_relu();
 std::unique_ptr<QLayer> make_max_pool2d(int64_t kernel, int64_t stride);
 std::unique_ptr<QLayer> make_flatten();
+std::unique_ptr<QLayer> make_global_max_pool();
+std::unique_ptr<QLayer> make_dropout(uint32_t drop_below);
 
 // Activations and errors go back to int8 with round-to-nearest shifts (NITI's RoundShift).
 inline constexpr int kMantissaBits = 7;

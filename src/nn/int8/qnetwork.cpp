@@ -148,12 +148,19 @@ QTensor QNetwork::output_buffer(int i, int64_t rows) {
   return QTensor{kept_[i].data, shape, 0};
 }
 
+QExecContext QNetwork::context(int layer) const {
+  QExecContext ctx{acc_, work_, nullptr, stage_, ranges_};
+  ctx.training = mode_.training;
+  ctx.key = layer_key(mode_.key, layer);
+  return ctx;
+}
+
 QTensor QNetwork::forward(int64_t rows, const QWeightTransform* body) {
   ZT_ASSERT(rows > 0 && rows <= batch_);
   QTensor x = input_.rows(0, rows);
   size_t w = 0;
   for (int i = 0; i < num_layers(); ++i) {
-    QExecContext ctx{acc_, work_, nullptr, stage_, ranges_};
+    QExecContext ctx = context(i);
     const bool has_weight = w < weights_.size() && weights_[w].layer == i;
     if (has_weight && body && i < head_) {
       (*body)(weights_[w], scratch_);
@@ -172,10 +179,10 @@ void QNetwork::backward(const QTensor& dlogits) {
   const int L = num_layers();
   ZT_ASSERT(head_ < L);
   const int64_t rows = dlogits.shape[0];
-  QExecContext ctx{acc_, work_, nullptr, stage_, ranges_};
   QTensor dy = dlogits;
   int w = static_cast<int>(weights_.size()) - 1;
   for (int i = L - 1; i >= head_; --i) {
+    const QExecContext ctx = context(i);
     const QTensor x = i == 0 ? input_.rows(0, rows) : kept_[i - 1].rows(0, rows);
     const QTensor y = kept_[i].rows(0, rows);
     QTensor dx{nullptr, desc_.input_shape(i, rows), 0};

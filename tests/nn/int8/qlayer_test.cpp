@@ -8,6 +8,7 @@
 #include <cmath>
 #include <vector>
 
+#include "zotrain/core/error.h"
 #include "zotrain/core/rng.h"
 #include "zotrain/nn/layer_spec.h"
 
@@ -104,8 +105,45 @@ TEST(QLayer, ReluAndPoolAreExact) {
   check_layer(LayerSpec::max_pool(2), Shape{2, 3, 6, 5});
 }
 
-TEST(QLayer, AvgPoolHasNoIntegerPath) {
+TEST(QLayer, GlobalMaxPoolIsExact) {
+  check_layer(LayerSpec::global_max_pool(), Shape{3, 5, 1, 9});
+}
+
+// Integer dropout drops what the f32 layer drops (same key, same words) and, in evaluation,
+// nothing; the kept mantissas are not rescaled.
+TEST(QLayer, DropoutUsesTheF32MaskWithoutRescaling) {
+  const Shape in{4, 50};
+  const LayerSpec spec = LayerSpec::dropout(0.3);
+  std::unique_ptr<Layer> f32 = make_layer(spec, in);
+  std::unique_ptr<QLayer> q = make_qlayer(spec, in);
+  QBuffer x(in, -6), y(in, 0);
+  Rng rng(12, 1);
+  fill(x, rng);
+  for (int8_t& m : x.m) m = m == 0 ? 1 : m;  // no zeros, so a zero output means dropped
+  QExecContext ctx;
+  ctx.key = 99;
+  q->forward(x.q, y.q, ctx);
+  std::vector<float> xf = x.values();
+  Tensor xt(xf.data(), in), yt = Tensor::zeros(in);
+  ExecContext fctx;
+  fctx.key = 99;
+  f32->forward(xt, yt, fctx);
+  int64_t dropped = 0;
+  for (int64_t i = 0; i < in.numel(); ++i) {
+    EXPECT_EQ(y.m[i] == 0, yt[i] == 0.0f) << i;
+    if (y.m[i] != 0) EXPECT_EQ(y.m[i], x.m[i]) << i;
+    dropped += y.m[i] == 0;
+  }
+  EXPECT_GT(dropped, 0);
+  EXPECT_EQ(y.q.exp, x.q.exp);
+  ctx.training = false;
+  q->forward(x.q, y.q, ctx);
+  EXPECT_EQ(y.m, x.m);
+}
+
+TEST(QLayer, AvgPoolAndBatchNormHaveNoIntegerPath) {
   EXPECT_THROW(make_qlayer(LayerSpec::avg_pool(2), Shape{1, 1, 4, 4}), std::exception);
+  EXPECT_THROW(make_qlayer(LayerSpec::batch_norm(), Shape{1, 4}), InputError);
 }
 
 }  // namespace

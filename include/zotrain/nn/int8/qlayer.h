@@ -21,6 +21,8 @@ struct QExecContext {
   const int8_t* weight = nullptr;
   int16_t* stage = nullptr;   // at least stage_elems() (see kernels::stage_s16)
   int32_t* ranges = nullptr;  // one per batch row
+  bool training = true;       // as ExecContext's: dropout masks, keyed by `key`
+  uint64_t key = 0;
 };
 
 class QLayer {

@@ -45,6 +45,9 @@ class QNetwork {
   int head() const { return head_; }
   // The int8 input buffer, first `rows` rows; its exponent is set by the caller.
   QTensor& input() { return input_; }
+  // The mode of the passes that follow (as Network's; batch statistics do not apply).
+  void set_mode(const PassMode& mode) { mode_ = mode; }
+  const PassMode& mode() const { return mode_; }
   // Runs all layers on the first `rows` input rows; returns the int8 logits [rows, classes].
   QTensor forward(int64_t rows, const QWeightTransform* body = nullptr);
   // Backprop from int8 dL/dlogits through the head, adding into the head's int64 gradients.
@@ -65,6 +68,7 @@ class QNetwork {
   // Fills plan rows and, when `arena` is given, allocates and binds them.
   MemoryPlan layout(int64_t batch, int head_start, Arena* arena);
   QTensor output_buffer(int i, int64_t rows);
+  QExecContext context(int layer) const;
   void init_weights(uint64_t seed);  // qnetwork_init.cpp: floats, at setup only
 
   const Network& desc_;
@@ -81,6 +85,7 @@ class QNetwork {
   int16_t* stage_ = nullptr;
   int32_t* ranges_ = nullptr;
   void* work_ = nullptr;
+  PassMode mode_;
 };
 
 // The int8 input of a normalized pixel p, (p / 255 - mean) / std = lut[p] · 2^exp, with exp
