@@ -100,7 +100,7 @@ bool is_point_data_set(const std::string& name) {
 
 std::string resolve_point_data_dir(const std::string& name_or_path) {
   if (is_point_data_set(name_or_path))
-    return detail::find_known_folder(name_or_path, known_folder(name_or_path), point_layout());
+    return detail::find_known_folder(name_or_path, {known_folder(name_or_path)}, point_layout());
   std::error_code ec;
   if (name_or_path.find('/') != std::string::npos || fs::is_directory(name_or_path, ec))
     return detail::check_folder(name_or_path, point_layout());

@@ -1,7 +1,9 @@
 // Convolution. The forward pass and, for stride 1, the weight gradient run the register-tiled
 // kernels of the active instruction set, which read the image in place of a patch matrix; the
 // input gradient is a forward pass too for stride 1. Other strides go through patch matrices
-// (im2col, col2im) and gemm_f32.
+// (im2col, col2im) and gemm_f32. A convolution of one channel to one (a depthwise group) runs
+// direct loops instead: the tiles would fill all but one of their channel rows or columns with
+// zeros.
 #include "zotrain/kernels/conv2d.h"
 
 #include <algorithm>
@@ -36,6 +38,68 @@ Conv2dGeometry transposed(const Conv2dGeometry& g) {
 
 int64_t weight_numel(const Conv2dGeometry& g) {
   return g.out_c * g.patch_size();
+}
+
+bool single_channel(const Conv2dGeometry& g) {
+  return g.in_c == 1 && g.out_c == 1;
+}
+
+// The single-channel kernels, one image at a time, walk the k * k taps (walk_runs, with the
+// patch-matrix row co / plane as the tap) and, per tap and output row, the outputs whose input
+// lies inside the image: every output sums its bias and then its taps in order. Stride 1 has
+// loops of its own so that the compiler sees contiguous rows and vectorizes them.
+void single_channel_forward(const Conv2dGeometry& g, const float* x, const float* w, float b,
+                            float* y) {
+  const int64_t plane = g.out_plane();
+  std::fill(y, y + plane, b);
+  walk_runs(g, [&](int64_t co, int64_t xo, int64_t lo, int64_t hi) {
+    const float wt = w[co / plane];
+    float* __restrict yr = y + co % plane;
+    const float* __restrict xr = x + xo;
+    if (g.stride == 1)
+      for (int64_t ow = lo; ow < hi; ++ow) yr[ow] += wt * xr[ow];
+    else
+      for (int64_t ow = lo; ow < hi; ++ow) yr[ow] += wt * xr[ow * g.stride];
+  });
+}
+
+void single_channel_backward_data(const Conv2dGeometry& g, const float* dy, const float* w,
+                                  float* dx) {
+  const int64_t plane = g.out_plane();
+  std::fill(dx, dx + g.in_numel(), 0.0f);
+  walk_runs(g, [&](int64_t co, int64_t xo, int64_t lo, int64_t hi) {
+    const float wt = w[co / plane];
+    const float* __restrict d = dy + co % plane;
+    float* __restrict xr = dx + xo;
+    if (g.stride == 1)
+      for (int64_t ow = lo; ow < hi; ++ow) xr[ow] += wt * d[ow];
+    else
+      for (int64_t ow = lo; ow < hi; ++ow) xr[ow * g.stride] += wt * d[ow];
+  });
+}
+
+// Each run's products are summed in eight interleaved parts (vectorizable, as add_plane_sums)
+// and added to its tap.
+void single_channel_backward_weight(const Conv2dGeometry& g, const float* x, const float* dy,
+                                    float* dw) {
+  constexpr int kParts = 8;
+  const int64_t plane = g.out_plane();
+  walk_runs(g, [&](int64_t co, int64_t xo, int64_t lo, int64_t hi) {
+    const float* d = dy + co % plane;
+    const float* xr = x + xo;
+    float part[kParts] = {};
+    const int64_t whole = lo + (hi - lo) / kParts * kParts;
+    if (g.stride == 1)
+      for (int64_t ow = lo; ow < whole; ow += kParts)
+        for (int j = 0; j < kParts; ++j) part[j] += d[ow + j] * xr[ow + j];
+    else
+      for (int64_t ow = lo; ow < whole; ow += kParts)
+        for (int j = 0; j < kParts; ++j) part[j] += d[ow + j] * xr[(ow + j) * g.stride];
+    for (int64_t ow = whole; ow < hi; ++ow) part[ow - whole] += d[ow] * xr[ow * g.stride];
+    float sum = part[0];
+    for (int j = 1; j < kParts; ++j) sum += part[j];
+    dw[co / plane] += sum;
+  });
 }
 
 // db[o] += the sum of channel o's planes over the images. Eight interleaved partial sums, added
@@ -78,27 +142,37 @@ void col2im_add(const Conv2dGeometry& g, const float* col, float* x) {
 }
 
 int64_t conv2d_forward_work(const Conv2dGeometry& g) {
+  if (single_channel(g)) return 0;
   return work_any_isa(&KernelSet::conv2d_forward_work, g);
 }
 
 int64_t conv2d_backward_data_work(const Conv2dGeometry& g) {
+  if (single_channel(g)) return 0;
   if (backward_data_by_convolution(g))
     return weight_numel(g) + work_any_isa(&KernelSet::conv2d_forward_work, transposed(g));
   return g.col_floats();
 }
 
 int64_t conv2d_backward_weight_work(const Conv2dGeometry& g) {
+  if (single_channel(g)) return 0;
   if (g.stride == 1) return work_any_isa(&KernelSet::conv2d_weight_grad_work, g);
   return g.col_floats() + weight_numel(g);
 }
 
 void conv2d_forward(const Conv2dGeometry& g, int64_t images, const float* x, const float* w,
                     const float* b, float* y, float* work) {
-  active_kernels().conv2d_forward(g, images, x, w, b, y, work);
+  if (!single_channel(g)) return active_kernels().conv2d_forward(g, images, x, w, b, y, work);
+  for (int64_t n = 0; n < images; ++n)
+    single_channel_forward(g, x + n * g.in_numel(), w, b ? *b : 0.0f, y + n * g.out_numel());
 }
 
 void conv2d_backward_data(const Conv2dGeometry& g, int64_t images, const float* dy, const float* w,
                           float* dx, float* work) {
+  if (single_channel(g)) {
+    for (int64_t n = 0; n < images; ++n)
+      single_channel_backward_data(g, dy + n * g.out_numel(), w, dx + n * g.in_numel());
+    return;
+  }
   const int64_t kk = g.k * g.k;
   if (backward_data_by_convolution(g)) {
     float* flipped = work;  // [in_c, out_c, k, k]
@@ -127,7 +201,10 @@ void conv2d_backward_data(const Conv2dGeometry& g, int64_t images, const float* 
 void conv2d_backward_weight(const Conv2dGeometry& g, int64_t o0, int64_t o1, int64_t images,
                             const float* x, const float* dy, float* dw, float* db, float* work) {
   const int64_t taps = g.patch_size(), plane = g.out_plane(), channels = o1 - o0;
-  if (g.stride == 1) {
+  if (single_channel(g)) {
+    for (int64_t n = 0; o0 < o1 && n < images; ++n)
+      single_channel_backward_weight(g, x + n * g.in_numel(), dy + n * g.out_numel(), dw);
+  } else if (g.stride == 1) {
     active_kernels().conv2d_weight_grad(g, o0, o1, images, x, dy, dw, work);
   } else {
     float* col = work;

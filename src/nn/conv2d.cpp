@@ -7,13 +7,25 @@
 namespace zotrain {
 
 kernels::Conv2dGeometry Conv2d::geometry(const Shape& in) const {
-  ZT_ASSERT(in.rank == 4 && in[1] == in_);
-  return kernels::Conv2dGeometry::make(in_, in[2], in[3], out_, k_, stride_, pad_);
+  ZT_ASSERT(in.rank == 4 && in[1] == in_ && in_ % groups_ == 0 && out_ % groups_ == 0);
+  return kernels::Conv2dGeometry::make(in_ / groups_, in[2], in[3], out_ / groups_, k_, stride_,
+                                       pad_);
+}
+
+// Calls call(n, images, group) to cover images [n0, n1) and every group. The kernels step from
+// one image to the next by one group's channels, which make a whole image only when there is one
+// group: then one call takes all the images, else each call one image.
+template <class Call>
+void Conv2d::for_each_block(int64_t n0, int64_t n1, Call call) const {
+  const int64_t step = groups_ == 1 ? n1 - n0 : 1;
+  for (int64_t n = n0; n < n1; n += step)
+    for (int64_t group = 0; group < groups_; ++group) call(n, step, group);
 }
 
 std::string Conv2d::describe() const {
   return "conv2d " + std::to_string(in_) + "->" + std::to_string(out_) + " k" + std::to_string(k_) +
-         " s" + std::to_string(stride_) + " p" + std::to_string(pad_);
+         " s" + std::to_string(stride_) + " p" + std::to_string(pad_) +
+         (groups_ == 1 ? "" : " g" + std::to_string(groups_));
 }
 
 Shape Conv2d::output_shape(const Shape& in) const {
@@ -22,8 +34,8 @@ Shape Conv2d::output_shape(const Shape& in) const {
 }
 
 std::vector<ParamSpec> Conv2d::param_specs() const {
-  const int64_t fan_in = in_ * k_ * k_;
-  return {{"weight", Shape{out_, in_, k_, k_}, fan_in}, {"bias", Shape{out_}, fan_in}};
+  const int64_t fan_in = in_ / groups_ * k_ * k_;
+  return {{"weight", Shape{out_, in_ / groups_, k_, k_}, fan_in}, {"bias", Shape{out_}, fan_in}};
 }
 
 int64_t Conv2d::thread_workspace(const kernels::Conv2dGeometry& g) {
@@ -37,9 +49,11 @@ size_t Conv2d::workspace_floats(const Shape& in, int threads) const {
 
 int64_t Conv2d::forward_macs(const Shape& in) const {
   auto g = geometry(in);
-  return in[0] * g.out_numel() * g.patch_size();
+  return in[0] * groups_ * g.out_numel() * g.patch_size();
 }
 
+// Offsets of image n and group j: x and dx advance by in_ channels per image and a group's
+// channels per group, y and dy likewise by out_, weights and bias by a group's output channels.
 void Conv2d::forward(const Tensor& x, Tensor& y, const ExecContext& ctx) const {
   const auto g = geometry(x.shape());
   const int64_t work = thread_workspace(g);
@@ -47,8 +61,12 @@ void Conv2d::forward(const Tensor& x, Tensor& y, const ExecContext& ctx) const {
   const float* b = param(ctx, 1).data();
   // Threads take blocks of images.
   parallel_for(ctx.pool, x.shape()[0], [&](int slot, int64_t n0, int64_t n1) {
-    kernels::conv2d_forward(g, n1 - n0, x.data() + n0 * g.in_numel(), w, b,
-                            y.data() + n0 * g.out_numel(), ctx.workspace + slot * work);
+    for_each_block(n0, n1, [&](int64_t n, int64_t images, int64_t j) {
+      kernels::conv2d_forward(g, images, x.data() + (n * groups_ + j) * g.in_numel(),
+                              w + j * g.out_c * g.patch_size(), b + j * g.out_c,
+                              y.data() + (n * groups_ + j) * g.out_numel(),
+                              ctx.workspace + slot * work);
+    });
   });
 }
 
@@ -59,17 +77,29 @@ void Conv2d::backward(const Tensor& x, const Tensor&, const Tensor& dy, Tensor& 
   const int64_t batch = x.shape()[0];
   if (has_grads()) {
     // Threads take blocks of output channels and run over all images in order, so every weight
-    // sums over the batch in the same order whatever the thread count.
+    // sums over the batch in the same order whatever the thread count. A block may span groups.
     parallel_for(ctx.pool, out_, [&](int slot, int64_t o0, int64_t o1) {
-      kernels::conv2d_backward_weight(g, o0, o1, batch, x.data(), dy.data(), grads_[0].data(),
-                                      grads_[1].data(), ctx.workspace + slot * work);
+      for_each_block(0, batch, [&](int64_t n, int64_t images, int64_t j) {
+        const int64_t first = j * g.out_c;  // the group's first output channel
+        const int64_t lo = std::max(o0, first), hi = std::min(o1, first + g.out_c);
+        if (lo >= hi) return;
+        kernels::conv2d_backward_weight(g, lo - first, hi - first, images,
+                                        x.data() + (n * groups_ + j) * g.in_numel(),
+                                        dy.data() + (n * groups_ + j) * g.out_numel(),
+                                        grads_[0].data() + first * g.patch_size(),
+                                        grads_[1].data() + first, ctx.workspace + slot * work);
+      });
     });
   }
   if (!dx.empty()) {
     const float* w = params_[0].data();
     parallel_for(ctx.pool, batch, [&](int slot, int64_t n0, int64_t n1) {
-      kernels::conv2d_backward_data(g, n1 - n0, dy.data() + n0 * g.out_numel(), w,
-                                    dx.data() + n0 * g.in_numel(), ctx.workspace + slot * work);
+      for_each_block(n0, n1, [&](int64_t n, int64_t images, int64_t j) {
+        kernels::conv2d_backward_data(g, images, dy.data() + (n * groups_ + j) * g.out_numel(),
+                                      w + j * g.out_c * g.patch_size(),
+                                      dx.data() + (n * groups_ + j) * g.in_numel(),
+                                      ctx.workspace + slot * work);
+      });
     });
   }
 }

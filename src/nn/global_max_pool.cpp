@@ -3,29 +3,18 @@
 #include "zotrain/kernels/global_max_pool.h"
 
 namespace zotrain {
-namespace {
-
-// The number of positions per channel.
-int64_t positions(const Shape& in) {
-  return in.row_numel() / in[1];
-}
-
-}  // namespace
 
 void GlobalMaxPool::forward(const Tensor& x, Tensor& y, const ExecContext& ctx) const {
-  const int64_t p = positions(x.shape());
-  parallel_for(ctx.pool, y.numel(), [&](int64_t r0, int64_t r1) {
-    kernels::global_max_pool_forward(x.data() + r0 * p, r1 - r0, p, y.data() + r0);
+  for_each_channel(x.shape(), ctx, [&](int64_t r, int64_t p) {
+    kernels::global_max_pool_forward(x.data() + r * p, 1, p, y.data() + r);
   });
 }
 
 void GlobalMaxPool::backward(const Tensor& x, const Tensor&, const Tensor& dy, Tensor& dx,
                              const ExecContext& ctx) {
   if (dx.empty()) return;
-  const int64_t p = positions(x.shape());
-  parallel_for(ctx.pool, dy.numel(), [&](int64_t r0, int64_t r1) {
-    kernels::global_max_pool_backward(x.data() + r0 * p, dy.data() + r0, r1 - r0, p,
-                                      dx.data() + r0 * p);
+  for_each_channel(x.shape(), ctx, [&](int64_t r, int64_t p) {
+    kernels::global_max_pool_backward(x.data() + r * p, dy.data() + r, 1, p, dx.data() + r * p);
   });
 }
 

@@ -6,6 +6,7 @@
 #include "zotrain/nn/conv2d.h"
 #include "zotrain/nn/dropout.h"
 #include "zotrain/nn/flatten.h"
+#include "zotrain/nn/global_avg_pool.h"
 #include "zotrain/nn/global_max_pool.h"
 #include "zotrain/nn/linear.h"
 #include "zotrain/nn/max_pool2d.h"
@@ -68,6 +69,10 @@ const char* op_name(Op op) {
       return "global_max_pool";
     case Op::kDropout:
       return "dropout";
+    case Op::kReLU6:
+      return "relu6";
+    case Op::kGlobalAvgPool:
+      return "global_avg_pool";
   }
   return "unknown";
 }
@@ -82,9 +87,15 @@ std::unique_ptr<Layer> make_layer(const LayerSpec& spec, const Shape& in) {
     case Op::kConv2d:
       require_spatial(spec, in);
       require_out(spec, in);
-      return std::make_unique<Conv2d>(in[1], spec.out, spec.kernel, spec.stride, spec.pad);
+      require(spec.groups > 0 && in[1] % spec.groups == 0 && spec.out % spec.groups == 0, spec, in,
+              "groups " + std::to_string(spec.groups) + " must divide both the input channels " +
+                  std::to_string(in[1]) + " and the output channels " + std::to_string(spec.out));
+      return std::make_unique<Conv2d>(in[1], spec.out, spec.kernel, spec.stride, spec.pad,
+                                      spec.groups);
     case Op::kReLU:
       return std::make_unique<ReLU>();
+    case Op::kReLU6:
+      return std::make_unique<ReLU>(6.0f);
     case Op::kMaxPool2d:
     case Op::kAvgPool2d:
       require(spec.pad == 0, spec, in, "padding is not supported");
@@ -99,9 +110,11 @@ std::unique_ptr<Layer> make_layer(const LayerSpec& spec, const Shape& in) {
       require(in[1] > 0 && in.row_numel() > 0, spec, in, "has an empty dimension");
       return std::make_unique<BatchNorm>(in[1]);
     case Op::kGlobalMaxPool:
+    case Op::kGlobalAvgPool:
       require(in.rank >= 3, spec, in, "needs an input [N, C, ...] with positions to pool over");
       require(in.row_numel() > 0, spec, in, "has an empty dimension");
-      return std::make_unique<GlobalMaxPool>();
+      if (spec.op == Op::kGlobalMaxPool) return std::make_unique<GlobalMaxPool>();
+      return std::make_unique<GlobalAvgPool>();
     case Op::kDropout:
       return std::make_unique<Dropout>(spec.drop_below);
   }

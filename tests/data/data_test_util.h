@@ -15,6 +15,7 @@
 
 #include "zotrain/core/error.h"
 #include "zotrain/data/idx.h"
+#include "zotrain/data/registry.h"
 
 namespace zotrain::test {
 
@@ -87,6 +88,15 @@ inline void write_data_folder(const std::filesystem::path& dir, int64_t n_train,
   write_idx((dir / ("train-labels-idx1-ubyte" + gz)).string(), make_labels(n_train, 10), gzip);
   write_idx((dir / ("t10k-images-idx3-ubyte" + gz)).string(), make_images(n_test, 4, 4), gzip);
   write_idx((dir / ("t10k-labels-idx1-ubyte" + gz)).string(), make_labels(n_test, 10), gzip);
+}
+
+// Split options for load_data and load_point_data.
+inline DataOptions data_options(int64_t val_size, uint64_t seed, int64_t train_limit = 0) {
+  DataOptions o;
+  o.val_size = val_size;
+  o.seed = seed;
+  o.train_limit = train_limit;
+  return o;
 }
 
 // Sets an environment variable for the object's lifetime, then puts back what was there.

@@ -16,18 +16,12 @@ namespace {
 
 namespace fs = std::filesystem;
 using test::cloud_id;
+using test::data_options;
 using test::input_error;
 using testing::HasSubstr;
 
 std::vector<int64_t> ids(const PointCloudSet& s) {
   return test::ids_of(s.size(), [&](int64_t i) { return cloud_id(s.cloud(i)); });
-}
-
-DataOptions options(int64_t val_size, uint64_t seed) {
-  DataOptions o;
-  o.val_size = val_size;
-  o.seed = seed;
-  return o;
 }
 
 // ZOTRAIN_DATA points at a temp folder holding a generated modelnet40-standin/: train files of 6
@@ -42,7 +36,7 @@ class PointRegistry : public testing::Test {
 };
 
 TEST_F(PointRegistry, ConcatenatesTheListedFilesAndSplits) {
-  PointSplits s = load_point_data("modelnet40-standin", options(3, 1));
+  PointSplits s = load_point_data("modelnet40-standin", data_options(3, 1));
   EXPECT_EQ(s.train.size(), 7);
   EXPECT_EQ(s.val.size(), 3);
   EXPECT_EQ(s.test.size(), 5);
@@ -58,23 +52,23 @@ TEST_F(PointRegistry, ConcatenatesTheListedFilesAndSplits) {
   std::sort(all.begin(), all.end());
   for (int64_t i = 0; i < 10; ++i) EXPECT_EQ(all[i], i);  // both training files, each cloud once
   for (int64_t i = 0; i < 5; ++i) EXPECT_EQ(cloud_id(s.test.cloud(i)), i);  // test: file order
-  EXPECT_EQ(ids(load_point_data("modelnet40-standin", options(3, 1)).val), ids(s.val));
+  EXPECT_EQ(ids(load_point_data("modelnet40-standin", data_options(3, 1)).val), ids(s.val));
 }
 
 TEST_F(PointRegistry, ModelNet40IsItsDistributedFolderAndPathsWork) {
   test::write_point_folder(tmp_.path() / "modelnet40_ply_hdf5_2048", {4}, {2}, 5, 40);
   EXPECT_EQ(resolve_point_data_dir("modelnet40"),
             (tmp_.path() / "modelnet40_ply_hdf5_2048").string());
-  PointSplits s = load_point_data("modelnet40", options(1, 0));
+  PointSplits s = load_point_data("modelnet40", data_options(1, 0));
   EXPECT_EQ(s.train.num_classes, 40);  // shape_names.txt, not the labels present
-  EXPECT_EQ(load_point_data(dir_.string(), options(0, 0)).train.size(), 10);
+  EXPECT_EQ(load_point_data(dir_.string(), data_options(0, 0)).train.size(), 10);
 }
 
 TEST_F(PointRegistry, ClassesFromLabelsWithoutShapeNames) {
   fs::remove(dir_ / "shape_names.txt");
-  EXPECT_EQ(load_point_data("modelnet40-standin", options(0, 0)).train.num_classes, 4);
+  EXPECT_EQ(load_point_data("modelnet40-standin", data_options(0, 0)).train.num_classes, 4);
   write_point_h5((dir_ / "ply_data_test0.h5").string(), test::make_clouds(1, 8, 9, 6));
-  std::string msg = input_error([&] { load_point_data("modelnet40-standin", options(0, 0)); });
+  std::string msg = input_error([&] { load_point_data("modelnet40-standin", data_options(0, 0)); });
   EXPECT_THAT(msg, HasSubstr((dir_ / "ply_data_test0.h5").string() +
                              ": dataset 'label' holds 6 at cloud 0; expected 0 to 3"));
 }

@@ -15,6 +15,7 @@ namespace zotrain {
 namespace {
 
 namespace fs = std::filesystem;
+using test::data_options;
 using test::example_id;
 using test::input_error;
 using testing::HasSubstr;
@@ -38,13 +39,6 @@ class CurrentDir {
 class DataRegistry : public testing::Test {
  protected:
   void SetUp() override { test::write_data_folder(tmp_.path() / "mnist", 100, 30); }
-  DataOptions options(int64_t val_size, uint64_t seed, int64_t train_limit = 0) {
-    DataOptions o;
-    o.val_size = val_size;
-    o.seed = seed;
-    o.train_limit = train_limit;
-    return o;
-  }
 
   test::TempDir tmp_;
   test::ScopedEnv env_{"ZOTRAIN_DATA", tmp_.path().string()};
@@ -68,7 +62,7 @@ TEST_F(DataRegistry, ResolvesNameAndPath) {
 }
 
 TEST_F(DataRegistry, SplitSizesShapesAndClasses) {
-  DataSplits s = load_data("mnist", options(20, 1));
+  DataSplits s = load_data("mnist", data_options(20, 1));
   EXPECT_EQ(s.train.size(), 80);
   EXPECT_EQ(s.val.size(), 20);
   EXPECT_EQ(s.test.size(), 30);
@@ -84,7 +78,7 @@ TEST_F(DataRegistry, SplitSizesShapesAndClasses) {
 }
 
 TEST_F(DataRegistry, SplitsAreDisjointAndCoverTheTrainingFile) {
-  DataSplits s = load_data("mnist", options(25, 7));
+  DataSplits s = load_data("mnist", data_options(25, 7));
   std::vector<int64_t> all = ids(s.train), val = ids(s.val);
   all.insert(all.end(), val.begin(), val.end());
   std::sort(all.begin(), all.end());
@@ -95,9 +89,9 @@ TEST_F(DataRegistry, SplitsAreDisjointAndCoverTheTrainingFile) {
 }
 
 TEST_F(DataRegistry, SplitDependsOnlyOnTheSeed) {
-  DataSplits a = load_data("mnist", options(20, 5));
-  DataSplits b = load_data("mnist", options(20, 5));
-  DataSplits c = load_data("mnist", options(20, 6));
+  DataSplits a = load_data("mnist", data_options(20, 5));
+  DataSplits b = load_data("mnist", data_options(20, 5));
+  DataSplits c = load_data("mnist", data_options(20, 6));
   EXPECT_EQ(ids(a.train), ids(b.train));
   EXPECT_EQ(ids(a.val), ids(b.val));
   EXPECT_EQ(a.train.pixels, b.train.pixels);
@@ -105,37 +99,37 @@ TEST_F(DataRegistry, SplitDependsOnlyOnTheSeed) {
 }
 
 TEST_F(DataRegistry, TrainLimitKeepsTheFirstTrainingExamples) {
-  DataSplits full = load_data("mnist", options(20, 3));
-  DataSplits limited = load_data("mnist", options(20, 3, 10));
+  DataSplits full = load_data("mnist", data_options(20, 3));
+  DataSplits limited = load_data("mnist", data_options(20, 3, 10));
   ASSERT_EQ(limited.train.size(), 10);
   std::vector<int64_t> first = ids(full.train);
   first.resize(10);
   EXPECT_EQ(ids(limited.train), first);
   EXPECT_EQ(ids(limited.val), ids(full.val));  // the held-out set does not move
   EXPECT_EQ(limited.test.size(), 30);
-  EXPECT_EQ(load_data("mnist", options(20, 3, 1000)).train.size(), 80);  // more than there is
+  EXPECT_EQ(load_data("mnist", data_options(20, 3, 1000)).train.size(), 80);  // more than there is
 }
 
 TEST_F(DataRegistry, ZeroValidationSize) {
-  DataSplits s = load_data("mnist", options(0, 3));
+  DataSplits s = load_data("mnist", data_options(0, 3));
   EXPECT_EQ(s.train.size(), 100);
   EXPECT_EQ(s.val.size(), 0);
 }
 
 TEST_F(DataRegistry, BadSizes) {
-  std::string msg = input_error([&] { load_data("mnist", options(100, 0)); });
+  std::string msg = input_error([&] { load_data("mnist", data_options(100, 0)); });
   EXPECT_THAT(msg, HasSubstr("val_size"));
   EXPECT_THAT(msg, HasSubstr(tmp_.file("mnist/train-images-idx3-ubyte")));
-  EXPECT_THAT(input_error([&] { load_data("mnist", options(-1, 0)); }), HasSubstr("val_size"));
-  EXPECT_THAT(input_error([&] { load_data("mnist", options(10, 0, -5)); }),
+  EXPECT_THAT(input_error([&] { load_data("mnist", data_options(-1, 0)); }), HasSubstr("val_size"));
+  EXPECT_THAT(input_error([&] { load_data("mnist", data_options(10, 0, -5)); }),
               HasSubstr("train_limit"));
-  EXPECT_EQ(load_data("mnist", options(99, 0)).train.size(), 1);
+  EXPECT_EQ(load_data("mnist", data_options(99, 0)).train.size(), 1);
 }
 
 TEST_F(DataRegistry, ReadsGzipFilesByPath) {
   const fs::path folder = tmp_.path() / "gz" / "set";
   test::write_data_folder(folder, 40, 10, true);
-  DataSplits s = load_data(folder.string(), options(10, 0));
+  DataSplits s = load_data(folder.string(), data_options(10, 0));
   EXPECT_EQ(s.train.name, folder.string());
   EXPECT_EQ(s.train.size(), 30);
   EXPECT_EQ(s.test.size(), 10);
@@ -181,13 +175,13 @@ TEST_F(DataRegistry, TestLabelsMustFitTheClasses) {
   // A known name has 10 classes whatever the labels say.
   write_idx(tmp_.file("mnist/t10k-labels-idx1-ubyte"), IdxArray{{30}, std::vector<uint8_t>(30, 10)},
             false);
-  std::string msg = input_error([&] { load_data("mnist", options(10, 0)); });
+  std::string msg = input_error([&] { load_data("mnist", data_options(10, 0)); });
   EXPECT_THAT(msg, HasSubstr(tmp_.file("mnist/t10k-labels-idx1-ubyte") + ": label 10"));
 }
 
 TEST_F(DataRegistry, TestImagesMustMatchTrainingImages) {
   write_idx(tmp_.file("mnist/t10k-images-idx3-ubyte"), test::make_images(30, 5, 4), false);
-  std::string msg = input_error([&] { load_data("mnist", options(10, 0)); });
+  std::string msg = input_error([&] { load_data("mnist", data_options(10, 0)); });
   EXPECT_THAT(msg, HasSubstr(tmp_.file("mnist/t10k-images-idx3-ubyte") + ": image size [1, 5, 4]"));
   EXPECT_THAT(msg, HasSubstr(tmp_.file("mnist/train-images-idx3-ubyte")));
 }
@@ -214,8 +208,8 @@ void expect_rotated(const Dataset& rotated, const Dataset& upright, double degre
 TEST_F(DataRegistry, FixedRotationTurnsTheUprightSplits) {
   const std::string folder = (tmp_.path() / "mnist").string();
   EXPECT_EQ(resolve_data_dir("mnist-rotated:90"), folder);
-  DataSplits upright = load_data("mnist", options(20, 4));
-  DataSplits rotated = load_data("mnist-rotated:90", options(20, 4));
+  DataSplits upright = load_data("mnist", data_options(20, 4));
+  DataSplits rotated = load_data("mnist-rotated:90", data_options(20, 4));
   EXPECT_EQ(rotated.train.name, "mnist-rotated:90");
   EXPECT_EQ(rotated.train.num_classes, 10);
   expect_rotated(rotated.train, upright.train, 90);
@@ -224,8 +218,8 @@ TEST_F(DataRegistry, FixedRotationTurnsTheUprightSplits) {
 }
 
 TEST_F(DataRegistry, RandomRotationIsFixedPerExampleWhateverTheSplitSeed) {
-  DataSplits a = load_data("mnist-rotated:-30..30", options(20, 1));
-  DataSplits b = load_data("mnist-rotated:-30..30", options(20, 2));
+  DataSplits a = load_data("mnist-rotated:-30..30", data_options(20, 1));
+  DataSplits b = load_data("mnist-rotated:-30..30", data_options(20, 2));
   EXPECT_EQ(a.test.pixels, b.test.pixels);  // the test set is in file order
   // Training examples move with the seed but keep their rotated pixels: compare train + val as
   // multisets of images.
@@ -238,13 +232,13 @@ TEST_F(DataRegistry, RandomRotationIsFixedPerExampleWhateverTheSplitSeed) {
     return items;
   };
   EXPECT_EQ(all(a), all(b));
-  DataSplits upright = load_data("mnist", options(20, 1));
+  DataSplits upright = load_data("mnist", data_options(20, 1));
   EXPECT_NE(a.test.pixels, upright.test.pixels);
 }
 
 TEST_F(DataRegistry, RotatedNameWithoutAnglesMeansMinus90To90) {
-  EXPECT_EQ(load_data("mnist-rotated", options(20, 1)).test.pixels,
-            load_data("mnist-rotated:-90..90", options(20, 1)).test.pixels);
+  EXPECT_EQ(load_data("mnist-rotated", data_options(20, 1)).test.pixels,
+            load_data("mnist-rotated:-90..90", data_options(20, 1)).test.pixels);
 }
 
 TEST_F(DataRegistry, BadRotatedNames) {

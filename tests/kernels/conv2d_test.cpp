@@ -16,8 +16,9 @@ using test::all_close;
 using test::random_uniform;
 
 // Fixed corner cases (1x1, stride 2 with padding, kernel larger than the unpadded input, a
-// stride that skips pixels, non-square input), LeNet-5's two convolutions, many channels, and
-// random geometries. Output channel counts range over partial and several register tiles.
+// stride that skips pixels, non-square input), LeNet-5's two convolutions, many channels, one
+// channel to one (a depthwise group: direct loops) and random geometries. Output channel counts
+// range over partial and several register tiles.
 std::vector<ref::ConvShape> conv_cases(int64_t images) {
   std::vector<ref::ConvShape> cases = {
       {images, 3, 7, 6, 4, 3, 1, 0},   {images, 3, 7, 6, 4, 3, 2, 1},
@@ -25,7 +26,9 @@ std::vector<ref::ConvShape> conv_cases(int64_t images) {
       {images, 1, 2, 2, 2, 3, 1, 1},   {images, 2, 8, 7, 3, 2, 3, 0},
       {images, 1, 28, 28, 6, 5, 1, 2}, {images, 6, 14, 14, 16, 5, 1, 0},
       {images, 2, 9, 11, 21, 3, 1, 1}, {images, 2, 6, 30, 7, 3, 1, 1},
-      {images, 3, 10, 9, 37, 3, 2, 1},
+      {images, 3, 10, 9, 37, 3, 2, 1}, {images, 1, 9, 8, 1, 3, 1, 1},
+      {images, 1, 9, 8, 1, 3, 2, 1},   {images, 1, 7, 11, 1, 5, 2, 2},
+      {images, 1, 6, 5, 1, 3, 3, 0},   {images, 1, 3, 4, 1, 4, 1, 2},
   };
   Rng rng(11, 0);
   for (int i = 0; i < 30; ++i) {

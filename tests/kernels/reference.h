@@ -50,10 +50,12 @@ inline Vec linear(int64_t n, int64_t in, int64_t out, const Vec& x, const Vec& w
 
 struct ConvShape {
   int64_t n, c, h, w, out_c, k, stride, pad;
+  int64_t groups = 1;  // output channel o sees input channels of group o / (out_c / groups)
   int64_t out_h() const { return (h + 2 * pad - k) / stride + 1; }
   int64_t out_w() const { return (w + 2 * pad - k) / stride + 1; }
+  int64_t group_c() const { return c / groups; }  // input channels per group
   int64_t x_numel() const { return n * c * h * w; }
-  int64_t w_numel() const { return out_c * c * k * k; }
+  int64_t w_numel() const { return out_c * group_c() * k * k; }
   int64_t y_numel() const { return n * out_c * out_h() * out_w(); }
 };
 
@@ -75,12 +77,14 @@ void for_each_conv_tap(const ConvShape& s, Tap tap) {
     for (int64_t o = 0; o < s.out_c; ++o)
       for (int64_t oh = 0; oh < s.out_h(); ++oh)
         for (int64_t ow = 0; ow < s.out_w(); ++ow)
-          for (int64_t c = 0; c < s.c; ++c)
+          for (int64_t c = 0; c < s.group_c(); ++c)
             for (int64_t i = 0; i < s.k; ++i)
               for (int64_t j = 0; j < s.k; ++j) {
                 int64_t ih = oh * s.stride - s.pad + i, iw = ow * s.stride - s.pad + j;
                 if (ih < 0 || ih >= s.h || iw < 0 || iw >= s.w) continue;
-                tap(((n * s.c + c) * s.h + ih) * s.w + iw, ((o * s.c + c) * s.k + i) * s.k + j,
+                const int64_t in_c = o / (s.out_c / s.groups) * s.group_c() + c;
+                tap(((n * s.c + in_c) * s.h + ih) * s.w + iw,
+                    ((o * s.group_c() + c) * s.k + i) * s.k + j,
                     ((n * s.out_c + o) * s.out_h() + oh) * s.out_w() + ow);
               }
 }

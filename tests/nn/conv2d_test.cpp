@@ -10,17 +10,18 @@
 namespace zotrain {
 namespace {
 
-// Stride 1 and 2, padding, 1x1, a kernel larger than the unpadded input, non-square inputs.
+// Stride 1 and 2, padding, 1x1, a kernel larger than the unpadded input, non-square inputs;
+// depthwise (stride 1 and 2, and with two outputs per input channel) and grouped.
 TEST(GradCheck, Conv2d) {
-  const ref::ConvShape cases[] = {{2, 3, 7, 6, 4, 3, 1, 0},
-                                  {2, 3, 7, 6, 4, 3, 2, 1},
-                                  {1, 2, 5, 5, 3, 5, 1, 2},
-                                  {2, 4, 3, 4, 2, 1, 1, 0},
-                                  {2, 1, 2, 2, 2, 3, 1, 1}};
+  const ref::ConvShape cases[] = {{2, 3, 7, 6, 4, 3, 1, 0},    {2, 3, 7, 6, 4, 3, 2, 1},
+                                  {1, 2, 5, 5, 3, 5, 1, 2},    {2, 4, 3, 4, 2, 1, 1, 0},
+                                  {2, 1, 2, 2, 2, 3, 1, 1},    {2, 3, 6, 5, 3, 3, 1, 1, 3},
+                                  {3, 4, 7, 6, 4, 3, 2, 1, 4}, {2, 2, 5, 5, 4, 3, 1, 0, 2},
+                                  {2, 4, 5, 6, 6, 3, 1, 1, 2}, {2, 6, 4, 4, 3, 1, 1, 0, 3}};
   uint64_t seed = 30;
   for (const auto& s : cases) {
     SCOPED_TRACE("case " + std::to_string(seed - 30));
-    Conv2d layer(s.c, s.out_c, s.k, s.stride, s.pad);
+    Conv2d layer(s.c, s.out_c, s.k, s.stride, s.pad, s.groups);
     test::check_gradients(
         layer, test::random_uniform(Shape{s.n, s.c, s.h, s.w}, seed, 0),
         [&](const ref::Vec& x, const std::vector<ref::Vec>& p) {
@@ -51,6 +52,29 @@ TEST(LayerConv2d, ShapesParamsWorkspaceAndMacs) {
   EXPECT_EQ(Conv2d(3, 8, 3, 2, 1).output_shape(Shape{1, 3, 9, 8}), (Shape{1, 8, 5, 4}));
 }
 
+// A depthwise convolution costs k * k multiply-adds per output, not in * k * k: each group runs
+// on its own channels, with no zeros standing in for the other groups' weights.
+TEST(LayerConv2d, GroupsShapesParamsWorkspaceAndMacs) {
+  Conv2d depthwise(32, 32, 3, 2, 1, 32);
+  const Shape in{2, 32, 16, 16};
+  EXPECT_EQ(depthwise.describe(), "conv2d 32->32 k3 s2 p1 g32");
+  EXPECT_EQ(depthwise.output_shape(in), (Shape{2, 32, 8, 8}));
+  auto specs = depthwise.param_specs();
+  EXPECT_EQ(specs[0].shape, (Shape{32, 1, 3, 3}));
+  EXPECT_EQ(specs[0].fan_in, 9);
+  EXPECT_EQ(specs[1].shape, (Shape{32}));
+  EXPECT_EQ(depthwise.forward_macs(in), 2 * 32 * 8 * 8 * 9);
+  const auto g = kernels::Conv2dGeometry::make(1, 16, 16, 1, 3, 2, 1);
+  const int64_t per_thread =
+      std::max({kernels::conv2d_forward_work(g), kernels::conv2d_backward_data_work(g),
+                kernels::conv2d_backward_weight_work(g)});
+  EXPECT_EQ(depthwise.workspace_floats(in, 2), 2u * per_thread);
+
+  Conv2d grouped(4, 6, 3, 1, 1, 2);
+  EXPECT_EQ(grouped.param_specs()[0].shape, (Shape{6, 2, 3, 3}));
+  EXPECT_EQ(grouped.forward_macs(Shape{1, 4, 5, 5}), 6 * 25 * 2 * 9);
+}
+
 // Batch and output channels that 2 and 3 threads split unevenly; LeNet-5's convolutions.
 TEST(LayerConv2d, SameResultForAnyThreadCount) {
   test::for_each_kernel_isa([] {
@@ -60,12 +84,19 @@ TEST(LayerConv2d, SameResultForAnyThreadCount) {
     test::expect_same_for_any_thread_count(conv1, Shape{5, 1, 28, 28}, 33);
     Conv2d conv2(6, 16, 5, 1, 0);
     test::expect_same_for_any_thread_count(conv2, Shape{5, 6, 14, 14}, 34);
+    // Output-channel blocks that cut through groups.
+    Conv2d depthwise(7, 7, 3, 2, 1, 7);
+    test::expect_same_for_any_thread_count(depthwise, Shape{5, 7, 9, 8}, 35);
+    Conv2d grouped(6, 9, 3, 1, 1, 3);
+    test::expect_same_for_any_thread_count(grouped, Shape{4, 6, 7, 7}, 36);
   });
 }
 
 TEST(LayerConv2d, ForwardUsesContextParams) {
   Conv2d layer(2, 3, 3, 1, 1);
   test::expect_forward_uses_context_params(layer, Shape{2, 2, 5, 5}, 32);
+  Conv2d grouped(4, 4, 3, 1, 1, 2);
+  test::expect_forward_uses_context_params(grouped, Shape{2, 4, 5, 5}, 37);
 }
 
 }  // namespace

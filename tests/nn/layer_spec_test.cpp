@@ -45,6 +45,23 @@ TEST(LayerSpec, OpNames) {
   EXPECT_STREQ(op_name(Op::kFlatten), "flatten");
   EXPECT_STREQ(op_name(Op::kBatchNorm), "batch_norm");
   EXPECT_STREQ(op_name(Op::kGlobalMaxPool), "global_max_pool");
+  EXPECT_STREQ(op_name(Op::kReLU6), "relu6");
+  EXPECT_STREQ(op_name(Op::kGlobalAvgPool), "global_avg_pool");
+}
+
+TEST(LayerSpec, BuildsMobileNetLayers) {
+  const Shape in{8, 32, 16, 16};
+  auto depthwise = make_layer(LayerSpec::conv2d(32, 3, 2, 1, 32), in);
+  EXPECT_EQ(depthwise->describe(), "conv2d 32->32 k3 s2 p1 g32");
+  EXPECT_EQ(depthwise->output_shape(in), (Shape{8, 32, 8, 8}));
+  EXPECT_EQ(depthwise->param_specs()[0].shape, (Shape{32, 1, 3, 3}));
+  EXPECT_EQ(make_layer(LayerSpec::conv2d(64, 1), in)->describe(), "conv2d 32->64 k1 s1 p0");
+  auto relu6 = make_layer(LayerSpec::relu6(), in);
+  EXPECT_EQ(relu6->describe(), "relu6");
+  EXPECT_TRUE(relu6->in_place());
+  auto pool = make_layer(LayerSpec::global_avg_pool(), in);
+  EXPECT_EQ(pool->describe(), "global_avg_pool");
+  EXPECT_EQ(pool->output_shape(in), (Shape{8, 32}));
 }
 
 TEST(LayerSpec, BuildsPointNetLayers) {
@@ -87,6 +104,12 @@ TEST(LayerSpec, RejectsSpecsThatDoNotFit) {
   expect_input_error(LayerSpec::batch_norm(), Shape{8, 0}, "empty dimension");
   expect_input_error(LayerSpec::global_max_pool(), Shape{8, 64}, "positions to pool over");
   expect_input_error(LayerSpec::global_max_pool(), Shape{8, 64, 1, 0}, "empty dimension");
+  expect_input_error(LayerSpec::global_avg_pool(), Shape{8, 64}, "positions to pool over");
+  for (int64_t groups : {0, -1, 3, 4})  // 3 divides neither 8 nor 4 channels; 4 not 6 outputs
+    expect_input_error(LayerSpec::conv2d(6, 3, 1, 0, groups), Shape{8, 8, 5, 5},
+                       "groups " + std::to_string(groups) +
+                           " must divide both the input channels "
+                           "8 and the output channels 6");
 }
 
 }  // namespace

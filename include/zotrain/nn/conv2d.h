@@ -1,6 +1,8 @@
-// 2-D convolution layer over NCHW inputs: weight [out, in, k, k], bias [out], square kernel,
-// stride, zero padding. The kernels (kernels/conv2d.h) take their scratch from the workspace, one
-// slice per thread.
+// 2-D convolution layer over NCHW inputs: weight [out, in / groups, k, k], bias [out], square
+// kernel, stride, zero padding, and channel groups: output channel o sees only the input channels
+// of its group, o / (out / groups); groups == in == out is a depthwise convolution. The kernels
+// (kernels/conv2d.h) run one group at a time and take their scratch from the workspace, one slice
+// per thread.
 #pragma once
 
 #include "zotrain/kernels/conv2d.h"
@@ -10,8 +12,15 @@ namespace zotrain {
 
 class Conv2d : public Layer {
  public:
-  Conv2d(int64_t in_channels, int64_t out_channels, int64_t kernel, int64_t stride, int64_t pad)
-      : in_(in_channels), out_(out_channels), k_(kernel), stride_(stride), pad_(pad) {}
+  // groups must divide in_channels and out_channels.
+  Conv2d(int64_t in_channels, int64_t out_channels, int64_t kernel, int64_t stride, int64_t pad,
+         int64_t groups = 1)
+      : in_(in_channels),
+        out_(out_channels),
+        k_(kernel),
+        stride_(stride),
+        pad_(pad),
+        groups_(groups) {}
 
   std::string describe() const override;
   Shape output_shape(const Shape& in) const override;
@@ -24,10 +33,13 @@ class Conv2d : public Layer {
                 const ExecContext& ctx) override;
 
  private:
+  // The convolution of one group.
   kernels::Conv2dGeometry geometry(const Shape& in) const;
   static int64_t thread_workspace(const kernels::Conv2dGeometry& g);
+  template <class Call>
+  void for_each_block(int64_t n0, int64_t n1, Call call) const;
 
-  int64_t in_, out_, k_, stride_, pad_;
+  int64_t in_, out_, k_, stride_, pad_, groups_;
 };
 
 }  // namespace zotrain

@@ -3,15 +3,13 @@
 // sends each output's gradient to the first position holding the maximum.
 #pragma once
 
-#include "zotrain/nn/layer.h"
+#include "zotrain/nn/global_pool.h"
 
 namespace zotrain {
 
-class GlobalMaxPool : public Layer {
+class GlobalMaxPool : public GlobalPool {
  public:
   std::string describe() const override { return "global_max_pool"; }
-  Shape output_shape(const Shape& in) const override { return Shape{in[0], in[1]}; }
-  int64_t forward_macs(const Shape& in) const override { return in.numel(); }
   void forward(const Tensor& x, Tensor& y, const ExecContext& ctx) const override;
   void backward(const Tensor& x, const Tensor& y, const Tensor& dy, Tensor& dx,
                 const ExecContext& ctx) override;

@@ -19,27 +19,35 @@ enum class Op {
   kFlatten,
   kBatchNorm,
   kGlobalMaxPool,
-  kDropout
+  kDropout,
+  kReLU6,
+  kGlobalAvgPool
 };
 
 struct LayerSpec {
   Op op;
-  int64_t out = 0;          // linear: out_features; conv2d: out_channels
-  int64_t kernel = 0;       // conv2d, pooling: square kernel size
-  int64_t stride = 1;       // conv2d, pooling
-  int64_t pad = 0;          // conv2d
+  int64_t out = 0;     // linear: out_features; conv2d: out_channels
+  int64_t kernel = 0;  // conv2d, pooling: square kernel size
+  int64_t stride = 1;  // conv2d, pooling
+  int64_t pad = 0;     // conv2d
+  // conv2d: channels fall into `groups` groups, each group of outputs seeing only its group of
+  // inputs; groups == in channels == out channels is a depthwise convolution.
+  int64_t groups = 1;
   uint32_t drop_below = 0;  // dropout: rate * 2^32 (see nn/dropout.h), integer for the int8 path
 
   static LayerSpec linear(int64_t out) { return {Op::kLinear, out}; }
-  static LayerSpec conv2d(int64_t out, int64_t kernel, int64_t stride = 1, int64_t pad = 0) {
-    return {Op::kConv2d, out, kernel, stride, pad};
+  static LayerSpec conv2d(int64_t out, int64_t kernel, int64_t stride = 1, int64_t pad = 0,
+                          int64_t groups = 1) {
+    return {Op::kConv2d, out, kernel, stride, pad, groups};
   }
   static LayerSpec relu() { return {Op::kReLU}; }
+  static LayerSpec relu6() { return {Op::kReLU6}; }
   static LayerSpec max_pool(int64_t kernel) { return {Op::kMaxPool2d, 0, kernel, kernel}; }
   static LayerSpec avg_pool(int64_t kernel) { return {Op::kAvgPool2d, 0, kernel, kernel}; }
   static LayerSpec flatten() { return {Op::kFlatten}; }
   static LayerSpec batch_norm() { return {Op::kBatchNorm}; }
   static LayerSpec global_max_pool() { return {Op::kGlobalMaxPool}; }
+  static LayerSpec global_avg_pool() { return {Op::kGlobalAvgPool}; }
   // InputError unless 0 <= rate < 1.
   static LayerSpec dropout(double rate);
 };

@@ -63,8 +63,9 @@ void visit_config(Config& c, Visitor&& v) {
   v("model", c.model, "model: lenet5, pointnet, pointnet:nobn, mlp, mlp:W1,W2,...");
   v("data", c.data,
     "data set name (mnist, fashion-mnist, mnist-rotated[:DEG|:LO..HI], "
-    "fashion-mnist-rotated[...], modelnet40, modelnet40-standin) or folder of IDX or "
-    "ModelNet40 HDF5 files");
+    "fashion-mnist-rotated[...], eurosat, stl10, modelnet40, modelnet40-standin) or folder "
+    "(IDX files, STL-10 binaries, one sub-folder of JPEG images per class, or ModelNet40 HDF5 "
+    "files)");
   v("out", c.out, "output folder for metrics.jsonl, summary.json, checkpoint.bin");
   v("method", c.method, "training method: bp (Full BP), zo (Full ZO), elastic (ZO body, BP head)");
   v("bp_layers", c.bp_layers, "elastic: number of last layers with parameters trained by BP");

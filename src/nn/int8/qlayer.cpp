@@ -10,7 +10,9 @@ std::unique_ptr<QLayer> make_qlayer(const LayerSpec& spec, const Shape& in) {
     case Op::kLinear:
       return int8::make_linear(in.row_numel(), spec.out);
     case Op::kConv2d:
-      return int8::make_conv2d(in, spec);
+      if (spec.groups == 1) return int8::make_conv2d(in, spec);
+      throw InputError("layer conv2d with groups " + std::to_string(spec.groups) +
+                       " has no integer (int8) path; use --precision f32");
     case Op::kReLU:
       return int8::make_relu();
     case Op::kMaxPool2d:
@@ -26,6 +28,8 @@ std::unique_ptr<QLayer> make_qlayer(const LayerSpec& spec, const Shape& in) {
           "layer batch_norm has no integer (int8) path: integer networks go without it, as NITI's "
           "do (use --precision f32, or a model without batch norm such as pointnet:nobn)");
     case Op::kAvgPool2d:
+    case Op::kReLU6:
+    case Op::kGlobalAvgPool:
       break;
   }
   throw InputError(std::string("layer ") + op_name(spec.op) +

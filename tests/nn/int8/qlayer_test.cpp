@@ -146,5 +146,23 @@ TEST(QLayer, AvgPoolAndBatchNormHaveNoIntegerPath) {
   EXPECT_THROW(make_qlayer(LayerSpec::batch_norm(), Shape{1, 4}), InputError);
 }
 
+// The MobileNetV2 layers have no integer path yet: a clear input error, not a wrong layer.
+TEST(QLayer, MobileNetLayersHaveNoIntegerPath) {
+  auto message = [](const LayerSpec& spec, const Shape& in) {
+    try {
+      make_qlayer(spec, in);
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  EXPECT_EQ(message(LayerSpec::relu6(), Shape{1, 2, 4, 4}),
+            "layer relu6 has no integer (int8) path; use --precision f32");
+  EXPECT_EQ(message(LayerSpec::global_avg_pool(), Shape{1, 2, 4, 4}),
+            "layer global_avg_pool has no integer (int8) path; use --precision f32");
+  EXPECT_EQ(message(LayerSpec::conv2d(4, 3, 1, 1, 4), Shape{1, 4, 4, 4}),
+            "layer conv2d with groups 4 has no integer (int8) path; use --precision f32");
+}
+
 }  // namespace
 }  // namespace zotrain
