@@ -26,7 +26,11 @@ void save_checkpoint(const std::string& path, const CheckpointMeta& m, const Net
                {"backward_passes", m.state.backward_passes},
                {"seconds", m.state.seconds},
                {"best_val_acc", m.state.best_val_acc},
-               {"best_epoch", m.state.best_epoch}};
+               {"best_epoch", m.state.best_epoch},
+               {"q", m.state.q_scheduler.q},
+               {"q_smoothed", m.state.q_scheduler.smoothed},
+               {"q_best", m.state.q_scheduler.best},
+               {"q_stall", m.state.q_scheduler.stall}};
   TensorFile file;
   file.meta = meta.dump();
   if (net) append_params(file, *net);
@@ -60,6 +64,9 @@ Checkpoint read_checkpoint(const std::string& path) {
     j.at("seconds").get_to(m.state.seconds);
     j.at("best_val_acc").get_to(m.state.best_val_acc);
     j.at("best_epoch").get_to(m.state.best_epoch);
+    // Absent in checkpoints written before the q schedules: a fixed-q run's state.
+    m.state.q_scheduler = {j.value("q", 0), j.value("q_smoothed", -1.0), j.value("q_best", -1.0),
+                           j.value("q_stall", 0)};
   } catch (const json::exception& e) {
     throw InputError(path + ": bad checkpoint metadata: " + e.what());
   }

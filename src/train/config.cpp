@@ -88,6 +88,19 @@ void validate(const TrainConfig& c) {
   need(c.train_limit >= 0, "train_limit", "an integer >= 0");
   need(c.val_size >= 0, "val_size", "an integer >= 0");
   need(c.points >= 1, "points", "an integer >= 1");
+  need(one_of(c.q_schedule, {"fixed", "qscheduler", "budget"}), "q_schedule",
+       "fixed, qscheduler or budget");
+  need(c.q0 >= 1, "q0", "an integer >= 1");
+  need(c.q_alpha >= 2, "q_alpha", "an integer >= 2");
+  need(c.q_patience >= 1, "q_patience", "an integer >= 1");
+  need(c.q_tau >= 0, "q_tau", "a number >= 0");
+  need(c.q_smoothing >= 0 && c.q_smoothing < 1, "q_smoothing", "a number in [0, 1)");
+  need(c.q_max >= 1, "q_max", "an integer >= 1");
+  need(c.q_budget >= 0, "q_budget", "an integer >= 0");
+  need(c.q_schedule != "budget" || c.q_budget > 0, "q_budget",
+       "a positive number of forward passes for q_schedule budget");
+  need(c.q_schedule == "fixed" || c.val_size > 0, "val_size",
+       "> 0 for a q schedule, which reads the validation accuracy");
   need(!c.out.empty(), "out", "a folder name");
   need(one_of(c.precision, {"f32", "int8"}), "precision", "f32 or int8");
   need(one_of(c.zo_sign, {"integer", "float"}), "zo_sign", "integer or float");

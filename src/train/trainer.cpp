@@ -194,6 +194,11 @@ Trainer::Trainer(const TrainConfig& cfg, RunData data)
               static_cast<float>(cfg_.grad_clip), cfg_.zo_update == "sign"};
 }
 
+int Trainer::q() const {
+  if (cfg_.q_schedule == "fixed") return cfg_.q;
+  return state_.q_scheduler.q ? state_.q_scheduler.q : cfg_.q0;
+}
+
 int Trainer::bp_layers() const {
   int k = 0;
   for (int i : net_->param_layers()) k += i >= head_;
@@ -264,7 +269,6 @@ Trainer::StepResult Trainer::int8_step(int64_t rows, int epoch) {
   if (epoch != int8_epoch_) {
     int8_epoch_ = epoch;
     int8_cfg_.seed = cfg_.seed;
-    int8_cfg_.q = cfg_.q;
     int8_cfg_.eps = cfg_.int_eps;
     int8_cfg_.zero_threshold = zo::zero_threshold(schedule_at(sparsity_, epoch));
     int8_cfg_.bp_bits = static_cast<int>(schedule_at(bp_bits_, epoch));
@@ -273,6 +277,7 @@ Trainer::StepResult Trainer::int8_step(int64_t rows, int epoch) {
   }
   int8::StepConfig c = int8_cfg_;
   c.step = state_.steps;
+  c.q = q();
   qnet_->set_mode({true, zo::sample_seed(cfg_.seed, state_.steps, -1), false});
   const int8::PassLoss exact = [this](const QTensor& logits, const uint8_t* labels) {
     return float_loss(logits, labels, logits_f32_);
@@ -281,8 +286,8 @@ Trainer::StepResult Trainer::int8_step(int64_t rows, int epoch) {
                                         : int8::zo_step(*qnet_, rows, labels_, c,
                                                         cfg_.zo_sign == "float" ? &exact : nullptr,
                                                         cfg_.sign_agreement ? &exact : nullptr);
-  state_.forward_passes += head_ == 0 ? 1 : 2 * cfg_.q;
-  state_.backward_passes += head_ == 0 ? 1 : (head_ < net_->num_layers() ? 2 * cfg_.q : 0);
+  state_.forward_passes += head_ == 0 ? 1 : 2 * c.q;
+  state_.backward_passes += head_ == 0 ? 1 : (head_ < net_->num_layers() ? 2 * c.q : 0);
   StepResult r;
   // Reporting: the integer loss in nats (2^-kGradFracBits bits, times ln 2), mean over rows.
   r.loss = static_cast<double>(s.loss) * 0.69314718055994531 /
@@ -319,7 +324,7 @@ Trainer::StepResult Trainer::zo_step(int64_t rows, double lr, double zo_lr, int 
   // Forward differences need the clean loss; a head trained from a clean pass needs its backward.
   const bool clean_pass = forward_diff || (has_head && clean_head);
   const zo::PerturbationSpec spec{distribution_, static_cast<float>(schedule_at(sparsity_, epoch))};
-  const int q = cfg_.q;
+  const int q = this->q();
   StepResult r;
   if (has_head) net_->zero_grad();
   double clean = 0;
@@ -402,6 +407,10 @@ void Trainer::run(const TrainCallbacks& cb) {
   const std::string metrics_path = cfg_.out + "/metrics.jsonl";
   if (state_.epochs_done == 0) std::ofstream(metrics_path, std::ios::trunc);
   std::unique_ptr<BatchSource> batcher = data_.batches(Split::kTrain, cfg_.batch, true, cfg_.seed);
+  q_scheduler_ = {cfg_.q0, cfg_.q_alpha, cfg_.q_patience, cfg_.q_tau, cfg_.q_smoothing, cfg_.q_max};
+  if (cfg_.q_schedule == "budget")
+    q_scheduler_.q_max = q_max_for_budget(cfg_.q_budget, cfg_.q0, cfg_.q_alpha,
+                                          batcher->batches_per_epoch(), cfg_.epochs, 2);
   for (int epoch = state_.epochs_done; epoch < cfg_.epochs; ++epoch) {
     const auto [lr, zo_lr] = learning_rates(epoch);
     auto t0 = std::chrono::steady_clock::now();
@@ -439,6 +448,8 @@ void Trainer::run(const TrainCallbacks& cb) {
     r.backward_passes = state_.backward_passes;
     r.arena_bytes = arena_.total_bytes();
     r.peak_rss_bytes = peak_rss_bytes();
+    const int epoch_q = q();
+    if (cfg_.q_schedule != "fixed") next_q(q_scheduler_, state_.q_scheduler, r.val_acc);
     state_.epochs_done = epoch + 1;
     if (r.val_acc > state_.best_val_acc) {
       state_.best_val_acc = r.val_acc;
@@ -448,6 +459,7 @@ void Trainer::run(const TrainCallbacks& cb) {
                  {"lr", r.lr},
                  {"zo_lr", zo_lr},
                  {"sparsity", schedule_at(sparsity_, epoch)},
+                 {"q", epoch_q},
                  {"train_loss", r.train_loss},
                  {"train_acc", r.train_acc},
                  {"val_acc", r.val_acc},
@@ -505,6 +517,7 @@ void Trainer::write_summary() const {
                   {"num_parameters", num_parameters()},
                   {"bp_layers", bp_layers()},
                   {"head_start", head_},
+                  {"q_max", cfg_.q_schedule == "fixed" ? cfg_.q : q_scheduler_.q_max},
                   {"config", json::parse(config_to_json(cfg_))}};
   std::string tmp = cfg_.out + "/summary.json.tmp";
   std::ofstream(tmp, std::ios::trunc) << summary.dump(2) << "\n";

@@ -162,7 +162,8 @@ TEST(Trainer, PointNetLearnsTheStandinAndEvaluatesWithRunningStatistics) {
   // variance 1) the same weights score otherwise.
   Checkpoint ckpt = read_checkpoint(dir.file("bp") + "/checkpoint.bin");
   EXPECT_NO_THROW(ckpt.file.get("state/1.running_mean", Shape{64}, ckpt.path));
-  for (ParamRef& s : trainer.network().state()) s.value.fill(s.name.find("var") != std::string::npos ? 1.0f : 0.0f);
+  for (ParamRef& s : trainer.network().state())
+    s.value.fill(s.name.find("var") != std::string::npos ? 1.0f : 0.0f);
   const auto test = trainer.data().batches(Split::kTest, 16, false, 0);
   EXPECT_NE(evaluate(trainer.network(), *test), acc);
 }
@@ -184,6 +185,27 @@ TEST(Trainer, PointNetElasticIsDeterministicAcrossThreadsAndResumesExactly) {
   TrainConfig parts = one;
   parts.out = dir.file("parts");
   expect_resume_matches(parts, dir.file("one"));
+}
+
+// The q schedule: q per epoch in metrics.jsonl, forward passes counted with it, and a resumed run
+// continues the controller exactly.
+TEST(Trainer, QSchedulerRecordsItsTrajectoryAndResumesExactly) {
+  test::TempDir dir;
+  test::write_synthetic_data(dir.file("data"), 200, 50, 6);
+  TrainConfig cfg = small_config(dir, "whole");
+  cfg.method = "zo";
+  cfg.q_schedule = "qscheduler";
+  cfg.q0 = 1, cfg.q_patience = 1, cfg.q_tau = 1.0, cfg.q_max = 4;  // tau 1: never improves
+  cfg.epochs = 4;
+  Trainer(cfg).run();
+  const auto lines = metrics(dir.file("whole"));
+  std::vector<int> qs;
+  for (const json& l : lines) qs.push_back(l["q"].get<int>());
+  EXPECT_EQ(qs, (std::vector<int>{1, 1, 2, 4}));  // the first epoch sets the best
+  const int64_t steps = (100 + 31) / 32;
+  EXPECT_EQ(lines.back()["forward_passes"].get<int64_t>(), 2 * steps * (1 + 1 + 2 + 4));
+  cfg.out = dir.file("parts");
+  expect_resume_matches(cfg, dir.file("whole"));
 }
 
 TEST(Trainer, ArenaMatchesThePlanAndPassesAreCountedForEveryMethod) {

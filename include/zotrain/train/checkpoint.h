@@ -10,6 +10,7 @@
 #include "zotrain/data/dataset.h"
 #include "zotrain/nn/network.h"
 #include "zotrain/train/config.h"
+#include "zotrain/train/q_scheduler.h"
 #include "zotrain/train/sgd.h"
 
 namespace zotrain {
@@ -22,6 +23,7 @@ struct TrainState {
   double seconds = 0;           // training wall time so far
   double best_val_acc = -1;
   int best_epoch = -1;
+  QSchedulerState q_scheduler;  // q_schedule qscheduler or budget
 };
 
 struct CheckpointMeta {

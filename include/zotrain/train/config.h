@@ -22,11 +22,20 @@ struct TrainConfig {
   std::string estimator = "spsa";         // spsa (central) or forward difference
   std::string perturbation = "gaussian";  // gaussian, rademacher, uniform
   std::string sparsity = "0";  // p_zero, or a schedule "P0,EPOCH:P1,..." e.g. "0.33,20:0.5,50:0.9"
-  int q = 1;                   // perturbation samples per step
-  double eps = 1e-3;           // perturbation radius
-  double zo_lr = 5e-4;         // learning rate of the ZO-trained layers
-  double zo_momentum = 0.0;    // momentum of the ZO update (costs a buffer per ZO parameter)
-  double grad_clip = 1.0;      // clip the projected gradient to ±grad_clip (0: no clipping)
+  int q = 1;                   // perturbation samples per step (q_schedule fixed)
+  std::string q_schedule = "fixed";  // fixed (q), qscheduler, budget (QScheduler, q_max from
+                                     // q_budget)
+  int q0 = 8;                        // QScheduler: the paper's defaults, q_scheduler.h
+  int q_alpha = 2;
+  int q_patience = 5;
+  double q_tau = 0.0;
+  double q_smoothing = 0.0;
+  int q_max = 64;
+  int64_t q_budget = 0;      // budget: forward passes the whole run may spend
+  double eps = 1e-3;         // perturbation radius
+  double zo_lr = 5e-4;       // learning rate of the ZO-trained layers
+  double zo_momentum = 0.0;  // momentum of the ZO update (costs a buffer per ZO parameter)
+  double grad_clip = 1.0;    // clip the projected gradient to ±grad_clip (0: no clipping)
   std::string zo_update = "gradient";   // gradient: θ -= lr·g·z; sign: θ -= lr·sign(g)·z
   std::string head_grad = "perturbed";  // elastic: head gradient from the perturbed passes, or
                                         // from an extra clean pass ("clean")
@@ -76,6 +85,18 @@ void visit_config(Config& c, Visitor&& v) {
   v("sparsity", c.sparsity,
     "probability of zeroing a perturbation element, or a schedule P0,EPOCH:P,...");
   v("q", c.q, "ZO perturbation samples per step");
+  v("q_schedule", c.q_schedule,
+    "q per epoch: fixed (q), qscheduler (grow q when validation stalls) or budget (qscheduler "
+    "with q_max from q_budget)");
+  v("q0", c.q0, "qscheduler: first q");
+  v("q_alpha", c.q_alpha, "qscheduler: factor q grows by");
+  v("q_patience", c.q_patience, "qscheduler: epochs without improvement before q grows");
+  v("q_tau", c.q_tau, "qscheduler: validation accuracy gain that counts as improvement");
+  v("q_smoothing", c.q_smoothing, "qscheduler: s of the smoothed accuracy M = s M + (1 - s) acc");
+  v("q_max", c.q_max, "qscheduler: largest q");
+  v("q_budget", c.q_budget,
+    "budget: forward passes of the whole run; q_max is the largest q0 alpha^k whose fixed-q run "
+    "fits");
   v("eps", c.eps, "ZO perturbation radius");
   v("zo_lr", c.zo_lr, "learning rate of the ZO-trained layers");
   v("zo_momentum", c.zo_momentum, "momentum of the ZO update");

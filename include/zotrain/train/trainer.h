@@ -19,6 +19,7 @@
 #include "zotrain/train/checkpoint.h"
 #include "zotrain/train/config.h"
 #include "zotrain/train/int8_step.h"
+#include "zotrain/train/q_scheduler.h"
 #include "zotrain/train/run_data.h"
 #include "zotrain/train/sgd.h"
 #include "zotrain/zo/estimator.h"
