@@ -1,10 +1,12 @@
 // NITI's integer arithmetic: range estimate, rounding shifts, requantization, int8 ReLU, max
-// pooling and convolution through int8 patch matrices and gemm_s8.
+// pooling and convolution through int8 patch matrices and gemm_s8 (or the active instruction
+// set's direct kernel, kernel_set.h).
 #include "zotrain/kernels/int8.h"
 
 #include <bit>
 
 #include "conv_walk.h"
+#include "kernel_set.h"
 #include "pool_walk.h"
 #include "target_clones.h"
 
@@ -53,6 +55,17 @@ ZT_INT8_CLONES void round_shift_s32(const int32_t* acc, int64_t n, int s, int8_t
 
 ZT_INT8_CLONES void round_shift_s16(const int16_t* stage, int64_t n, int s, int8_t* out) {
   round_shift_to_s8(stage, n, s, out);
+}
+
+// Shift by a rounding to odd: the last kept bit ORed with "anything discarded" (stage_s16).
+ZT_INT8_CLONES void round_to_odd_s16(const int32_t* acc, int64_t n, int a, int16_t* stage) {
+  const uint32_t below = (uint32_t{1} << a) - 1;
+  for (int64_t i = 0; i < n; ++i) {
+    const int32_t v = acc[i];
+    const uint32_t mag = v < 0 ? 0u - static_cast<uint32_t>(v) : static_cast<uint32_t>(v);
+    const int32_t odd = static_cast<int32_t>((mag >> a) | ((mag & below) != 0 ? 1u : 0u));
+    stage[i] = static_cast<int16_t>(v < 0 ? -odd : odd);
+  }
 }
 
 template <typename Acc>
@@ -116,14 +129,7 @@ int requantize(const int64_t* acc, int64_t n, int bits, Rounding r, int8_t* out)
 
 int stage_s16(const int32_t* acc, int64_t n, int16_t* stage) {
   const int range = range_bits(acc, n);
-  const int a = range > 15 ? range - 15 : 0;
-  const uint32_t below = (uint32_t{1} << a) - 1;
-  for (int64_t i = 0; i < n; ++i) {
-    const int32_t v = acc[i];
-    const uint32_t mag = v < 0 ? 0u - static_cast<uint32_t>(v) : static_cast<uint32_t>(v);
-    const int32_t odd = static_cast<int32_t>((mag >> a) | ((mag & below) != 0 ? 1u : 0u));
-    stage[i] = static_cast<int16_t>(v < 0 ? -odd : odd);
-  }
+  round_to_odd_s16(acc, n, range > 15 ? range - 15 : 0, stage);
   return range;
 }
 
@@ -141,14 +147,30 @@ int finish_s16(const int16_t* stage, int64_t n, int64_t rows, const int32_t* ran
 
 int64_t conv2d_s8_work_bytes(const Conv2dGeometry& g) {
   // An int8 patch matrix (forward, weight gradient), or an int32 one (input gradient), and the
-  // int32 weight gradient of one image.
+  // int32 weight gradient of one image; or a direct kernel's scratch, in whichever set is active.
   const int64_t col = g.col_floats();
   const int64_t dw = g.out_c * g.patch_size();
-  return col * static_cast<int64_t>(sizeof(int32_t)) + dw * static_cast<int64_t>(sizeof(int32_t));
+  int64_t bytes =
+      col * static_cast<int64_t>(sizeof(int32_t)) + dw * static_cast<int64_t>(sizeof(int32_t));
+#if defined(__x86_64__)
+  const int64_t direct = kAvx2FmaKernels.conv2d_s8_direct_work_bytes(g);
+  bytes = direct > bytes ? direct : bytes;
+#endif
+  return bytes;
+}
+
+const char* conv2d_s8_kernel_name() {
+  return active_kernels().conv2d_s8_name;
 }
 
 void conv2d_s8_forward(const Conv2dGeometry& g, int64_t images, const int8_t* x, const int8_t* w,
                        int32_t* y, void* work) {
+  const KernelSet& set = active_kernels();
+  if (set.conv2d_s8_direct && g.stride == 1) {
+    for (int64_t n = 0; n < images; ++n)
+      set.conv2d_s8_direct(g, x + n * g.in_numel(), w, y + n * g.out_numel(), work);
+    return;
+  }
   int8_t* col = static_cast<int8_t*>(work);
   for (int64_t n = 0; n < images; ++n) {
     im2col_any(g, x + n * g.in_numel(), col);

@@ -5,6 +5,8 @@
 
 #if defined(__x86_64__)
 
+#include "int8_avx2.h"
+
 #if defined(__clang__)
 #pragma clang attribute push(__attribute__((target("avx2,fma"))), apply_to = function)
 #else
@@ -32,6 +34,9 @@ const KernelSet kAvx2FmaKernels = {
     .conv2d_forward = avx2::conv2d_forward,
     .conv2d_weight_grad_work = avx2::conv2d_weight_grad_work,
     .conv2d_weight_grad = avx2::conv2d_weight_grad,
+    .conv2d_s8_name = "avx2 int8 direct 6x16 tiles (stride 1)",
+    .conv2d_s8_direct_work_bytes = avx2::conv2d_s8_direct_work_bytes,
+    .conv2d_s8_direct = avx2::conv2d_s8_direct,
 };
 
 }  // namespace zotrain::kernels

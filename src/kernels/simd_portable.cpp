@@ -16,6 +16,9 @@ const KernelSet kPortableKernels = {
     .conv2d_forward = portable::conv2d_forward,
     .conv2d_weight_grad_work = portable::conv2d_weight_grad_work,
     .conv2d_weight_grad = portable::conv2d_weight_grad,
+    .conv2d_s8_name = "int8 patch matrices + gemm_s8",
+    .conv2d_s8_direct_work_bytes = nullptr,
+    .conv2d_s8_direct = nullptr,
 };
 
 }  // namespace zotrain::kernels

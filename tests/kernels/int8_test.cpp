@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/kernel_isas.h"
 #include "kernels/reference.h"
 #include "zotrain/core/rng.h"
 #include "zotrain/kernels/activation.h"
@@ -452,10 +453,17 @@ std::vector<ref::ConvShape> conv_cases(int64_t images) {
   std::vector<ref::ConvShape> cases = {
       {images, 1, 28, 28, 6, 5, 1, 2},   // LeNet-5 conv1
       {images, 6, 14, 14, 16, 5, 1, 0},  // LeNet-5 conv2
-      {images, 3, 7, 6, 4, 3, 1, 0},    {images, 3, 7, 6, 4, 3, 2, 1},
-      {images, 2, 5, 5, 3, 5, 1, 2},    {images, 4, 4, 3, 2, 1, 1, 0},
-      {images, 1, 2, 2, 2, 3, 1, 1},    {images, 2, 9, 8, 5, 3, 2, 2},
+      {images, 3, 7, 6, 4, 3, 1, 0},
+      {images, 3, 7, 6, 4, 3, 2, 1},
+      {images, 2, 5, 5, 3, 5, 1, 2},
+      {images, 4, 4, 3, 2, 1, 1, 0},
+      {images, 1, 2, 2, 2, 3, 1, 1},
+      {images, 2, 9, 8, 5, 3, 2, 2},
       {images, 2, 8, 7, 3, 2, 2, 0},
+      // Register tiles of 6 channels x 16 positions: full and partial in both directions.
+      {images, 3, 9, 13, 13, 3, 1, 1},
+      {images, 5, 6, 17, 11, 4, 1, 2},
+      {images, 1, 3, 3, 7, 1, 1, 0},
   };
   Rng rng(111, 0);
   for (int i = 0; i < 16; ++i) {
@@ -483,17 +491,22 @@ struct Work {
   std::vector<uint64_t> buffer;  // 8-byte aligned
 };
 
+// Every instruction set's kernel (the AVX2 one reads the image in place), over the whole int8
+// range: -128 included.
 TEST(Int8Conv2d, ForwardMatchesDirectConvolution) {
-  for (const auto& s : conv_cases(2)) {
-    SCOPED_TRACE(describe(s));
-    auto g = geometry(s);
-    std::vector<int8_t> x = random_s8(s.x_numel(), 112, 0), w = random_s8(s.w_numel(), 112, 1);
-    std::vector<int32_t> y(s.y_numel(), 12345);  // overwritten
-    Work work(kernels::conv2d_s8_work_bytes(g));
-    kernels::conv2d_s8_forward(g, s.n, x.data(), w.data(), y.data(), work.data());
-    const ref::Vec want = ref::conv2d(s, to_double(x), to_double(w), ref::Vec{});
-    for (int64_t i = 0; i < s.y_numel(); ++i) ASSERT_EQ(static_cast<double>(y[i]), want[i]) << i;
-  }
+  test::for_each_kernel_isa([] {
+    for (const auto& s : conv_cases(2)) {
+      SCOPED_TRACE(describe(s));
+      auto g = geometry(s);
+      std::vector<int8_t> x = random_s8(s.x_numel(), 112, 0, -128),
+                          w = random_s8(s.w_numel(), 112, 1, -128);
+      std::vector<int32_t> y(s.y_numel(), 12345);  // overwritten
+      Work work(kernels::conv2d_s8_work_bytes(g));
+      kernels::conv2d_s8_forward(g, s.n, x.data(), w.data(), y.data(), work.data());
+      const ref::Vec want = ref::conv2d(s, to_double(x), to_double(w), ref::Vec{});
+      for (int64_t i = 0; i < s.y_numel(); ++i) ASSERT_EQ(static_cast<double>(y[i]), want[i]) << i;
+    }
+  });
 }
 
 TEST(Int8Conv2d, BackwardDataMatchesReference) {

@@ -1,0 +1,17 @@
+// Internal to src/kernels: the AVX2 int8 kernels (int8_avx2.cpp), which the AVX2 kernel set
+// (kernel_set.h) points to. Only called on CPUs with AVX2.
+#pragma once
+
+#include <cstdint>
+
+#include "zotrain/kernels/conv2d.h"
+
+namespace zotrain::kernels::avx2 {
+
+// conv2d_s8_forward of one image for stride 1, reading the (padded) image in place of a patch
+// matrix; `work` needs conv2d_s8_direct_work_bytes(g) bytes.
+int64_t conv2d_s8_direct_work_bytes(const Conv2dGeometry& g);
+void conv2d_s8_direct(const Conv2dGeometry& g, const int8_t* x, const int8_t* w, int32_t* y,
+                      void* work);
+
+}  // namespace zotrain::kernels::avx2
