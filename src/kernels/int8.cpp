@@ -3,6 +3,7 @@
 // set's direct kernel, kernel_set.h).
 #include "zotrain/kernels/int8.h"
 
+#include <algorithm>
 #include <bit>
 
 #include "conv_walk.h"
@@ -82,6 +83,22 @@ int requantize_any(const Acc* acc, int64_t n, int bits, Rounding r, int8_t* out)
     out[i] =
         clip_s8(r == Rounding::kNearest ? round_shift(acc[i], shift) : psto_shift(acc[i], shift));
   return shift;
+}
+
+// The value of a window's maximum does not depend on which element is its first maximum: plain
+// maxima, which vectorize (the sizes are copied out of g, which int8 stores could alias).
+ZT_INT8_CLONES void max_pool_2x2_s8(const Pool2dGeometry& g, int64_t planes, const int8_t* x,
+                                    int8_t* y) {
+  const int64_t in_w = g.in_w, out_h = g.out_h, out_w = g.out_w;
+  for (int64_t p = 0; p < planes; ++p)
+    for (int64_t oh = 0; oh < out_h; ++oh) {
+      const int8_t* r0 = x + p * g.in_plane() + 2 * oh * in_w;
+      const int8_t* r1 = r0 + in_w;
+      int8_t* yr = y + (p * out_h + oh) * out_w;
+      for (int64_t ow = 0; ow < out_w; ++ow)
+        yr[ow] =
+            std::max(std::max(r0[2 * ow], r0[2 * ow + 1]), std::max(r1[2 * ow], r1[2 * ow + 1]));
+    }
 }
 
 uint64_t magnitude(int64_t x) {
@@ -204,7 +221,8 @@ void conv2d_s8_backward_weight(const Conv2dGeometry& g, int64_t images, const in
   }
 }
 
-void relu_s8(const int8_t* x, int8_t* y, int64_t n) {
+// Byte maxima need SSE4.1 or AVX2 to vectorize: x86-64's baseline has none.
+ZT_INT8_CLONES void relu_s8(const int8_t* x, int8_t* y, int64_t n) {
   for (int64_t i = 0; i < n; ++i) y[i] = x[i] > 0 ? x[i] : 0;
 }
 
@@ -213,6 +231,7 @@ void relu_s8_backward(const int8_t* y, const int8_t* dy, int8_t* dx, int64_t n) 
 }
 
 void max_pool2d_s8_forward(const Pool2dGeometry& g, int64_t planes, const int8_t* x, int8_t* y) {
+  if (is_2x2_stride_2(g)) return max_pool_2x2_s8(g, planes, x, y);
   max_pool_forward_any(g, planes, x, y);
 }
 

@@ -1,7 +1,7 @@
-// The AVX2 int8 convolution: register tiles of int32 sums over pairs of taps with vpmaddwd
-// (int8 operands sign-extended to int16, so every product and pair sum is exact for all of
-// -128..127), reading the padded image in place of a patch matrix. Integer sums are exact, so
-// the results are bit for bit those of the portable kernels whatever the order of the taps.
+// The AVX2 int8 kernels: register tiles of int32 sums of pairs of products with vpmaddwd (int8
+// operands sign-extended to int16, so every product and pair sum is exact for all of
+// -128..127). The convolution reads the padded image in place of a patch matrix. Integer sums
+// are exact, so the results are bit for bit those of the portable kernels whatever the order.
 #include "int8_avx2.h"
 
 #if defined(__x86_64__)
@@ -71,6 +71,7 @@ using Acc = __m256i[MR][2];
 template <int MR>
 ZT_INLINE void tile_sums(const DirectPlan& p, const int8_t* xq, const int16_t* pairs,
                          const int32_t* off, Acc<MR>& acc) {
+#pragma GCC unroll 8
   for (int i = 0; i < MR; ++i) acc[i][0] = acc[i][1] = _mm256_setzero_si256();
   for (int64_t t = 0; t < p.pairs; ++t) {
     const __m256i x0 =
@@ -95,10 +96,12 @@ template <int MR>
 ZT_INLINE void store_tile(const Acc<MR>& acc, const Conv2dGeometry& g, const DirectPlan& p,
                           int64_t o0, int64_t oh, int64_t ow, int32_t* y) {
   const int64_t plane = g.out_plane();
+#pragma GCC unroll 8
   for (int i = 0; i < MR; ++i) {
     int32_t* yo = y + (o0 + i) * plane;
     const __m256i in_order[2] = {_mm256_permute2x128_si256(acc[i][0], acc[i][1], 0x20),
                                  _mm256_permute2x128_si256(acc[i][0], acc[i][1], 0x31)};
+#pragma GCC unroll 2
     for (int v = 0; v < 2; ++v) {
       int64_t r = oh, c = ow + 8 * v;
       if (c + 8 <= g.out_w) {
@@ -169,6 +172,80 @@ void conv2d_s8_direct(const Conv2dGeometry& g, const int8_t* x, const int8_t* w,
       last_tile<kMR - 1>(g.out_c - o0, g, p, xp + q0, pairs + o0 * 2 * p.pairs, off, o0, oh, ow, y);
     for (ow += kNQ; ow >= p.wp;) ow -= p.wp, ++oh;
   }
+}
+
+// ---- C (+)= A · B^T ----
+
+namespace {
+
+constexpr int kRowsA = 3, kRowsB = 4;  // a tile: 12 accumulators, 3 A vectors, a B vector
+
+// 16 values, or 8 and zero in the upper 8 lanes.
+template <int K>
+ZT_INLINE __m256i load_k(const int8_t* p) {
+  if constexpr (K == 16)
+    return _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+  return _mm256_cvtepi8_epi16(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p)));
+}
+
+template <int K>
+ZT_INLINE void dot_step(const int8_t* const (&a)[kRowsA], const int8_t* const (&b)[kRowsB],
+                        int64_t p, __m256i (&acc)[kRowsA][kRowsB]) {
+  __m256i av[kRowsA];
+#pragma GCC unroll 4
+  for (int i = 0; i < kRowsA; ++i) av[i] = load_k<K>(a[i] + p);
+#pragma GCC unroll 4
+  for (int j = 0; j < kRowsB; ++j) {
+    const __m256i bv = load_k<K>(b[j] + p);
+#pragma GCC unroll 4
+    for (int i = 0; i < kRowsA; ++i)
+      acc[i][j] = _mm256_add_epi32(acc[i][j], _mm256_madd_epi16(av[i], bv));
+  }
+}
+
+// C[i][j] for the kRowsA x kRowsB rows a[i], b[j]: vector partial sums along k (16, then 8 at a
+// time), then the lanes added, then the last k % 8 products. Rows past m or n are given as
+// copies of the last one, and their results dropped.
+void dot_tile(int64_t k, const int8_t* const (&a)[kRowsA], const int8_t* const (&b)[kRowsB],
+              int32_t (&out)[kRowsA][kRowsB]) {
+  __m256i acc[kRowsA][kRowsB];
+#pragma GCC unroll 4
+  for (int i = 0; i < kRowsA; ++i)
+#pragma GCC unroll 4
+    for (int j = 0; j < kRowsB; ++j) acc[i][j] = _mm256_setzero_si256();
+  int64_t p = 0;
+  for (; p + 16 <= k; p += 16) dot_step<16>(a, b, p, acc);
+  if (p + 8 <= k) dot_step<8>(a, b, p, acc), p += 8;
+#pragma GCC unroll 4
+  for (int i = 0; i < kRowsA; ++i) {
+    // Lanes of the four accumulators of row i added into one vector of 4 sums.
+    const __m256i h = _mm256_hadd_epi32(_mm256_hadd_epi32(acc[i][0], acc[i][1]),
+                                        _mm256_hadd_epi32(acc[i][2], acc[i][3]));
+    const __m128i sums = _mm_add_epi32(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(out[i]), sums);
+    for (int j = 0; j < kRowsB; ++j)
+      for (int64_t q = p; q < k; ++q) out[i][j] += a[i][q] * b[j][q];
+  }
+}
+
+}  // namespace
+
+void gemm_s8_nt(int64_t m, int64_t n, int64_t k, const int8_t* a, int64_t lda, const int8_t* b,
+                int64_t ldb, int32_t* c, int64_t ldc, bool accumulate) {
+  for (int64_t i0 = 0; i0 < m; i0 += kRowsA)
+    for (int64_t j0 = 0; j0 < n; j0 += kRowsB) {
+      const int8_t* ar[kRowsA];
+      const int8_t* br[kRowsB];
+      for (int i = 0; i < kRowsA; ++i) ar[i] = a + (i0 + i < m ? i0 + i : m - 1) * lda;
+      for (int j = 0; j < kRowsB; ++j) br[j] = b + (j0 + j < n ? j0 + j : n - 1) * ldb;
+      int32_t out[kRowsA][kRowsB];
+      dot_tile(k, ar, br, out);
+      for (int64_t i = 0; i < kRowsA && i0 + i < m; ++i)
+        for (int64_t j = 0; j < kRowsB && j0 + j < n; ++j) {
+          int32_t& cij = c[(i0 + i) * ldc + j0 + j];
+          cij = accumulate ? cij + out[i][j] : out[i][j];
+        }
+    }
 }
 
 #undef ZT_INLINE

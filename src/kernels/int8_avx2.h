@@ -14,4 +14,8 @@ int64_t conv2d_s8_direct_work_bytes(const Conv2dGeometry& g);
 void conv2d_s8_direct(const Conv2dGeometry& g, const int8_t* x, const int8_t* w, int32_t* y,
                       void* work);
 
+// C (+)= A · B^T (gemm_s8 with op(A) = A, op(B) = B^T): rows of both operands contiguous.
+void gemm_s8_nt(int64_t m, int64_t n, int64_t k, const int8_t* a, int64_t lda, const int8_t* b,
+                int64_t ldb, int32_t* c, int64_t ldc, bool accumulate);
+
 }  // namespace zotrain::kernels::avx2

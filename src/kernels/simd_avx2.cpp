@@ -37,6 +37,7 @@ const KernelSet kAvx2FmaKernels = {
     .conv2d_s8_name = "avx2 int8 direct 6x16 tiles (stride 1)",
     .conv2d_s8_direct_work_bytes = avx2::conv2d_s8_direct_work_bytes,
     .conv2d_s8_direct = avx2::conv2d_s8_direct,
+    .gemm_s8_nt = avx2::gemm_s8_nt,
 };
 
 }  // namespace zotrain::kernels

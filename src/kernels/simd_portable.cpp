@@ -19,6 +19,7 @@ const KernelSet kPortableKernels = {
     .conv2d_s8_name = "int8 patch matrices + gemm_s8",
     .conv2d_s8_direct_work_bytes = nullptr,
     .conv2d_s8_direct = nullptr,
+    .gemm_s8_nt = nullptr,
 };
 
 }  // namespace zotrain::kernels

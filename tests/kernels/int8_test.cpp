@@ -374,7 +374,7 @@ std::vector<GemmCase> gemm_cases() {
     for (bool tb : {false, true})
       for (int64_t m : sizes)
         for (int64_t n : sizes)
-          for (int64_t k : {1, 4, 5, 33, 120}) {
+          for (int64_t k : {1, 4, 5, 13, 33, 120}) {
             ++i;
             cases.push_back({ta, tb, m, n, k, i % 3, (i / 3) % 4, (i / 2) % 3});
           }
@@ -417,13 +417,15 @@ TEST(Int8Gemm, ReferenceMatchesDoublePrecision) {
   expect_gemm_matches_double(kernels::gemm_s8_ref, -127, 127);
 }
 
+// Every instruction set's kernels: register tiles of 3 x 4 dot products along k by 16 and 8,
+// which the sizes fill in part or not at all.
 TEST(Int8Gemm, FastKernelMatchesDoublePrecision) {
-  expect_gemm_matches_double(kernels::gemm_s8, -127, 127);
+  test::for_each_kernel_isa([] { expect_gemm_matches_double(kernels::gemm_s8, -127, 127); });
 }
 
 // The whole int8 range, -128 included: 16-bit products still fit.
 TEST(Int8Gemm, FastKernelHandlesMinus128) {
-  expect_gemm_matches_double(kernels::gemm_s8, -128, 127);
+  test::for_each_kernel_isa([] { expect_gemm_matches_double(kernels::gemm_s8, -128, 127); });
 }
 
 // Sparse A (ReLU outputs, which the fast kernel skips) and an all-zero A.

@@ -22,8 +22,8 @@ class Conv2d : public QLayer {
 
   void forward(const QTensor& x, QTensor& y, const QExecContext& ctx) const override {
     const int8_t* w = weight_data(ctx);
-    const int s =
-        requantize_rows(x.shape[0], g_.out_numel(), ctx, y.data, [&](int64_t n, int32_t* acc) {
+    const int s = requantize_rows(
+        x.shape[0], g_.out_numel(), 1, ctx, y.data, [&](int64_t n, int64_t, int32_t* acc) {
           kernels::conv2d_s8_forward(g_, 1, x.data + n * g_.in_numel(), w, acc, ctx.work);
         });
     y.exp = x.exp + weight_.exp + s;
@@ -33,8 +33,8 @@ class Conv2d : public QLayer {
                 const QExecContext& ctx) const override {
     const int64_t images = x.shape[0];
     if (dx.data) {
-      const int s =
-          requantize_rows(images, g_.in_numel(), ctx, dx.data, [&](int64_t n, int32_t* acc) {
+      const int s = requantize_rows(
+          images, g_.in_numel(), 1, ctx, dx.data, [&](int64_t n, int64_t, int32_t* acc) {
             kernels::conv2d_s8_backward_data(g_, 1, dy.data + n * g_.out_numel(), weight_.data, acc,
                                              ctx.work);
           });
