@@ -182,12 +182,8 @@ const char* conv2d_s8_kernel_name() {
 
 void conv2d_s8_forward(const Conv2dGeometry& g, int64_t images, const int8_t* x, const int8_t* w,
                        int32_t* y, void* work) {
-  const KernelSet& set = active_kernels();
-  if (set.conv2d_s8_direct && g.stride == 1) {
-    for (int64_t n = 0; n < images; ++n)
-      set.conv2d_s8_direct(g, x + n * g.in_numel(), w, y + n * g.out_numel(), work);
-    return;
-  }
+  if (const auto direct = active_kernels().conv2d_s8_direct)
+    return direct(g, images, x, w, y, work);
   int8_t* col = static_cast<int8_t*>(work);
   for (int64_t n = 0; n < images; ++n) {
     im2col_any(g, x + n * g.in_numel(), col);

@@ -1,5 +1,5 @@
-// Internal to src/kernels: the AVX2 int8 kernels (int8_avx2.cpp), which the AVX2 kernel set
-// (kernel_set.h) points to. Only called on CPUs with AVX2.
+// Internal to src/kernels: the AVX2 int8 kernels (conv_s8_avx2.cpp, gemm_s8_avx2.cpp), which the
+// AVX2 kernel set (kernel_set.h) points to. Only called on CPUs with AVX2.
 #pragma once
 
 #include <cstdint>
@@ -8,11 +8,11 @@
 
 namespace zotrain::kernels::avx2 {
 
-// conv2d_s8_forward of one image for stride 1, reading the (padded) image in place of a patch
-// matrix; `work` needs conv2d_s8_direct_work_bytes(g) bytes.
+// conv2d_s8_forward, reading a padded copy of each image in place of a patch matrix, the
+// weights packed once per call; `work` needs conv2d_s8_direct_work_bytes(g) bytes.
 int64_t conv2d_s8_direct_work_bytes(const Conv2dGeometry& g);
-void conv2d_s8_direct(const Conv2dGeometry& g, const int8_t* x, const int8_t* w, int32_t* y,
-                      void* work);
+void conv2d_s8_direct(const Conv2dGeometry& g, int64_t images, const int8_t* x, const int8_t* w,
+                      int32_t* y, void* work);
 
 // C (+)= A · B^T (gemm_s8 with op(A) = A, op(B) = B^T): rows of both operands contiguous.
 void gemm_s8_nt(int64_t m, int64_t n, int64_t k, const int8_t* a, int64_t lda, const int8_t* b,

@@ -22,12 +22,12 @@ struct KernelSet {
   int64_t (*conv2d_weight_grad_work)(const Conv2dGeometry& g);
   void (*conv2d_weight_grad)(const Conv2dGeometry& g, int64_t o0, int64_t o1, int64_t images,
                              const float* x, const float* dy, float* dw, float* work);
-  // int8 convolution forward of one image for stride 1 (conv2d_s8_forward), reading the image in
-  // place; null in sets without one, which run patch matrices and gemm_s8.
+  // int8 convolution forward (conv2d_s8_forward) without patch matrices; null in sets without
+  // one, which run patch matrices and gemm_s8.
   const char* conv2d_s8_name;
   int64_t (*conv2d_s8_direct_work_bytes)(const Conv2dGeometry& g);
-  void (*conv2d_s8_direct)(const Conv2dGeometry& g, const int8_t* x, const int8_t* w, int32_t* y,
-                           void* work);
+  void (*conv2d_s8_direct)(const Conv2dGeometry& g, int64_t images, const int8_t* x,
+                           const int8_t* w, int32_t* y, void* work);
   // gemm_s8 for op(A) = A, op(B) = B^T (the linear layers' forward); null in sets without one.
   void (*gemm_s8_nt)(int64_t m, int64_t n, int64_t k, const int8_t* a, int64_t lda, const int8_t* b,
                      int64_t ldb, int32_t* c, int64_t ldc, bool accumulate);

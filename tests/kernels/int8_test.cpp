@@ -466,6 +466,10 @@ std::vector<ref::ConvShape> conv_cases(int64_t images) {
       {images, 3, 9, 13, 13, 3, 1, 1},
       {images, 5, 6, 17, 11, 4, 1, 2},
       {images, 1, 3, 3, 7, 1, 1, 0},
+      // The AVX2 kernel's pixel rows (6 pixels x 16 channels): odd channel counts, partial panels.
+      {images, 3, 6, 6, 16, 3, 1, 0},
+      {images, 3, 11, 9, 21, 3, 2, 1},
+      {images, 5, 7, 8, 40, 2, 1, 1},
   };
   Rng rng(111, 0);
   for (int i = 0; i < 16; ++i) {

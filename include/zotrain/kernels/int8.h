@@ -60,10 +60,10 @@ void gemm_s8_ref(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, co
 // (NITI's layers have none). `work` needs conv2d_s8_work_bytes(g) bytes.
 int64_t conv2d_s8_work_bytes(const Conv2dGeometry& g);
 // y = w * x (int32, [images, out_c, out_h, out_w]; one image at a time keeps the buffer small).
-// The active instruction set's direct kernel where it has one (stride 1), else patch matrices.
+// The active instruction set's direct kernel where it has one, else patch matrices.
 void conv2d_s8_forward(const Conv2dGeometry& g, int64_t images, const int8_t* x, const int8_t* w,
                        int32_t* y, void* work);
-// What conv2d_s8_forward runs, e.g. "avx2 int8 direct 6x16 tiles (stride 1)".
+// What conv2d_s8_forward runs, e.g. "avx2 int8 direct 6x16 tiles".
 const char* conv2d_s8_kernel_name();
 // dx = dL/dx for int8 dy (int32, overwritten).
 void conv2d_s8_backward_data(const Conv2dGeometry& g, int64_t images, const int8_t* dy,
