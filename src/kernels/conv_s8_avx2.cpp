@@ -83,6 +83,21 @@ int64_t conv2d_s8_direct_work_bytes(const Conv2dGeometry& g) {
 
 namespace {
 
+// The scratch of conv2d_s8_direct_work_bytes.
+struct Scratch {
+  void* image;       // the padded image: int8 (channel rows) or int16 (pixel rows)
+  int16_t* weights;  // the packed weights
+  int32_t* off;      // the tap-pair offsets
+};
+
+Scratch scratch(const DirectPlan& p, void* work) {
+  Scratch s;
+  s.image = work;
+  s.weights = reinterpret_cast<int16_t*>(static_cast<char*>(work) + p.image);
+  s.off = reinterpret_cast<int32_t*>(s.weights + p.weights);
+  return s;
+}
+
 template <int MR>
 using Acc = __m256i[MR][2];
 
@@ -163,43 +178,41 @@ ZT_AVX2 void last_channel_tile(int64_t rows, const Conv2dGeometry& g, const Dire
   if constexpr (MR > 1) last_channel_tile<MR - 1>(rows, g, p, xq, w, off, o0, oh, ow, y);
 }
 
-ZT_AVX2 void conv_channel_rows(const Conv2dGeometry& g, const DirectPlan& p, int64_t images,
-                               const int8_t* x, const int8_t* w, int32_t* y, void* work) {
+// Tap pair t is weights 2t and 2t + 1 of a row; an odd last tap pairs with a zero weight (and a
+// copy of its own offset).
+ZT_AVX2 void pack_channel_rows(const Conv2dGeometry& g, const DirectPlan& p, const int8_t* w,
+                               const Scratch& s) {
   const int64_t taps = g.patch_size();
-  int8_t* xp = static_cast<int8_t*>(work);
-  int16_t* wp = reinterpret_cast<int16_t*>(xp + p.image);
-  int32_t* off = reinterpret_cast<int32_t*>(wp + p.weights);
-  // Tap pair t is weights 2t and 2t + 1 of a row; an odd last tap pairs with a zero weight (and
-  // a copy of its own offset).
   for (int64_t o = 0; o < g.out_c; ++o) {
-    int16_t* row = wp + o * 2 * p.pairs;
+    int16_t* row = s.weights + o * 2 * p.pairs;
     for (int64_t t = 0; t < taps; ++t) row[t] = w[o * taps + t];
     if (taps % 2) row[taps] = 0;
   }
-  int32_t* next = off;
+  int32_t* next = s.off;
   for (int64_t c = 0; c < g.in_c; ++c)
     for (int64_t ki = 0; ki < g.k; ++ki)
       for (int64_t kj = 0; kj < g.k; ++kj)
         *next++ = static_cast<int32_t>((c * p.hp + ki) * p.wp + kj);
   if (taps % 2) *next = next[-1];
-  __builtin_memset(xp, 0, static_cast<size_t>(p.image));
-  for (int64_t n = 0; n < images; ++n) {
-    const int8_t* xn = x + n * g.in_numel();
-    int32_t* yn = y + n * g.out_numel();
-    for (int64_t c = 0; c < g.in_c; ++c)
-      for (int64_t ih = 0; ih < g.in_h; ++ih)
-        __builtin_memcpy(xp + (c * p.hp + ih + g.pad) * p.wp + g.pad,
-                         xn + (c * g.in_h + ih) * g.in_w, static_cast<size_t>(g.in_w));
-    int64_t oh = 0, ow = 0;  // of position q0
-    for (int64_t q0 = 0; q0 < p.positions; q0 += kNR) {
-      int64_t o0 = 0;
-      for (; o0 + kMR <= g.out_c; o0 += kMR)
-        channel_tile<kMR>(g, p, xp + q0, wp + o0 * 2 * p.pairs, off, o0, oh, ow, yn);
-      if (o0 < g.out_c)
-        last_channel_tile<kMR - 1>(g.out_c - o0, g, p, xp + q0, wp + o0 * 2 * p.pairs, off, o0, oh,
-                                   ow, yn);
-      for (ow += kNR; ow >= p.wp;) ow -= p.wp, ++oh;
-    }
+}
+
+ZT_AVX2 void channel_rows_image(const Conv2dGeometry& g, const DirectPlan& p, const int8_t* x,
+                                const Scratch& s, int32_t* y) {
+  int8_t* xp = static_cast<int8_t*>(s.image);
+  for (int64_t c = 0; c < g.in_c; ++c)
+    for (int64_t ih = 0; ih < g.in_h; ++ih)
+      __builtin_memcpy(xp + (c * p.hp + ih + g.pad) * p.wp + g.pad, x + (c * g.in_h + ih) * g.in_w,
+                       static_cast<size_t>(g.in_w));
+  int64_t oh = 0, ow = 0;  // of position q0
+  for (int64_t q0 = 0; q0 < p.positions; q0 += kNR) {
+    int64_t o0 = 0;
+    const int16_t* w = s.weights;
+    for (; o0 + kMR <= g.out_c; o0 += kMR)
+      channel_tile<kMR>(g, p, xp + q0, w + o0 * 2 * p.pairs, s.off, o0, oh, ow, y);
+    if (o0 < g.out_c)
+      last_channel_tile<kMR - 1>(g.out_c - o0, g, p, xp + q0, w + o0 * 2 * p.pairs, s.off, o0, oh,
+                                 ow, y);
+    for (ow += kNR; ow >= p.wp;) ow -= p.wp, ++oh;
   }
 }
 
@@ -223,54 +236,51 @@ ZT_AVX2_INLINE void pixel_sums(int64_t pairs, const int16_t* const (&pix)[kMR], 
   }
 }
 
-ZT_AVX2 void conv_pixel_rows(const Conv2dGeometry& g, const DirectPlan& p, int64_t images,
-                             const int8_t* x, const int8_t* w, int32_t* y, void* work) {
-  int16_t* xh = static_cast<int16_t*>(work);
-  int16_t* packed = xh + p.image / 2;
-  int32_t* off = reinterpret_cast<int32_t*>(packed + p.weights);
-  const int64_t half = p.cp / 2, plane = g.out_plane();
-  // Pair t = (ki, kj, channels 2c2 and 2c2 + 1); lanes 2j, 2j + 1 of a panel row hold the
-  // weights of output channel j of those two taps (zero for padding channels).
-  const int64_t kk_taps = g.k * g.k;
+// Pair t = (ki, kj, channels 2c2 and 2c2 + 1); lanes 2j, 2j + 1 of a panel row hold the weights
+// of output channel j of those two taps (zero for padding channels).
+ZT_AVX2 void pack_pixel_rows(const Conv2dGeometry& g, const DirectPlan& p, const int8_t* w,
+                             const Scratch& s) {
+  const int64_t half = p.cp / 2, kk_taps = g.k * g.k;
   for (int64_t o = 0; o < p.panels * kNR; ++o) {
-    int16_t* lanes = packed + (o / kNR * p.pairs * kNR + o % kNR) * 2;
+    int16_t* lanes = s.weights + (o / kNR * p.pairs * kNR + o % kNR) * 2;
     for (int64_t kk = 0; kk < kk_taps; ++kk)
       for (int64_t c = 0; c < p.cp; ++c)
         lanes[(kk * half + c / 2) * kNR * 2 + c % 2] =
             o < g.out_c && c < g.in_c ? w[(o * g.in_c + c) * kk_taps + kk] : int16_t{0};
   }
-  int32_t* next = off;
+  int32_t* next = s.off;
   for (int64_t ki = 0; ki < g.k; ++ki)
     for (int64_t kj = 0; kj < g.k; ++kj)
       for (int64_t c = 0; c < p.cp; c += 2)
         *next++ = static_cast<int32_t>((ki * p.wp + kj) * p.cp + c);
-  __builtin_memset(xh, 0, static_cast<size_t>(p.image));
-  for (int64_t n = 0; n < images; ++n) {
-    const int8_t* xn = x + n * g.in_numel();
-    int32_t* yn = y + n * g.out_numel();
-    for (int64_t c = 0; c < g.in_c; ++c)
-      for (int64_t ih = 0; ih < g.in_h; ++ih)
-        for (int64_t iw = 0; iw < g.in_w; ++iw)
-          xh[((ih + g.pad) * p.wp + iw + g.pad) * p.cp + c] = xn[(c * g.in_h + ih) * g.in_w + iw];
-    for (int64_t m0 = 0; m0 < plane; m0 += kMR) {
-      // A last tile repeats its last pixel and drops the copies.
-      const int16_t* pix[kMR];
-      for (int i = 0; i < kMR; ++i) {
-        const int64_t m = m0 + i < plane ? m0 + i : plane - 1;
-        pix[i] = xh + (m / g.out_w * g.stride * p.wp + m % g.out_w * g.stride) * p.cp;
-      }
-      const int64_t pixels = plane - m0 < kMR ? plane - m0 : kMR;
-      for (int64_t q = 0; q < p.panels; ++q) {
-        Acc<kMR> acc;
-        pixel_sums(p.pairs, pix, off, packed + q * p.pairs * kNR * 2, acc);
-        alignas(32) int32_t t[kMR][kNR];
-        for (int i = 0; i < kMR; ++i)
-          for (int v = 0; v < 2; ++v)
-            _mm256_store_si256(reinterpret_cast<__m256i*>(t[i] + 8 * v), acc[i][v]);
-        const int64_t channels = g.out_c - q * kNR < kNR ? g.out_c - q * kNR : kNR;
-        for (int64_t j = 0; j < channels; ++j)
-          for (int64_t i = 0; i < pixels; ++i) yn[(q * kNR + j) * plane + m0 + i] = t[i][j];
-      }
+}
+
+ZT_AVX2 void pixel_rows_image(const Conv2dGeometry& g, const DirectPlan& p, const int8_t* x,
+                              const Scratch& s, int32_t* y) {
+  int16_t* xh = static_cast<int16_t*>(s.image);
+  const int64_t plane = g.out_plane();
+  for (int64_t c = 0; c < g.in_c; ++c)
+    for (int64_t ih = 0; ih < g.in_h; ++ih)
+      for (int64_t iw = 0; iw < g.in_w; ++iw)
+        xh[((ih + g.pad) * p.wp + iw + g.pad) * p.cp + c] = x[(c * g.in_h + ih) * g.in_w + iw];
+  for (int64_t m0 = 0; m0 < plane; m0 += kMR) {
+    // A last tile repeats its last pixel and drops the copies.
+    const int16_t* pix[kMR];
+    for (int i = 0; i < kMR; ++i) {
+      const int64_t m = m0 + i < plane ? m0 + i : plane - 1;
+      pix[i] = xh + (m / g.out_w * g.stride * p.wp + m % g.out_w * g.stride) * p.cp;
+    }
+    const int64_t pixels = plane - m0 < kMR ? plane - m0 : kMR;
+    for (int64_t q = 0; q < p.panels; ++q) {
+      Acc<kMR> acc;
+      pixel_sums(p.pairs, pix, s.off, s.weights + q * p.pairs * kNR * 2, acc);
+      alignas(32) int32_t t[kMR][kNR];
+      for (int i = 0; i < kMR; ++i)
+        for (int v = 0; v < 2; ++v)
+          _mm256_store_si256(reinterpret_cast<__m256i*>(t[i] + 8 * v), acc[i][v]);
+      const int64_t channels = g.out_c - q * kNR < kNR ? g.out_c - q * kNR : kNR;
+      for (int64_t j = 0; j < channels; ++j)
+        for (int64_t i = 0; i < pixels; ++i) y[(q * kNR + j) * plane + m0 + i] = t[i][j];
     }
   }
 }
@@ -280,10 +290,20 @@ ZT_AVX2 void conv_pixel_rows(const Conv2dGeometry& g, const DirectPlan& p, int64
 ZT_AVX2 void conv2d_s8_direct(const Conv2dGeometry& g, int64_t images, const int8_t* x,
                               const int8_t* w, int32_t* y, void* work) {
   const DirectPlan p = direct_plan(g);
+  const Scratch s = scratch(p, work);
+  __builtin_memset(s.image, 0, static_cast<size_t>(p.image));  // the padding stays zero
   if (p.channel_rows)
-    conv_channel_rows(g, p, images, x, w, y, work);
+    pack_channel_rows(g, p, w, s);
   else
-    conv_pixel_rows(g, p, images, x, w, y, work);
+    pack_pixel_rows(g, p, w, s);
+  for (int64_t n = 0; n < images; ++n) {
+    const int8_t* xn = x + n * g.in_numel();
+    int32_t* yn = y + n * g.out_numel();
+    if (p.channel_rows)
+      channel_rows_image(g, p, xn, s, yn);
+    else
+      pixel_rows_image(g, p, xn, s, yn);
+  }
 }
 
 }  // namespace zotrain::kernels::avx2
