@@ -1,5 +1,6 @@
-// Internal to src/kernels: the AVX2 int8 kernels (conv_s8_avx2.cpp, gemm_s8_avx2.cpp), which the
-// AVX2 kernel set (kernel_set.h) points to. Only called on CPUs with AVX2.
+// Internal to src/kernels: the AVX2 kernels of the integer path (conv_s8_avx2.cpp,
+// gemm_s8_avx2.cpp, philox_avx2.cpp), which the AVX2 kernel set (kernel_set.h) points to. Only
+// called on CPUs with AVX2.
 #pragma once
 
 #include <cstdint>
@@ -17,5 +18,9 @@ void conv2d_s8_direct(const Conv2dGeometry& g, int64_t images, const int8_t* x, 
 // C (+)= A · B^T (gemm_s8 with op(A) = A, op(B) = B^T): rows of both operands contiguous.
 void gemm_s8_nt(int64_t m, int64_t n, int64_t k, const int8_t* a, int64_t lda, const int8_t* b,
                 int64_t ldb, int32_t* c, int64_t ldc, bool accumulate);
+
+// philox4x32_run (kernels/philox_run.h) for the first blocks rounded down to 8; returns how many.
+int64_t philox4x32_run(uint64_t j0, uint32_t c2, uint32_t c3, uint64_t key, int64_t blocks,
+                       uint32_t* out);
 
 }  // namespace zotrain::kernels::avx2
