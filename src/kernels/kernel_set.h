@@ -6,6 +6,7 @@
 
 #include "zotrain/kernels/conv2d.h"
 #include "zotrain/kernels/isa.h"
+#include "zotrain/kernels/pool.h"
 
 namespace zotrain::kernels {
 
@@ -31,6 +32,8 @@ struct KernelSet {
   // gemm_s8 for op(A) = A, op(B) = B^T (the linear layers' forward); null in sets without one.
   void (*gemm_s8_nt)(int64_t m, int64_t n, int64_t k, const int8_t* a, int64_t lda, const int8_t* b,
                      int64_t ldb, int32_t* c, int64_t ldc, bool accumulate);
+  // int8 max pooling, 2x2 windows of stride 2, for out_w >= 8; null in sets without one.
+  void (*max_pool_2x2_s8)(const Pool2dGeometry& g, int64_t planes, const int8_t* x, int8_t* y);
   // philox4x32_run for a prefix of the blocks, returning its length; null in sets without one.
   int64_t (*philox4x32_run)(uint64_t j0, uint32_t c2, uint32_t c3, uint64_t key, int64_t blocks,
                             uint32_t* out);

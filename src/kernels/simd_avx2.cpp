@@ -38,6 +38,7 @@ const KernelSet kAvx2FmaKernels = {
     .conv2d_s8_direct_work_bytes = avx2::conv2d_s8_direct_work_bytes,
     .conv2d_s8_direct = avx2::conv2d_s8_direct,
     .gemm_s8_nt = avx2::gemm_s8_nt,
+    .max_pool_2x2_s8 = avx2::max_pool_2x2_s8,
     .philox4x32_run = avx2::philox4x32_run,
 };
 

@@ -20,6 +20,7 @@ const KernelSet kPortableKernels = {
     .conv2d_s8_direct_work_bytes = nullptr,
     .conv2d_s8_direct = nullptr,
     .gemm_s8_nt = nullptr,
+    .max_pool_2x2_s8 = nullptr,
     .philox4x32_run = nullptr,
 };
 
