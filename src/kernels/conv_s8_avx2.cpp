@@ -132,12 +132,25 @@ ZT_AVX2_INLINE void channel_sums(int64_t pairs, const int8_t* xq, const int16_t*
 }
 
 // Stores a channel-rows tile (channels o0.., positions from (oh, ow) on along the wp-long rows)
-// into the [out_c, out_h, out_w] output, dropping positions past out_w and out_h.
+// into the [out_c, out_h, out_w] output, dropping positions past out_w and out_h: a vector whose
+// lanes lie in one row as a (masked) store, one that runs on into the next row lane by lane.
 template <int MR>
 ZT_AVX2_INLINE void store_channel_rows(const Acc<MR>& acc, const Conv2dGeometry& g,
                                        const DirectPlan& p, int64_t o0, int64_t oh, int64_t ow,
                                        int32_t* y) {
   const int64_t plane = g.out_plane();
+  int64_t row[2], col[2], valid[2];
+  bool wraps[2];
+  __m256i mask[2];
+  for (int v = 0; v < 2; ++v) {
+    int64_t r = oh, c = ow + 8 * v;
+    for (; c >= p.wp; c -= p.wp) ++r;
+    const int64_t n = r < g.out_h ? g.out_w - c : 0;
+    row[v] = r, col[v] = c, wraps[v] = c + 8 > p.wp;
+    valid[v] = n < 0 ? 0 : (n > 8 ? 8 : n);
+    mask[v] = _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(valid[v])),
+                                 _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+  }
 #pragma GCC unroll 8
   for (int i = 0; i < MR; ++i) {
     int32_t* yo = y + (o0 + i) * plane;
@@ -145,13 +158,17 @@ ZT_AVX2_INLINE void store_channel_rows(const Acc<MR>& acc, const Conv2dGeometry&
                                  _mm256_permute2x128_si256(acc[i][0], acc[i][1], 0x31)};
 #pragma GCC unroll 2
     for (int v = 0; v < 2; ++v) {
-      int64_t r = oh, c = ow + 8 * v;
-      if (c + 8 <= g.out_w) {
-        _mm256_storeu_si256(reinterpret_cast<__m256i*>(yo + r * g.out_w + c), in_order[v]);
+      int32_t* dst = yo + row[v] * g.out_w + col[v];
+      if (!wraps[v]) {
+        if (valid[v] == 8)
+          _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst), in_order[v]);
+        else if (valid[v] > 0)
+          _mm256_maskstore_epi32(dst, mask[v], in_order[v]);
         continue;
       }
       alignas(32) int32_t t[8];
       _mm256_store_si256(reinterpret_cast<__m256i*>(t), in_order[v]);
+      int64_t r = row[v], c = col[v];
       for (int u = 0; u < 8; ++u, ++c) {
         for (; c >= p.wp; c -= p.wp) ++r;
         if (r < g.out_h && c < g.out_w) yo[r * g.out_w + c] = t[u];
