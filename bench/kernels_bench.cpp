@@ -48,22 +48,42 @@ bool select_isa(benchmark::State& state, int64_t isa) {
   return true;
 }
 
-// Arguments: trans_a, trans_b, m, n, k, and -1 for gemm_f32_ref or a KernelIsa for gemm_f32.
-void BM_Gemm(benchmark::State& state) {
-  const bool ta = state.range(0), tb = state.range(1);
-  const int64_t m = state.range(2), n = state.range(3), k = state.range(4);
-  const int64_t isa = state.range(5);
-  auto run = isa < 0 ? kernels::gemm_f32_ref : kernels::gemm_f32;
-  if (isa >= 0 && !select_isa(state, isa)) return;
-  Tensor a = random_tensor(Shape{m * k}, 0), b = random_tensor(Shape{k * n}, 1);
-  Tensor c = random_tensor(Shape{m * n}, 2);
+// The arguments of the GEMM benchmarks: trans_a, trans_b, m, n, k, and -1 for the reference or a
+// KernelIsa for the fast kernel.
+struct GemmArgs {
+  explicit GemmArgs(const benchmark::State& s)
+      : ta(s.range(0)),
+        tb(s.range(1)),
+        m(s.range(2)),
+        n(s.range(3)),
+        k(s.range(4)),
+        isa(s.range(5)) {}
+  int64_t lda() const { return ta ? m : k; }
+  int64_t ldb() const { return tb ? k : n; }
+  bool ta, tb;
+  int64_t m, n, k, isa;
+};
+
+// Times product(), 2 m n k operations per call counted as `unit`.
+template <typename Product>
+void time_gemm(benchmark::State& state, const GemmArgs& g, const char* unit, Product product) {
   for (auto _ : state) {
-    run(ta, tb, m, n, k, 1.0f, a.data(), ta ? m : k, b.data(), tb ? k : n, 0.0f, c.data(), n);
-    benchmark::DoNotOptimize(c.data());
+    product();
     benchmark::ClobberMemory();
   }
-  set_rate(state, 2.0 * m * n * k, "FLOPS");
-  state.SetLabel(isa < 0 ? "reference" : kernels::gemm_f32_kernel_name());
+  set_rate(state, 2.0 * g.m * g.n * g.k, unit);
+}
+
+void BM_Gemm(benchmark::State& state) {
+  const GemmArgs g(state);
+  if (g.isa >= 0 && !select_isa(state, g.isa)) return;
+  auto run = g.isa < 0 ? kernels::gemm_f32_ref : kernels::gemm_f32;
+  Tensor a = random_tensor(Shape{g.m * g.k}, 0), b = random_tensor(Shape{g.k * g.n}, 1);
+  Tensor c = random_tensor(Shape{g.m * g.n}, 2);
+  time_gemm(state, g, "FLOPS", [&] {
+    run(g.ta, g.tb, g.m, g.n, g.k, 1.0f, a.data(), g.lda(), b.data(), g.ldb(), 0.0f, c.data(), g.n);
+  });
+  state.SetLabel(g.isa < 0 ? "reference" : kernels::gemm_f32_kernel_name());
 }
 
 void gemm_shapes(benchmark::internal::Benchmark* b) {
@@ -199,22 +219,16 @@ std::vector<int8_t> random_s8(int64_t n, uint64_t stream) {
   return v;
 }
 
-// Arguments: trans_a, trans_b, m, n, k, and -1 for gemm_s8_ref or a KernelIsa for gemm_s8.
 void BM_GemmS8(benchmark::State& state) {
-  const bool ta = state.range(0), tb = state.range(1);
-  const int64_t m = state.range(2), n = state.range(3), k = state.range(4);
-  const int64_t isa = state.range(5);
-  auto run = isa < 0 ? kernels::gemm_s8_ref : kernels::gemm_s8;
-  if (isa >= 0 && !select_isa(state, isa)) return;
-  std::vector<int8_t> a = random_s8(m * k, 0), b = random_s8(k * n, 1);
-  std::vector<int32_t> c(static_cast<size_t>(m * n));
-  for (auto _ : state) {
-    run(ta, tb, m, n, k, a.data(), ta ? m : k, b.data(), tb ? k : n, c.data(), n, false);
-    benchmark::DoNotOptimize(c.data());
-    benchmark::ClobberMemory();
-  }
-  set_rate(state, 2.0 * m * n * k, "OPS");
-  if (isa < 0) state.SetLabel("reference");
+  const GemmArgs g(state);
+  if (g.isa >= 0 && !select_isa(state, g.isa)) return;
+  auto run = g.isa < 0 ? kernels::gemm_s8_ref : kernels::gemm_s8;
+  std::vector<int8_t> a = random_s8(g.m * g.k, 0), b = random_s8(g.k * g.n, 1);
+  std::vector<int32_t> c(static_cast<size_t>(g.m * g.n));
+  time_gemm(state, g, "OPS", [&] {
+    run(g.ta, g.tb, g.m, g.n, g.k, a.data(), g.lda(), b.data(), g.ldb(), c.data(), g.n, false);
+  });
+  if (g.isa < 0) state.SetLabel("reference");
 }
 BENCHMARK(BM_GemmS8)->Apply(gemm_shapes);
 
