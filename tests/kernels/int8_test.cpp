@@ -455,22 +455,18 @@ std::vector<ref::ConvShape> conv_cases(int64_t images) {
   std::vector<ref::ConvShape> cases = {
       {images, 1, 28, 28, 6, 5, 1, 2},   // LeNet-5 conv1
       {images, 6, 14, 14, 16, 5, 1, 0},  // LeNet-5 conv2
-      {images, 3, 7, 6, 4, 3, 1, 0},
-      {images, 3, 7, 6, 4, 3, 2, 1},
-      {images, 2, 5, 5, 3, 5, 1, 2},
-      {images, 4, 4, 3, 2, 1, 1, 0},
-      {images, 1, 2, 2, 2, 3, 1, 1},
-      {images, 2, 9, 8, 5, 3, 2, 2},
+      {images, 3, 7, 6, 4, 3, 1, 0},    {images, 3, 7, 6, 4, 3, 2, 1},
+      {images, 2, 5, 5, 3, 5, 1, 2},    {images, 4, 4, 3, 2, 1, 1, 0},
+      {images, 1, 2, 2, 2, 3, 1, 1},    {images, 2, 9, 8, 5, 3, 2, 2},
       {images, 2, 8, 7, 3, 2, 2, 0},
-      // Register tiles of 6 channels x 16 positions: full and partial in both directions.
-      {images, 3, 9, 13, 13, 3, 1, 1},
-      {images, 5, 6, 17, 11, 4, 1, 2},
-      {images, 1, 3, 3, 7, 1, 1, 0},
-      // The AVX2 kernel's pixel rows (6 pixels x 16 channels): odd channel counts, partial panels.
-      {images, 3, 6, 6, 16, 3, 1, 0},
-      {images, 3, 11, 9, 21, 3, 2, 1},
-      {images, 5, 7, 8, 40, 2, 1, 1},
   };
+  // The AVX2 kernel's register tiles: channel rows (6 channels x 16 positions) full and partial
+  // in both directions; pixel rows (6 pixels x 16 channels) with odd channel counts and partial
+  // panels.
+  const ref::ConvShape tiles[] = {{images, 3, 9, 13, 13, 3, 1, 1}, {images, 5, 6, 17, 11, 4, 1, 2},
+                                  {images, 1, 3, 3, 7, 1, 1, 0},   {images, 3, 6, 6, 16, 3, 1, 0},
+                                  {images, 3, 11, 9, 21, 3, 2, 1}, {images, 5, 7, 8, 40, 2, 1, 1}};
+  cases.insert(cases.end(), std::begin(tiles), std::end(tiles));
   Rng rng(111, 0);
   for (int i = 0; i < 16; ++i) {
     const int64_t k = 1 + rng.below(4), pad = rng.below(3);
