@@ -145,6 +145,7 @@ int requantize(const int64_t* acc, int64_t n, int bits, Rounding r, int8_t* out)
 }
 
 int stage_s16(const int32_t* acc, int64_t n, int16_t* stage) {
+  if (const auto fast = active_kernels().stage_s16) return fast(acc, n, stage);
   const int range = range_bits(acc, n);
   round_to_odd_s16(acc, n, range > 15 ? range - 15 : 0, stage);
   return range;
@@ -155,9 +156,10 @@ int finish_s16(const int16_t* stage, int64_t n, int64_t rows, const int32_t* ran
   int range = 0;
   for (int64_t r = 0; r < rows; ++r) range = ranges[r] > range ? ranges[r] : range;
   const int shift = range > bits ? range - bits : 0;
+  const auto fast = active_kernels().round_shift_s16;
   for (int64_t r = 0; r < rows; ++r) {
     const int a = ranges[r] > 15 ? ranges[r] - 15 : 0;
-    round_shift_s16(stage + r * n, n, shift - a, out + r * n);
+    (fast ? fast : round_shift_s16)(stage + r * n, n, shift - a, out + r * n);
   }
   return shift;
 }

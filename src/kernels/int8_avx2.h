@@ -1,6 +1,6 @@
 // Internal to src/kernels: the AVX2 kernels of the integer path (conv_s8_avx2.cpp,
-// gemm_s8_avx2.cpp, pool_s8_avx2.cpp, philox_avx2.cpp), which the AVX2 kernel set (kernel_set.h)
-// points to. Only called on CPUs with AVX2.
+// gemm_s8_avx2.cpp, pool_s8_avx2.cpp, requant_s8_avx2.cpp, philox_avx2.cpp), which the AVX2 kernel
+// set (kernel_set.h) points to. Only called on CPUs with AVX2.
 #pragma once
 
 #include <cstdint>
@@ -22,6 +22,10 @@ void gemm_s8_nt(int64_t m, int64_t n, int64_t k, const int8_t* a, int64_t lda, c
 
 // int8 max pooling, 2x2 windows of stride 2, for out_w >= 8.
 void max_pool_2x2_s8(const Pool2dGeometry& g, int64_t planes, const int8_t* x, int8_t* y);
+
+// stage_s16 (kernels/int8.h), and the int16 -> int8 rounding shift of finish_s16.
+int stage_s16(const int32_t* acc, int64_t n, int16_t* stage);
+void round_shift_s16(const int16_t* stage, int64_t n, int s, int8_t* out);
 
 // philox4x32_run (kernels/philox_run.h) for the first blocks rounded down to 8; returns how many.
 int64_t philox4x32_run(uint64_t j0, uint32_t c2, uint32_t c3, uint64_t key, int64_t blocks,

@@ -34,6 +34,9 @@ struct KernelSet {
                      int64_t ldb, int32_t* c, int64_t ldc, bool accumulate);
   // int8 max pooling, 2x2 windows of stride 2, for out_w >= 8; null in sets without one.
   void (*max_pool_2x2_s8)(const Pool2dGeometry& g, int64_t planes, const int8_t* x, int8_t* y);
+  // stage_s16 and the int16 -> int8 rounding shift of finish_s16; null in sets without them.
+  int (*stage_s16)(const int32_t* acc, int64_t n, int16_t* stage);
+  void (*round_shift_s16)(const int16_t* stage, int64_t n, int s, int8_t* out);
   // philox4x32_run for a prefix of the blocks, returning its length; null in sets without one.
   int64_t (*philox4x32_run)(uint64_t j0, uint32_t c2, uint32_t c3, uint64_t key, int64_t blocks,
                             uint32_t* out);

@@ -39,6 +39,8 @@ const KernelSet kAvx2FmaKernels = {
     .conv2d_s8_direct = avx2::conv2d_s8_direct,
     .gemm_s8_nt = avx2::gemm_s8_nt,
     .max_pool_2x2_s8 = avx2::max_pool_2x2_s8,
+    .stage_s16 = avx2::stage_s16,
+    .round_shift_s16 = avx2::round_shift_s16,
     .philox4x32_run = avx2::philox4x32_run,
 };
 

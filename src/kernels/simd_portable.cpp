@@ -21,6 +21,8 @@ const KernelSet kPortableKernels = {
     .conv2d_s8_direct = nullptr,
     .gemm_s8_nt = nullptr,
     .max_pool_2x2_s8 = nullptr,
+    .stage_s16 = nullptr,
+    .round_shift_s16 = nullptr,
     .philox4x32_run = nullptr,
 };
 

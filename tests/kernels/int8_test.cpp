@@ -652,10 +652,10 @@ namespace {
 // Staging rows in int16 (round to odd) and finishing with the tensor's shift is requantize on the
 // whole tensor, bit for bit, whatever the rows' ranges — including rows near the int32 limits next
 // to rows that need no shift at all.
-TEST(Int8StagedRequantize, EqualsRequantizeOfTheWholeTensor) {
+void expect_staged_requantize_matches() {
   Rng rng(77, 0);
   for (int trial = 0; trial < 200; ++trial) {
-    const int64_t rows = 1 + rng.below(6), n = 1 + rng.below(40);
+    const int64_t rows = 1 + rng.below(6), n = 1 + rng.below(100);
     std::vector<int32_t> acc(static_cast<size_t>(rows * n));
     for (int64_t r = 0; r < rows; ++r) {
       const int bits = static_cast<int>(rng.below(32));  // this row's magnitude
@@ -681,5 +681,10 @@ TEST(Int8StagedRequantize, EqualsRequantizeOfTheWholeTensor) {
   }
 }
 
+// Every instruction set's kernels; rows of up to 100 elements (AVX2: vectors of 8, 16 and 32
+// lanes, and partial ones).
+TEST(Int8StagedRequantize, EqualsRequantizeOfTheWholeTensor) {
+  test::for_each_kernel_isa([] { expect_staged_requantize_matches(); });
+}
 }  // namespace
 }  // namespace zotrain
