@@ -244,7 +244,6 @@ void BM_Conv2dS8Forward(benchmark::State& state) {
   std::vector<int8_t> x = random_s8(in.numel(), 3), w = random_s8(g.out_c * g.patch_size(), 4);
   std::vector<int32_t> y(static_cast<size_t>(kBatch * g.out_numel()));
   std::vector<uint64_t> work(static_cast<size_t>(kernels::conv2d_s8_work_bytes(g) / 8 + 1));
-  state.SetLabel(kernels::conv2d_s8_kernel_name());
   for (auto _ : state) {
     kernels::conv2d_s8_forward(g, kBatch, x.data(), w.data(), y.data(), work.data());
     benchmark::ClobberMemory();

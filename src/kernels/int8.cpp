@@ -178,8 +178,8 @@ int64_t conv2d_s8_work_bytes(const Conv2dGeometry& g) {
   return bytes;
 }
 
-const char* conv2d_s8_kernel_name() {
-  return active_kernels().conv2d_s8_name;
+const char* int8_kernels_name() {
+  return active_kernels().int8_name;
 }
 
 void conv2d_s8_forward(const Conv2dGeometry& g, int64_t images, const int8_t* x, const int8_t* w,

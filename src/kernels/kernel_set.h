@@ -23,9 +23,10 @@ struct KernelSet {
   int64_t (*conv2d_weight_grad_work)(const Conv2dGeometry& g);
   void (*conv2d_weight_grad)(const Conv2dGeometry& g, int64_t o0, int64_t o1, int64_t images,
                              const float* x, const float* dy, float* dw, float* work);
+  // What the int8 kernels below run, for `zotrain info`.
+  const char* int8_name;
   // int8 convolution forward (conv2d_s8_forward) without patch matrices; null in sets without
   // one, which run patch matrices and gemm_s8.
-  const char* conv2d_s8_name;
   int64_t (*conv2d_s8_direct_work_bytes)(const Conv2dGeometry& g);
   void (*conv2d_s8_direct)(const Conv2dGeometry& g, int64_t images, const int8_t* x,
                            const int8_t* w, int32_t* y, void* work);

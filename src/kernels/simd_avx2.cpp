@@ -34,7 +34,9 @@ const KernelSet kAvx2FmaKernels = {
     .conv2d_forward = avx2::conv2d_forward,
     .conv2d_weight_grad_work = avx2::conv2d_weight_grad_work,
     .conv2d_weight_grad = avx2::conv2d_weight_grad,
-    .conv2d_s8_name = "avx2 int8 direct 6x16 tiles",
+    .int8_name =
+        "avx2: conv2d direct 6x16 tiles, A.B^T 3x4 dot tiles, 2x2 max pool, requantization, "
+        "Philox x8",
     .conv2d_s8_direct_work_bytes = avx2::conv2d_s8_direct_work_bytes,
     .conv2d_s8_direct = avx2::conv2d_s8_direct,
     .gemm_s8_nt = avx2::gemm_s8_nt,

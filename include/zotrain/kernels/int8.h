@@ -63,8 +63,9 @@ int64_t conv2d_s8_work_bytes(const Conv2dGeometry& g);
 // The active instruction set's direct kernel where it has one, else patch matrices.
 void conv2d_s8_forward(const Conv2dGeometry& g, int64_t images, const int8_t* x, const int8_t* w,
                        int32_t* y, void* work);
-// What conv2d_s8_forward runs, e.g. "avx2 int8 direct 6x16 tiles".
-const char* conv2d_s8_kernel_name();
+// What the int8 kernels of the active instruction set run, e.g. "avx2: conv2d direct 6x16
+// tiles, ...".
+const char* int8_kernels_name();
 // dx = dL/dx for int8 dy (int32, overwritten).
 void conv2d_s8_backward_data(const Conv2dGeometry& g, int64_t images, const int8_t* dy,
                              const int8_t* w, int32_t* dx, void* work);
