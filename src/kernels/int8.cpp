@@ -231,7 +231,7 @@ void relu_s8_backward(const int8_t* y, const int8_t* dy, int8_t* dx, int64_t n) 
 void max_pool2d_s8_forward(const Pool2dGeometry& g, int64_t planes, const int8_t* x, int8_t* y) {
   if (is_2x2_stride_2(g)) {
     const auto fast = active_kernels().max_pool_2x2_s8;
-    return (fast && g.out_w >= 8 ? fast : max_pool_2x2_s8)(g, planes, x, y);
+    return (fast && g.out_w >= 4 ? fast : max_pool_2x2_s8)(g, planes, x, y);
   }
   max_pool_forward_any(g, planes, x, y);
 }

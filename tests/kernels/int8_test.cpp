@@ -570,19 +570,13 @@ TEST(Int8Relu, MatchesFloatKernel) {
 std::vector<ref::PoolShape> pool_cases() {
   // LeNet-5's 2x2 stride-2 pools (even and odd planes), gapped windows, non-square windows;
   // overlapping windows (k > stride) are in MaxPoolOverlappingWindows.
-  std::vector<ref::PoolShape> cases = {{6, 28, 28, 2, 2},
-                                       {16, 10, 10, 2, 2},
-                                       {3, 7, 5, 2, 2},
-                                       {2, 5, 8, 2, 2},
-                                       {2, 7, 6, 3, 3},
-                                       {1, 5, 5, 5, 5},
-                                       {2, 8, 7, 2, 3},
-                                       {2, 9, 9, 1, 2},
-                                       // rows of 8 outputs or more (AVX2: 8 at a time, the last 8
-                                       // overlapping), odd widths
-                                       {2, 6, 17, 2, 2},
-                                       {3, 5, 33, 2, 2},
-                                       {2, 4, 21, 2, 2}};
+  std::vector<ref::PoolShape> cases = {{6, 28, 28, 2, 2}, {16, 10, 10, 2, 2}, {3, 7, 5, 2, 2},
+                                       {2, 5, 8, 2, 2},   {2, 7, 6, 3, 3},    {1, 5, 5, 5, 5},
+                                       {2, 8, 7, 2, 3},   {2, 9, 9, 1, 2}};
+  // Rows of 4 outputs or more (AVX2: 8 or 4 at a time, the last ones overlapping), odd widths.
+  const ref::PoolShape wide[] = {
+      {2, 6, 17, 2, 2}, {3, 5, 33, 2, 2}, {2, 4, 21, 2, 2}, {2, 4, 9, 2, 2}, {1, 6, 14, 2, 2}};
+  cases.insert(cases.end(), std::begin(wide), std::end(wide));
   Rng rng(117, 0);
   for (int i = 0; i < 10; ++i) {
     const int64_t k = 1 + rng.below(4), stride = k + rng.below(2);
