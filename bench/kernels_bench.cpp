@@ -1,17 +1,21 @@
-// Micro-benchmarks of the f32 kernels at LeNet-5's shapes (28x28 inputs, batch 256), on one
-// thread. Compute-bound kernels report FLOPS (2 per multiply-add), pooling reports input
-// elements per second. GEMM and the convolution layers run once per instruction set the CPU
-// supports; gemm_f32_ref gives the baseline.
+// Micro-benchmarks of the f32 and int8 kernels at LeNet-5's shapes (28x28 inputs, batch 256), on
+// one thread. Compute-bound kernels report FLOPS or OPS (2 per multiply-add), pooling reports
+// input elements per second. GEMM, the convolutions and pooling run once per instruction set the
+// CPU supports; gemm_f32_ref and gemm_s8_ref give the baselines.
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <vector>
 
 #include "zotrain/core/arena.h"
 #include "zotrain/core/rng.h"
 #include "zotrain/kernels/gemm.h"
+#include "zotrain/kernels/int8.h"
 #include "zotrain/kernels/isa.h"
+#include "zotrain/kernels/philox_run.h"
 #include "zotrain/models/model.h"
 #include "zotrain/nn/conv2d.h"
+#include "zotrain/nn/int8/qnetwork.h"
 #include "zotrain/nn/max_pool2d.h"
 #include "zotrain/nn/network.h"
 
@@ -44,22 +48,42 @@ bool select_isa(benchmark::State& state, int64_t isa) {
   return true;
 }
 
-// Arguments: trans_a, trans_b, m, n, k, and -1 for gemm_f32_ref or a KernelIsa for gemm_f32.
-void BM_Gemm(benchmark::State& state) {
-  const bool ta = state.range(0), tb = state.range(1);
-  const int64_t m = state.range(2), n = state.range(3), k = state.range(4);
-  const int64_t isa = state.range(5);
-  auto run = isa < 0 ? kernels::gemm_f32_ref : kernels::gemm_f32;
-  if (isa >= 0 && !select_isa(state, isa)) return;
-  Tensor a = random_tensor(Shape{m * k}, 0), b = random_tensor(Shape{k * n}, 1);
-  Tensor c = random_tensor(Shape{m * n}, 2);
+// The arguments of the GEMM benchmarks: trans_a, trans_b, m, n, k, and -1 for the reference or a
+// KernelIsa for the fast kernel.
+struct GemmArgs {
+  explicit GemmArgs(const benchmark::State& s)
+      : ta(s.range(0)),
+        tb(s.range(1)),
+        m(s.range(2)),
+        n(s.range(3)),
+        k(s.range(4)),
+        isa(s.range(5)) {}
+  int64_t lda() const { return ta ? m : k; }
+  int64_t ldb() const { return tb ? k : n; }
+  bool ta, tb;
+  int64_t m, n, k, isa;
+};
+
+// Times product(), 2 m n k operations per call counted as `unit`.
+template <typename Product>
+void time_gemm(benchmark::State& state, const GemmArgs& g, const char* unit, Product product) {
   for (auto _ : state) {
-    run(ta, tb, m, n, k, 1.0f, a.data(), ta ? m : k, b.data(), tb ? k : n, 0.0f, c.data(), n);
-    benchmark::DoNotOptimize(c.data());
+    product();
     benchmark::ClobberMemory();
   }
-  set_rate(state, 2.0 * m * n * k, "FLOPS");
-  state.SetLabel(isa < 0 ? "reference" : kernels::gemm_f32_kernel_name());
+  set_rate(state, 2.0 * g.m * g.n * g.k, unit);
+}
+
+void BM_Gemm(benchmark::State& state) {
+  const GemmArgs g(state);
+  if (g.isa >= 0 && !select_isa(state, g.isa)) return;
+  auto run = g.isa < 0 ? kernels::gemm_f32_ref : kernels::gemm_f32;
+  Tensor a = random_tensor(Shape{g.m * g.k}, 0), b = random_tensor(Shape{g.k * g.n}, 1);
+  Tensor c = random_tensor(Shape{g.m * g.n}, 2);
+  time_gemm(state, g, "FLOPS", [&] {
+    run(g.ta, g.tb, g.m, g.n, g.k, 1.0f, a.data(), g.lda(), b.data(), g.ldb(), 0.0f, c.data(), g.n);
+  });
+  state.SetLabel(g.isa < 0 ? "reference" : kernels::gemm_f32_kernel_name());
 }
 
 void gemm_shapes(benchmark::internal::Benchmark* b) {
@@ -185,6 +209,101 @@ void BM_LeNet5Forward(benchmark::State& state) {
                          benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
 }
 BENCHMARK(BM_LeNet5Forward)->ArgNames({"isa"})->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond);
+
+// ---- int8 (NITI) kernels ----
+
+std::vector<int8_t> random_s8(int64_t n, uint64_t stream) {
+  std::vector<int8_t> v(static_cast<size_t>(n));
+  Rng rng(7, stream);
+  for (int8_t& x : v) x = static_cast<int8_t>(static_cast<int>(rng.below(255)) - 127);
+  return v;
+}
+
+void BM_GemmS8(benchmark::State& state) {
+  const GemmArgs g(state);
+  if (g.isa >= 0 && !select_isa(state, g.isa)) return;
+  auto run = g.isa < 0 ? kernels::gemm_s8_ref : kernels::gemm_s8;
+  std::vector<int8_t> a = random_s8(g.m * g.k, 0), b = random_s8(g.k * g.n, 1);
+  std::vector<int32_t> c(static_cast<size_t>(g.m * g.n));
+  time_gemm(state, g, "OPS", [&] {
+    run(g.ta, g.tb, g.m, g.n, g.k, a.data(), g.lda(), b.data(), g.ldb(), c.data(), g.n, false);
+  });
+  if (g.isa < 0) state.SetLabel("reference");
+}
+BENCHMARK(BM_GemmS8)->Apply(gemm_shapes);
+
+// One int8 convolution forward over the batch (int32 out), as an int8 Conv2d layer runs it.
+// Arguments: conv (0, 1), KernelIsa.
+void BM_Conv2dS8Forward(benchmark::State& state) {
+  Shape in;
+  const Conv2d layer = lenet_conv(state.range(0), in);
+  if (!select_isa(state, state.range(1))) return;
+  // LeNet-5's convolutions: 5x5, stride 1, conv1 padded by 2 (lenet_conv).
+  const int64_t out_c = state.range(0) == 0 ? 6 : 16, pad = state.range(0) == 0 ? 2 : 0;
+  const auto g = kernels::Conv2dGeometry::make(in[1], in[2], in[3], out_c, 5, 1, pad);
+  std::vector<int8_t> x = random_s8(in.numel(), 3), w = random_s8(g.out_c * g.patch_size(), 4);
+  std::vector<int32_t> y(static_cast<size_t>(kBatch * g.out_numel()));
+  std::vector<uint64_t> work(static_cast<size_t>(kernels::conv2d_s8_work_bytes(g) / 8 + 1));
+  for (auto _ : state) {
+    kernels::conv2d_s8_forward(g, kBatch, x.data(), w.data(), y.data(), work.data());
+    benchmark::ClobberMemory();
+  }
+  set_rate(state, 2.0 * static_cast<double>(layer.forward_macs(in)), "OPS");
+}
+BENCHMARK(BM_Conv2dS8Forward)->ArgNames({"conv", "isa"})->ArgsProduct({{0, 1}, {0, 1}});
+
+// Arguments: channels and size of LeNet-5's pooling inputs, KernelIsa.
+void BM_MaxPool2dS8Forward(benchmark::State& state) {
+  const int64_t planes = kBatch * state.range(0), hw = state.range(1);
+  if (!select_isa(state, state.range(2))) return;
+  const auto g = kernels::Pool2dGeometry::make(hw, hw, 2, 2);
+  std::vector<int8_t> x = random_s8(planes * hw * hw, 5),
+                      y(static_cast<size_t>(planes * g.out_plane()));
+  for (auto _ : state) {
+    kernels::max_pool2d_s8_forward(g, planes, x.data(), y.data());
+    benchmark::ClobberMemory();
+  }
+  set_rate(state, static_cast<double>(planes * hw * hw), "elements");
+}
+BENCHMARK(BM_MaxPool2dS8Forward)
+    ->ArgNames({"c", "hw", "isa"})
+    ->ArgsProduct({{6}, {28}, {0, 1}})
+    ->Args({16, 10, 0})
+    ->Args({16, 10, 1});
+
+// The Philox blocks of the ternary z of LeNet-5's fc1 (48,000 weights, 2 per block).
+// Argument: KernelIsa.
+void BM_PhiloxRun(benchmark::State& state) {
+  if (!select_isa(state, state.range(0))) return;
+  constexpr int64_t kBlocks = 24000;
+  std::vector<uint32_t> out(4 * kBlocks);
+  for (auto _ : state) {
+    kernels::philox4x32_run(0, 2, 0x5A4F, 99, kBlocks, out.data());
+    benchmark::ClobberMemory();
+  }
+  set_rate(state, static_cast<double>(kBlocks), "blocks");
+}
+BENCHMARK(BM_PhiloxRun)->ArgNames({"isa"})->Arg(0)->Arg(1);
+
+// The whole int8 LeNet-5 forward pass (QNetwork, requantization included), as a zeroth-order
+// step runs it twice per sample, per example. Argument: KernelIsa.
+void BM_LeNet5ForwardS8(benchmark::State& state) {
+  if (!select_isa(state, state.range(0))) return;
+  ModelSpec m = lenet5(Shape{1, 28, 28}, 10);
+  Network desc(m.item_shape, m.layers);
+  QNetwork net(desc);
+  Arena arena;
+  net.allocate(arena, kBatch, net.num_layers(), 1);
+  QTensor input = net.input();
+  const std::vector<int8_t> x = random_s8(input.numel(), 6);
+  std::copy(x.begin(), x.end(), input.data);
+  for (auto _ : state) benchmark::DoNotOptimize(net.forward(kBatch).data);
+  set_rate(state, 2.0 * static_cast<double>(desc.forward_macs(kBatch)), "OPS");
+  state.counters["per_example"] =
+      benchmark::Counter(static_cast<double>(state.iterations()) * kBatch,
+                         benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+}
+BENCHMARK(BM_LeNet5ForwardS8)->ArgNames({"isa"})->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace zotrain

@@ -1,7 +1,9 @@
 // int8 × int8 → int32 matrix products. The fast kernel has two loop orders, both written so that
 // GCC vectorizes the inner loop (16-bit products, 32-bit sums): rows of C as sums of scaled rows
 // of B when op(B) is B, and dot products when op(B) is B^T (rows of both operands contiguous).
-// x86-64 builds get an AVX2 clone chosen at load time; others the baseline code.
+// x86-64 builds get an AVX2 clone chosen at load time; others the baseline code. The active
+// instruction set's kernel (kernel_set.h) replaces the dot products where it has one.
+#include "kernel_set.h"
 #include "target_clones.h"
 #include "zotrain/kernels/int8.h"
 
@@ -63,7 +65,10 @@ ZT_INT8_CLONES void gemm_dots(int64_t m, int64_t n, int64_t k, const int8_t* a, 
 void gemm_s8(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const int8_t* a,
              int64_t lda, const int8_t* b, int64_t ldb, int32_t* c, int64_t ldc, bool accumulate) {
   if (!trans_b) return gemm_rows(trans_a, m, n, k, a, lda, b, ldb, c, ldc, accumulate);
-  if (!trans_a) return gemm_dots(m, n, k, a, lda, b, ldb, c, ldc, accumulate);
+  if (!trans_a) {
+    const auto fast = active_kernels().gemm_s8_nt;
+    return (fast ? fast : gemm_dots)(m, n, k, a, lda, b, ldb, c, ldc, accumulate);
+  }
   gemm_s8_ref(trans_a, trans_b, m, n, k, a, lda, b, ldb, c, ldc, accumulate);
 }
 

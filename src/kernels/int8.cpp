@@ -1,10 +1,13 @@
 // NITI's integer arithmetic: range estimate, rounding shifts, requantization, int8 ReLU, max
-// pooling and convolution through int8 patch matrices and gemm_s8.
+// pooling and convolution through int8 patch matrices and gemm_s8 (or the active instruction
+// set's direct kernel, kernel_set.h).
 #include "zotrain/kernels/int8.h"
 
+#include <algorithm>
 #include <bit>
 
 #include "conv_walk.h"
+#include "kernel_set.h"
 #include "pool_walk.h"
 #include "target_clones.h"
 
@@ -55,6 +58,17 @@ ZT_INT8_CLONES void round_shift_s16(const int16_t* stage, int64_t n, int s, int8
   round_shift_to_s8(stage, n, s, out);
 }
 
+// Shift by a rounding to odd: the last kept bit ORed with "anything discarded" (stage_s16).
+ZT_INT8_CLONES void round_to_odd_s16(const int32_t* acc, int64_t n, int a, int16_t* stage) {
+  const uint32_t below = (uint32_t{1} << a) - 1;
+  for (int64_t i = 0; i < n; ++i) {
+    const int32_t v = acc[i];
+    const uint32_t mag = v < 0 ? 0u - static_cast<uint32_t>(v) : static_cast<uint32_t>(v);
+    const int32_t odd = static_cast<int32_t>((mag >> a) | ((mag & below) != 0 ? 1u : 0u));
+    stage[i] = static_cast<int16_t>(v < 0 ? -odd : odd);
+  }
+}
+
 template <typename Acc>
 int requantize_any(const Acc* acc, int64_t n, int bits, Rounding r, int8_t* out) {
   const int s = range_bits_any(acc, n) - bits;
@@ -69,6 +83,22 @@ int requantize_any(const Acc* acc, int64_t n, int bits, Rounding r, int8_t* out)
     out[i] =
         clip_s8(r == Rounding::kNearest ? round_shift(acc[i], shift) : psto_shift(acc[i], shift));
   return shift;
+}
+
+// The value of a window's maximum does not depend on which element is its first maximum: plain
+// maxima, which vectorize (the sizes are copied out of g, which int8 stores could alias).
+ZT_INT8_CLONES void max_pool_2x2_s8(const Pool2dGeometry& g, int64_t planes, const int8_t* x,
+                                    int8_t* y) {
+  const int64_t in_w = g.in_w, out_h = g.out_h, out_w = g.out_w;
+  for (int64_t p = 0; p < planes; ++p)
+    for (int64_t oh = 0; oh < out_h; ++oh) {
+      const int8_t* r0 = x + p * g.in_plane() + 2 * oh * in_w;
+      const int8_t* r1 = r0 + in_w;
+      int8_t* yr = y + (p * out_h + oh) * out_w;
+      for (int64_t ow = 0; ow < out_w; ++ow)
+        yr[ow] =
+            std::max(std::max(r0[2 * ow], r0[2 * ow + 1]), std::max(r1[2 * ow], r1[2 * ow + 1]));
+    }
 }
 
 uint64_t magnitude(int64_t x) {
@@ -115,15 +145,9 @@ int requantize(const int64_t* acc, int64_t n, int bits, Rounding r, int8_t* out)
 }
 
 int stage_s16(const int32_t* acc, int64_t n, int16_t* stage) {
+  if (const auto fast = active_kernels().stage_s16) return fast(acc, n, stage);
   const int range = range_bits(acc, n);
-  const int a = range > 15 ? range - 15 : 0;
-  const uint32_t below = (uint32_t{1} << a) - 1;
-  for (int64_t i = 0; i < n; ++i) {
-    const int32_t v = acc[i];
-    const uint32_t mag = v < 0 ? 0u - static_cast<uint32_t>(v) : static_cast<uint32_t>(v);
-    const int32_t odd = static_cast<int32_t>((mag >> a) | ((mag & below) != 0 ? 1u : 0u));
-    stage[i] = static_cast<int16_t>(v < 0 ? -odd : odd);
-  }
+  round_to_odd_s16(acc, n, range > 15 ? range - 15 : 0, stage);
   return range;
 }
 
@@ -132,23 +156,36 @@ int finish_s16(const int16_t* stage, int64_t n, int64_t rows, const int32_t* ran
   int range = 0;
   for (int64_t r = 0; r < rows; ++r) range = ranges[r] > range ? ranges[r] : range;
   const int shift = range > bits ? range - bits : 0;
+  const auto fast = active_kernels().round_shift_s16;
   for (int64_t r = 0; r < rows; ++r) {
     const int a = ranges[r] > 15 ? ranges[r] - 15 : 0;
-    round_shift_s16(stage + r * n, n, shift - a, out + r * n);
+    (fast ? fast : round_shift_s16)(stage + r * n, n, shift - a, out + r * n);
   }
   return shift;
 }
 
 int64_t conv2d_s8_work_bytes(const Conv2dGeometry& g) {
   // An int8 patch matrix (forward, weight gradient), or an int32 one (input gradient), and the
-  // int32 weight gradient of one image.
+  // int32 weight gradient of one image; or a direct kernel's scratch, in whichever set is active.
   const int64_t col = g.col_floats();
   const int64_t dw = g.out_c * g.patch_size();
-  return col * static_cast<int64_t>(sizeof(int32_t)) + dw * static_cast<int64_t>(sizeof(int32_t));
+  int64_t bytes =
+      col * static_cast<int64_t>(sizeof(int32_t)) + dw * static_cast<int64_t>(sizeof(int32_t));
+#if defined(__x86_64__)
+  const int64_t direct = kAvx2FmaKernels.conv2d_s8_direct_work_bytes(g);
+  bytes = direct > bytes ? direct : bytes;
+#endif
+  return bytes;
+}
+
+const char* int8_kernels_name() {
+  return active_kernels().int8_name;
 }
 
 void conv2d_s8_forward(const Conv2dGeometry& g, int64_t images, const int8_t* x, const int8_t* w,
                        int32_t* y, void* work) {
+  if (const auto direct = active_kernels().conv2d_s8_direct)
+    return direct(g, images, x, w, y, work);
   int8_t* col = static_cast<int8_t*>(work);
   for (int64_t n = 0; n < images; ++n) {
     im2col_any(g, x + n * g.in_numel(), col);
@@ -182,7 +219,8 @@ void conv2d_s8_backward_weight(const Conv2dGeometry& g, int64_t images, const in
   }
 }
 
-void relu_s8(const int8_t* x, int8_t* y, int64_t n) {
+// Byte maxima need SSE4.1 or AVX2 to vectorize: x86-64's baseline has none.
+ZT_INT8_CLONES void relu_s8(const int8_t* x, int8_t* y, int64_t n) {
   for (int64_t i = 0; i < n; ++i) y[i] = x[i] > 0 ? x[i] : 0;
 }
 
@@ -191,6 +229,10 @@ void relu_s8_backward(const int8_t* y, const int8_t* dy, int8_t* dx, int64_t n) 
 }
 
 void max_pool2d_s8_forward(const Pool2dGeometry& g, int64_t planes, const int8_t* x, int8_t* y) {
+  if (is_2x2_stride_2(g)) {
+    const auto fast = active_kernels().max_pool_2x2_s8;
+    return (fast && g.out_w >= 4 ? fast : max_pool_2x2_s8)(g, planes, x, y);
+  }
   max_pool_forward_any(g, planes, x, y);
 }
 

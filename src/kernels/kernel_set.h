@@ -6,6 +6,7 @@
 
 #include "zotrain/kernels/conv2d.h"
 #include "zotrain/kernels/isa.h"
+#include "zotrain/kernels/pool.h"
 
 namespace zotrain::kernels {
 
@@ -22,6 +23,24 @@ struct KernelSet {
   int64_t (*conv2d_weight_grad_work)(const Conv2dGeometry& g);
   void (*conv2d_weight_grad)(const Conv2dGeometry& g, int64_t o0, int64_t o1, int64_t images,
                              const float* x, const float* dy, float* dw, float* work);
+  // What the int8 kernels below run, for `zotrain info`.
+  const char* int8_name;
+  // int8 convolution forward (conv2d_s8_forward) without patch matrices; null in sets without
+  // one, which run patch matrices and gemm_s8.
+  int64_t (*conv2d_s8_direct_work_bytes)(const Conv2dGeometry& g);
+  void (*conv2d_s8_direct)(const Conv2dGeometry& g, int64_t images, const int8_t* x,
+                           const int8_t* w, int32_t* y, void* work);
+  // gemm_s8 for op(A) = A, op(B) = B^T (the linear layers' forward); null in sets without one.
+  void (*gemm_s8_nt)(int64_t m, int64_t n, int64_t k, const int8_t* a, int64_t lda, const int8_t* b,
+                     int64_t ldb, int32_t* c, int64_t ldc, bool accumulate);
+  // int8 max pooling, 2x2 windows of stride 2, for out_w >= 4; null in sets without one.
+  void (*max_pool_2x2_s8)(const Pool2dGeometry& g, int64_t planes, const int8_t* x, int8_t* y);
+  // stage_s16 and the int16 -> int8 rounding shift of finish_s16; null in sets without them.
+  int (*stage_s16)(const int32_t* acc, int64_t n, int16_t* stage);
+  void (*round_shift_s16)(const int16_t* stage, int64_t n, int s, int8_t* out);
+  // philox4x32_run for a prefix of the blocks, returning its length; null in sets without one.
+  int64_t (*philox4x32_run)(uint64_t j0, uint32_t c2, uint32_t c3, uint64_t key, int64_t blocks,
+                            uint32_t* out);
 };
 
 extern const KernelSet kPortableKernels;

@@ -5,6 +5,8 @@
 
 #if defined(__x86_64__)
 
+#include "int8_avx2.h"
+
 #if defined(__clang__)
 #pragma clang attribute push(__attribute__((target("avx2,fma"))), apply_to = function)
 #else
@@ -32,6 +34,16 @@ const KernelSet kAvx2FmaKernels = {
     .conv2d_forward = avx2::conv2d_forward,
     .conv2d_weight_grad_work = avx2::conv2d_weight_grad_work,
     .conv2d_weight_grad = avx2::conv2d_weight_grad,
+    .int8_name =
+        "avx2: conv2d direct 6x16 tiles, A.B^T 3x4 dot tiles, 2x2 max pool, requantization, "
+        "Philox x8",
+    .conv2d_s8_direct_work_bytes = avx2::conv2d_s8_direct_work_bytes,
+    .conv2d_s8_direct = avx2::conv2d_s8_direct,
+    .gemm_s8_nt = avx2::gemm_s8_nt,
+    .max_pool_2x2_s8 = avx2::max_pool_2x2_s8,
+    .stage_s16 = avx2::stage_s16,
+    .round_shift_s16 = avx2::round_shift_s16,
+    .philox4x32_run = avx2::philox4x32_run,
 };
 
 }  // namespace zotrain::kernels

@@ -16,6 +16,14 @@ const KernelSet kPortableKernels = {
     .conv2d_forward = portable::conv2d_forward,
     .conv2d_weight_grad_work = portable::conv2d_weight_grad_work,
     .conv2d_weight_grad = portable::conv2d_weight_grad,
+    .int8_name = "portable: conv2d by int8 patch matrices + gemm_s8 (auto-vectorized)",
+    .conv2d_s8_direct_work_bytes = nullptr,
+    .conv2d_s8_direct = nullptr,
+    .gemm_s8_nt = nullptr,
+    .max_pool_2x2_s8 = nullptr,
+    .stage_s16 = nullptr,
+    .round_shift_s16 = nullptr,
+    .philox4x32_run = nullptr,
 };
 
 }  // namespace zotrain::kernels

@@ -3,6 +3,7 @@
 
 #include "commands.h"
 #include "zotrain/kernels/gemm.h"
+#include "zotrain/kernels/int8.h"
 #include "zotrain/kernels/isa.h"
 
 namespace zotrain::tools {
@@ -14,6 +15,7 @@ void run_info() {
   std::printf("kernels: gemm f32 = %s; conv2d f32 = %s implicit-GEMM tiles; pooling = portable\n",
               kernels::gemm_f32_kernel_name(),
               kernels::kernel_isa_name(kernels::active_kernel_isa()));
+  std::printf("int8 kernels: %s\n", kernels::int8_kernels_name());
   std::printf("cpu: %u hardware threads; features:", std::thread::hardware_concurrency());
 #if defined(__x86_64__)
   __builtin_cpu_init();

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/kernel_isas.h"
 #include "kernels/reference.h"
 #include "zotrain/core/rng.h"
 #include "zotrain/kernels/activation.h"
@@ -373,7 +374,7 @@ std::vector<GemmCase> gemm_cases() {
     for (bool tb : {false, true})
       for (int64_t m : sizes)
         for (int64_t n : sizes)
-          for (int64_t k : {1, 4, 5, 33, 120}) {
+          for (int64_t k : {1, 4, 5, 13, 33, 120}) {
             ++i;
             cases.push_back({ta, tb, m, n, k, i % 3, (i / 3) % 4, (i / 2) % 3});
           }
@@ -416,13 +417,15 @@ TEST(Int8Gemm, ReferenceMatchesDoublePrecision) {
   expect_gemm_matches_double(kernels::gemm_s8_ref, -127, 127);
 }
 
+// Every instruction set's kernels: register tiles of 3 x 4 dot products along k by 16 and 8,
+// which the sizes fill in part or not at all.
 TEST(Int8Gemm, FastKernelMatchesDoublePrecision) {
-  expect_gemm_matches_double(kernels::gemm_s8, -127, 127);
+  test::for_each_kernel_isa([] { expect_gemm_matches_double(kernels::gemm_s8, -127, 127); });
 }
 
 // The whole int8 range, -128 included: 16-bit products still fit.
 TEST(Int8Gemm, FastKernelHandlesMinus128) {
-  expect_gemm_matches_double(kernels::gemm_s8, -128, 127);
+  test::for_each_kernel_isa([] { expect_gemm_matches_double(kernels::gemm_s8, -128, 127); });
 }
 
 // Sparse A (ReLU outputs, which the fast kernel skips) and an all-zero A.
@@ -457,6 +460,13 @@ std::vector<ref::ConvShape> conv_cases(int64_t images) {
       {images, 1, 2, 2, 2, 3, 1, 1},    {images, 2, 9, 8, 5, 3, 2, 2},
       {images, 2, 8, 7, 3, 2, 2, 0},
   };
+  // The AVX2 kernel's register tiles: channel rows (6 channels x 16 positions) full and partial
+  // in both directions; pixel rows (6 pixels x 16 channels) with odd channel counts and partial
+  // panels.
+  const ref::ConvShape tiles[] = {{images, 3, 9, 13, 13, 3, 1, 1}, {images, 5, 6, 17, 11, 4, 1, 2},
+                                  {images, 1, 3, 3, 7, 1, 1, 0},   {images, 3, 6, 6, 16, 3, 1, 0},
+                                  {images, 3, 11, 9, 21, 3, 2, 1}, {images, 5, 7, 8, 40, 2, 1, 1}};
+  cases.insert(cases.end(), std::begin(tiles), std::end(tiles));
   Rng rng(111, 0);
   for (int i = 0; i < 16; ++i) {
     const int64_t k = 1 + rng.below(4), pad = rng.below(3);
@@ -483,17 +493,22 @@ struct Work {
   std::vector<uint64_t> buffer;  // 8-byte aligned
 };
 
+// Every instruction set's kernel (the AVX2 one reads the image in place), over the whole int8
+// range: -128 included.
 TEST(Int8Conv2d, ForwardMatchesDirectConvolution) {
-  for (const auto& s : conv_cases(2)) {
-    SCOPED_TRACE(describe(s));
-    auto g = geometry(s);
-    std::vector<int8_t> x = random_s8(s.x_numel(), 112, 0), w = random_s8(s.w_numel(), 112, 1);
-    std::vector<int32_t> y(s.y_numel(), 12345);  // overwritten
-    Work work(kernels::conv2d_s8_work_bytes(g));
-    kernels::conv2d_s8_forward(g, s.n, x.data(), w.data(), y.data(), work.data());
-    const ref::Vec want = ref::conv2d(s, to_double(x), to_double(w), ref::Vec{});
-    for (int64_t i = 0; i < s.y_numel(); ++i) ASSERT_EQ(static_cast<double>(y[i]), want[i]) << i;
-  }
+  test::for_each_kernel_isa([] {
+    for (const auto& s : conv_cases(2)) {
+      SCOPED_TRACE(describe(s));
+      auto g = geometry(s);
+      std::vector<int8_t> x = random_s8(s.x_numel(), 112, 0, -128),
+                          w = random_s8(s.w_numel(), 112, 1, -128);
+      std::vector<int32_t> y(s.y_numel(), 12345);  // overwritten
+      Work work(kernels::conv2d_s8_work_bytes(g));
+      kernels::conv2d_s8_forward(g, s.n, x.data(), w.data(), y.data(), work.data());
+      const ref::Vec want = ref::conv2d(s, to_double(x), to_double(w), ref::Vec{});
+      for (int64_t i = 0; i < s.y_numel(); ++i) ASSERT_EQ(static_cast<double>(y[i]), want[i]) << i;
+    }
+  });
 }
 
 TEST(Int8Conv2d, BackwardDataMatchesReference) {
@@ -558,6 +573,10 @@ std::vector<ref::PoolShape> pool_cases() {
   std::vector<ref::PoolShape> cases = {{6, 28, 28, 2, 2}, {16, 10, 10, 2, 2}, {3, 7, 5, 2, 2},
                                        {2, 5, 8, 2, 2},   {2, 7, 6, 3, 3},    {1, 5, 5, 5, 5},
                                        {2, 8, 7, 2, 3},   {2, 9, 9, 1, 2}};
+  // Rows of 4 outputs or more (AVX2: 8 or 4 at a time, the last ones overlapping), odd widths.
+  const ref::PoolShape wide[] = {
+      {2, 6, 17, 2, 2}, {3, 5, 33, 2, 2}, {2, 4, 21, 2, 2}, {2, 4, 9, 2, 2}, {1, 6, 14, 2, 2}};
+  cases.insert(cases.end(), std::begin(wide), std::end(wide));
   Rng rng(117, 0);
   for (int i = 0; i < 10; ++i) {
     const int64_t k = 1 + rng.below(4), stride = k + rng.below(2);
@@ -591,13 +610,15 @@ std::string describe(const ref::PoolShape& s) {
 }
 
 TEST(Int8MaxPool, MatchesFloatKernel) {
-  uint64_t seed = 118;
-  for (const auto& s : pool_cases()) {
-    SCOPED_TRACE(describe(s));
-    expect_max_pool_matches_float(s, -127, 127, seed++);
-    expect_max_pool_matches_float(s, -2, 1, seed++);  // ties everywhere
-    expect_max_pool_matches_float(s, 0, 0, seed++);   // all zero: the first element wins
-  }
+  test::for_each_kernel_isa([] {
+    uint64_t seed = 118;
+    for (const auto& s : pool_cases()) {
+      SCOPED_TRACE(describe(s));
+      expect_max_pool_matches_float(s, -127, 127, seed++);
+      expect_max_pool_matches_float(s, -2, 1, seed++);  // ties everywhere
+      expect_max_pool_matches_float(s, 0, 0, seed++);   // all zero: the first element wins
+    }
+  });
 }
 
 // With k > stride a pixel can be the maximum of several windows and its gradient is a sum; the
@@ -625,10 +646,10 @@ namespace {
 // Staging rows in int16 (round to odd) and finishing with the tensor's shift is requantize on the
 // whole tensor, bit for bit, whatever the rows' ranges — including rows near the int32 limits next
 // to rows that need no shift at all.
-TEST(Int8StagedRequantize, EqualsRequantizeOfTheWholeTensor) {
+void expect_staged_requantize_matches() {
   Rng rng(77, 0);
   for (int trial = 0; trial < 200; ++trial) {
-    const int64_t rows = 1 + rng.below(6), n = 1 + rng.below(40);
+    const int64_t rows = 1 + rng.below(6), n = 1 + rng.below(100);
     std::vector<int32_t> acc(static_cast<size_t>(rows * n));
     for (int64_t r = 0; r < rows; ++r) {
       const int bits = static_cast<int>(rng.below(32));  // this row's magnitude
@@ -654,5 +675,10 @@ TEST(Int8StagedRequantize, EqualsRequantizeOfTheWholeTensor) {
   }
 }
 
+// Every instruction set's kernels; rows of up to 100 elements (AVX2: vectors of 8, 16 and 32
+// lanes, and partial ones).
+TEST(Int8StagedRequantize, EqualsRequantizeOfTheWholeTensor) {
+  test::for_each_kernel_isa([] { expect_staged_requantize_matches(); });
+}
 }  // namespace
 }  // namespace zotrain

@@ -13,6 +13,10 @@ using Philox4x32 = std::array<uint32_t, 4>;
 // One Philox-4x32-10 block: 4 random words for a 128-bit counter and a 64-bit key.
 Philox4x32 philox4x32(Philox4x32 counter, uint64_t key);
 
+// Philox-4x32's round multipliers and key increments (Salmon et al.).
+inline constexpr uint32_t kPhiloxM0 = 0xD2511F53u, kPhiloxM1 = 0xCD9E8D57u;
+inline constexpr uint32_t kPhiloxW0 = 0x9E3779B9u, kPhiloxW1 = 0xBB67AE85u;
+
 // A uniform float in [0, 1) from the high 24 bits of a word.
 inline float u32_to_unit(uint32_t u) {
   return static_cast<float>(u >> 8) * 0x1p-24f;

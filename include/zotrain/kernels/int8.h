@@ -59,9 +59,13 @@ void gemm_s8_ref(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, co
 // Convolution of `images` NCHW int8 images by int8 weights [out_c, in_c, k, k], no bias
 // (NITI's layers have none). `work` needs conv2d_s8_work_bytes(g) bytes.
 int64_t conv2d_s8_work_bytes(const Conv2dGeometry& g);
-// y = w * x (int32, [images, out_c, out_h, out_w]; one image at a time keeps the buffer small).
+// y = w * x (int32, [images, out_c, out_h, out_w]; a few images at a time keep the buffer small).
+// The active instruction set's direct kernel where it has one, else patch matrices.
 void conv2d_s8_forward(const Conv2dGeometry& g, int64_t images, const int8_t* x, const int8_t* w,
                        int32_t* y, void* work);
+// What the int8 kernels of the active instruction set run, e.g. "avx2: conv2d direct 6x16
+// tiles, ...".
+const char* int8_kernels_name();
 // dx = dL/dx for int8 dy (int32, overwritten).
 void conv2d_s8_backward_data(const Conv2dGeometry& g, int64_t images, const int8_t* dy,
                              const int8_t* w, int32_t* dx, void* work);

@@ -25,9 +25,10 @@ struct PerturbationSpec {
 
 // Elements 2j and 2j+1 share the Philox block at counter (j, tensor): words 0 and 1 give their
 // values, words 2 and 3 their sparsity masks (element zeroed when (word >> 8) < p_zero · 2^24).
+inline constexpr uint32_t kPerturbationWord3 = 0x5A4F;  // the counter's last word
 inline Philox4x32 perturbation_block(uint64_t seed, uint32_t tensor, uint64_t j) {
-  return philox4x32({static_cast<uint32_t>(j), static_cast<uint32_t>(j >> 32), tensor, 0x5A4F},
-                    seed);
+  return philox4x32(
+      {static_cast<uint32_t>(j), static_cast<uint32_t>(j >> 32), tensor, kPerturbationWord3}, seed);
 }
 
 // z_i for element i of tensor `tensor` under `seed`.

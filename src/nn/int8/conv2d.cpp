@@ -15,17 +15,22 @@ class Conv2d : public QLayer {
   explicit Conv2d(const Conv2dGeometry& g) : g_(g) {}
 
   Shape weight_shape() const override { return Shape{g_.out_c, g_.in_c, g_.k, g_.k}; }
-  // One image's output or input error.
-  int64_t acc_elems(const Shape&) const override { return std::max(g_.out_numel(), g_.in_numel()); }
-  int64_t stage_elems(const Shape& x) const override { return x[0] * acc_elems(x); }
+  // The outputs of a block of images, or one image's input error.
+  int64_t acc_elems(const Shape& x) const override {
+    return std::max(block_images(x) * g_.out_numel(), g_.in_numel());
+  }
+  int64_t stage_elems(const Shape& x) const override {
+    return x[0] * std::max(g_.out_numel(), g_.in_numel());
+  }
   int64_t work_bytes(const Shape&) const override { return kernels::conv2d_s8_work_bytes(g_); }
 
   void forward(const QTensor& x, QTensor& y, const QExecContext& ctx) const override {
     const int8_t* w = weight_data(ctx);
-    const int s =
-        requantize_rows(x.shape[0], g_.out_numel(), ctx, y.data, [&](int64_t n, int32_t* acc) {
-          kernels::conv2d_s8_forward(g_, 1, x.data + n * g_.in_numel(), w, acc, ctx.work);
-        });
+    const int s = requantize_rows(x.shape[0], g_.out_numel(), block_images(x.shape), ctx, y.data,
+                                  [&](int64_t n0, int64_t n1, int32_t* acc) {
+                                    kernels::conv2d_s8_forward(
+                                        g_, n1 - n0, x.data + n0 * g_.in_numel(), w, acc, ctx.work);
+                                  });
     y.exp = x.exp + weight_.exp + s;
   }
 
@@ -33,8 +38,8 @@ class Conv2d : public QLayer {
                 const QExecContext& ctx) const override {
     const int64_t images = x.shape[0];
     if (dx.data) {
-      const int s =
-          requantize_rows(images, g_.in_numel(), ctx, dx.data, [&](int64_t n, int32_t* acc) {
+      const int s = requantize_rows(
+          images, g_.in_numel(), 1, ctx, dx.data, [&](int64_t n, int64_t, int32_t* acc) {
             kernels::conv2d_s8_backward_data(g_, 1, dy.data + n * g_.out_numel(), weight_.data, acc,
                                              ctx.work);
           });
@@ -44,6 +49,9 @@ class Conv2d : public QLayer {
   }
 
  private:
+  // Images per block of the forward pass: a direct kernel packs the weights once per call.
+  static int64_t block_images(const Shape& x) { return std::min<int64_t>(x[0], 8); }
+
   Conv2dGeometry g_;
 };
 

@@ -13,7 +13,7 @@ class Linear : public QLayer {
   Linear(int64_t in, int64_t out) : in_(in), out_(out) {}
 
   Shape weight_shape() const override { return Shape{out_, in_}; }
-  // A row's output or input error, or the weight gradient.
+  // The weight gradient, or blocks of rows of the output or input error.
   int64_t acc_elems(const Shape&) const override {
     return std::max(out_, in_) > out_ * in_ ? std::max(out_, in_) : out_ * in_;
   }
@@ -21,9 +21,12 @@ class Linear : public QLayer {
 
   void forward(const QTensor& x, QTensor& y, const QExecContext& ctx) const override {
     const int8_t* w = weight_data(ctx);
-    const int s = requantize_rows(x.shape[0], out_, ctx, y.data, [&](int64_t r, int32_t* acc) {
-      kernels::gemm_s8(false, true, 1, out_, in_, x.data + r * in_, in_, w, in_, acc, out_, false);
-    });
+    const int64_t block = acc_elems(x.shape) / out_;
+    const int s = requantize_rows(
+        x.shape[0], out_, block, ctx, y.data, [&](int64_t r0, int64_t r1, int32_t* acc) {
+          kernels::gemm_s8(false, true, r1 - r0, out_, in_, x.data + r0 * in_, in_, w, in_, acc,
+                           out_, false);
+        });
     y.exp = x.exp + weight_.exp + s;
   }
 
@@ -31,10 +34,12 @@ class Linear : public QLayer {
                 const QExecContext& ctx) const override {
     const int64_t rows = x.shape[0];
     if (dx.data) {
-      const int s = requantize_rows(rows, in_, ctx, dx.data, [&](int64_t r, int32_t* acc) {
-        kernels::gemm_s8(false, false, 1, in_, out_, dy.data + r * out_, out_, weight_.data, in_,
-                         acc, in_, false);
-      });
+      const int64_t block = acc_elems(x.shape) / in_;
+      const int s = requantize_rows(
+          rows, in_, block, ctx, dx.data, [&](int64_t r0, int64_t r1, int32_t* acc) {
+            kernels::gemm_s8(false, false, r1 - r0, in_, out_, dy.data + r0 * out_, out_,
+                             weight_.data, in_, acc, in_, false);
+          });
       dx.exp = dy.exp + weight_.exp + s;
     }
     if (grad) {

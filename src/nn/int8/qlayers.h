@@ -19,14 +19,18 @@ std::unique_ptr<QLayer> make_dropout(uint32_t drop_below);
 // Activations and errors go back to int8 with round-to-nearest shifts (NITI's RoundShift).
 inline constexpr int kMantissaBits = 7;
 
-// Runs row(r, acc) for each batch row r, which writes that row's n int32 accumulators into acc,
-// and brings the whole [rows, n] result to int8 (round to nearest, one exponent): the
-// requantization of the whole tensor without int32 storage for it. Returns the shift.
-template <typename RowFn>
-int requantize_rows(int64_t rows, int64_t n, const QExecContext& ctx, int8_t* out, RowFn row) {
-  for (int64_t r = 0; r < rows; ++r) {
-    row(r, ctx.acc);
-    ctx.ranges[r] = kernels::stage_s16(ctx.acc, n, ctx.stage + r * n);
+// Runs rows(r0, r1, acc) for blocks [r0, r1) of up to `block` batch rows, which writes those
+// rows' n int32 accumulators each into acc, and brings the whole [rows, n] result to int8 (round
+// to nearest, one exponent): the requantization of the whole tensor without int32 storage for
+// it. Returns the shift.
+template <typename RowsFn>
+int requantize_rows(int64_t rows, int64_t n, int64_t block, const QExecContext& ctx, int8_t* out,
+                    RowsFn fn) {
+  for (int64_t r0 = 0; r0 < rows; r0 += block) {
+    const int64_t r1 = r0 + block < rows ? r0 + block : rows;
+    fn(r0, r1, ctx.acc);
+    for (int64_t r = r0; r < r1; ++r)
+      ctx.ranges[r] = kernels::stage_s16(ctx.acc + (r - r0) * n, n, ctx.stage + r * n);
   }
   return kernels::finish_s16(ctx.stage, n, rows, ctx.ranges, kMantissaBits, out);
 }

@@ -1,0 +1,34 @@
+// Internal to src/kernels: the AVX2 kernels of the integer path (conv_s8_avx2.cpp,
+// gemm_s8_avx2.cpp, pool_s8_avx2.cpp, requant_s8_avx2.cpp, philox_avx2.cpp), which the AVX2 kernel
+// set (kernel_set.h) points to. Only called on CPUs with AVX2.
+#pragma once
+
+#include <cstdint>
+
+#include "zotrain/kernels/conv2d.h"
+#include "zotrain/kernels/pool.h"
+
+namespace zotrain::kernels::avx2 {
+
+// conv2d_s8_forward, reading a padded copy of each image in place of a patch matrix, the
+// weights packed once per call; `work` needs conv2d_s8_direct_work_bytes(g) bytes.
+int64_t conv2d_s8_direct_work_bytes(const Conv2dGeometry& g);
+void conv2d_s8_direct(const Conv2dGeometry& g, int64_t images, const int8_t* x, const int8_t* w,
+                      int32_t* y, void* work);
+
+// C (+)= A · B^T (gemm_s8 with op(A) = A, op(B) = B^T): rows of both operands contiguous.
+void gemm_s8_nt(int64_t m, int64_t n, int64_t k, const int8_t* a, int64_t lda, const int8_t* b,
+                int64_t ldb, int32_t* c, int64_t ldc, bool accumulate);
+
+// int8 max pooling, 2x2 windows of stride 2, for out_w >= 4.
+void max_pool_2x2_s8(const Pool2dGeometry& g, int64_t planes, const int8_t* x, int8_t* y);
+
+// stage_s16 (kernels/int8.h), and the int16 -> int8 rounding shift of finish_s16.
+int stage_s16(const int32_t* acc, int64_t n, int16_t* stage);
+void round_shift_s16(const int16_t* stage, int64_t n, int s, int8_t* out);
+
+// philox4x32_run (kernels/philox_run.h) for the first blocks rounded down to 8; returns how many.
+int64_t philox4x32_run(uint64_t j0, uint32_t c2, uint32_t c3, uint64_t key, int64_t blocks,
+                       uint32_t* out);
+
+}  // namespace zotrain::kernels::avx2
