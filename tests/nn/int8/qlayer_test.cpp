@@ -131,7 +131,9 @@ TEST(QLayer, DropoutUsesTheF32MaskWithoutRescaling) {
   int64_t dropped = 0;
   for (int64_t i = 0; i < in.numel(); ++i) {
     EXPECT_EQ(y.m[i] == 0, yt[i] == 0.0f) << i;
-    if (y.m[i] != 0) EXPECT_EQ(y.m[i], x.m[i]) << i;
+    if (y.m[i] != 0) {
+      EXPECT_EQ(y.m[i], x.m[i]) << i;
+    }
     dropped += y.m[i] == 0;
   }
   EXPECT_GT(dropped, 0);
