@@ -119,6 +119,22 @@ TEST(Models, ResNet18AndMobileNetV2FitEachInputSize) {
     }
 }
 
+// What `zotrain memory --model mobilenetv2:0.35 --input 3,96,96 --batch 32 --method elastic
+// --bp-layers 1` plans is what the network takes from the arena (the trainer's own rows are
+// checked in trainer_test.cpp).
+TEST(Models, MobileNetV2OnEuroSatSizedInputsTakesItsPlan) {
+  ModelSpec m = model_by_name("mobilenetv2:0.35", Shape{3, 96, 96}, 10);
+  Network net(m.item_shape, m.layers);
+  const int head = net.head_start(1);
+  EXPECT_EQ(head, net.num_layers() - 1);
+  const MemoryPlan plan = net.plan(32, head, 1);
+  Arena arena;
+  net.allocate(arena, 32, head, nullptr, 1);
+  for (int b = 0; b < static_cast<int>(Bucket::kCount); ++b)
+    EXPECT_EQ(arena.bytes(static_cast<Bucket>(b)), plan.bytes(static_cast<Bucket>(b)))
+        << bucket_name(static_cast<Bucket>(b));
+}
+
 TEST(Models, ByNameBuildsMlpsAndRejectsUnknownNames) {
   EXPECT_EQ(model_by_name("mlp:32,16", Shape{1, 4, 4}, 3).layers.size(), 6u);
   EXPECT_EQ(model_by_name("mlp", Shape{1, 4, 4}, 3).layers.size(), 6u);
