@@ -25,7 +25,7 @@ void Conv2d::for_each_block(int64_t n0, int64_t n1, Call call) const {
 std::string Conv2d::describe() const {
   return "conv2d " + std::to_string(in_) + "->" + std::to_string(out_) + " k" + std::to_string(k_) +
          " s" + std::to_string(stride_) + " p" + std::to_string(pad_) +
-         (groups_ == 1 ? "" : " g" + std::to_string(groups_));
+         (groups_ == 1 ? "" : " g" + std::to_string(groups_)) + (bias_ ? "" : " nobias");
 }
 
 Shape Conv2d::output_shape(const Shape& in) const {
@@ -35,7 +35,9 @@ Shape Conv2d::output_shape(const Shape& in) const {
 
 std::vector<ParamSpec> Conv2d::param_specs() const {
   const int64_t fan_in = in_ / groups_ * k_ * k_;
-  return {{"weight", Shape{out_, in_ / groups_, k_, k_}, fan_in}, {"bias", Shape{out_}, fan_in}};
+  std::vector<ParamSpec> specs = {{"weight", Shape{out_, in_ / groups_, k_, k_}, fan_in}};
+  if (bias_) specs.push_back({"bias", Shape{out_}, fan_in});
+  return specs;
 }
 
 int64_t Conv2d::thread_workspace(const kernels::Conv2dGeometry& g) {
@@ -58,12 +60,12 @@ void Conv2d::forward(const Tensor& x, Tensor& y, const ExecContext& ctx) const {
   const auto g = geometry(x.shape());
   const int64_t work = thread_workspace(g);
   const float* w = param(ctx, 0).data();
-  const float* b = param(ctx, 1).data();
+  const float* b = bias_ ? param(ctx, 1).data() : nullptr;
   // Threads take blocks of images.
   parallel_for(ctx.pool, x.shape()[0], [&](int slot, int64_t n0, int64_t n1) {
     for_each_block(n0, n1, [&](int64_t n, int64_t images, int64_t j) {
       kernels::conv2d_forward(g, images, x.data() + (n * groups_ + j) * g.in_numel(),
-                              w + j * g.out_c * g.patch_size(), b + j * g.out_c,
+                              w + j * g.out_c * g.patch_size(), b ? b + j * g.out_c : nullptr,
                               y.data() + (n * groups_ + j) * g.out_numel(),
                               ctx.workspace + slot * work);
     });
@@ -83,11 +85,11 @@ void Conv2d::backward(const Tensor& x, const Tensor&, const Tensor& dy, Tensor& 
         const int64_t first = j * g.out_c;  // the group's first output channel
         const int64_t lo = std::max(o0, first), hi = std::min(o1, first + g.out_c);
         if (lo >= hi) return;
-        kernels::conv2d_backward_weight(g, lo - first, hi - first, images,
-                                        x.data() + (n * groups_ + j) * g.in_numel(),
-                                        dy.data() + (n * groups_ + j) * g.out_numel(),
-                                        grads_[0].data() + first * g.patch_size(),
-                                        grads_[1].data() + first, ctx.workspace + slot * work);
+        kernels::conv2d_backward_weight(
+            g, lo - first, hi - first, images, x.data() + (n * groups_ + j) * g.in_numel(),
+            dy.data() + (n * groups_ + j) * g.out_numel(),
+            grads_[0].data() + first * g.patch_size(), bias_ ? grads_[1].data() + first : nullptr,
+            ctx.workspace + slot * work);
       });
     });
   }

@@ -11,6 +11,7 @@
 #include "zotrain/nn/linear.h"
 #include "zotrain/nn/max_pool2d.h"
 #include "zotrain/nn/relu.h"
+#include "zotrain/nn/residual.h"
 
 namespace zotrain {
 
@@ -49,6 +50,15 @@ LayerSpec LayerSpec::dropout(double rate) {
   return s;
 }
 
+LayerSpec LayerSpec::residual(std::vector<LayerSpec> main, std::vector<LayerSpec> shortcut,
+                              bool post_relu) {
+  LayerSpec s{Op::kResidual};
+  s.main = std::move(main);
+  s.shortcut = std::move(shortcut);
+  s.post_relu = post_relu;
+  return s;
+}
+
 const char* op_name(Op op) {
   switch (op) {
     case Op::kLinear:
@@ -73,6 +83,8 @@ const char* op_name(Op op) {
       return "relu6";
     case Op::kGlobalAvgPool:
       return "global_avg_pool";
+    case Op::kResidual:
+      return "residual";
   }
   return "unknown";
 }
@@ -91,7 +103,7 @@ std::unique_ptr<Layer> make_layer(const LayerSpec& spec, const Shape& in) {
               "groups " + std::to_string(spec.groups) + " must divide both the input channels " +
                   std::to_string(in[1]) + " and the output channels " + std::to_string(spec.out));
       return std::make_unique<Conv2d>(in[1], spec.out, spec.kernel, spec.stride, spec.pad,
-                                      spec.groups);
+                                      spec.groups, spec.bias);
     case Op::kReLU:
       return std::make_unique<ReLU>();
     case Op::kReLU6:
@@ -117,6 +129,8 @@ std::unique_ptr<Layer> make_layer(const LayerSpec& spec, const Shape& in) {
       return std::make_unique<GlobalAvgPool>();
     case Op::kDropout:
       return std::make_unique<Dropout>(spec.drop_below);
+    case Op::kResidual:
+      return std::make_unique<Residual>(spec, in);
   }
   throw InputError("unknown layer op " + std::to_string(static_cast<int>(spec.op)));
 }

@@ -163,11 +163,14 @@ static std::vector<Slot> plan_slots(const Network& net, const std::vector<Shape>
   }
   if (scratch > 0)
     add(scratch_layer, "perturbed parameters", Bucket::kWorkspace, scratch, Role::kScratch, 0);
+  // One workspace for all layers; body layers only ever run forward.
   int64_t ws = 0;
   int ws_layer = -1;
   for (int i = 0; i < L; ++i) {
-    int64_t w =
-        static_cast<int64_t>(net.layer(i).workspace_floats(shapes[i].with_batch(batch), threads));
+    const Layer& layer = net.layer(i);
+    const Shape in = shapes[i].with_batch(batch);
+    const auto w = static_cast<int64_t>(i < h ? layer.forward_workspace_floats(in, threads)
+                                              : layer.workspace_floats(in, threads));
     if (w > ws) ws = w, ws_layer = i;
   }
   if (ws > 0) add(ws_layer, "workspace", Bucket::kWorkspace, ws, Role::kWorkspace, 0);

@@ -48,6 +48,26 @@ inline Vec linear(int64_t n, int64_t in, int64_t out, const Vec& x, const Vec& w
   return y;
 }
 
+// Batch norm with the batch's statistics: y = gamma (x - mean) / sqrt(var + eps) + beta per
+// channel of an [N, C] or [N, C, ...] input, over the batch and the positions.
+inline Vec batch_norm(const Shape& s, const Vec& x, const Vec& gamma, const Vec& beta, double eps) {
+  const int64_t n = s[0], c = s[1], inner = s.row_numel() / c;
+  Vec y(x.size());
+  for (int64_t ch = 0; ch < c; ++ch) {
+    auto at = [&](int64_t b, int64_t i) { return (b * c + ch) * inner + i; };
+    double mean = 0, var = 0;
+    for (int64_t b = 0; b < n; ++b)
+      for (int64_t i = 0; i < inner; ++i) mean += x[at(b, i)] / double(n * inner);
+    for (int64_t b = 0; b < n; ++b)
+      for (int64_t i = 0; i < inner; ++i)
+        var += (x[at(b, i)] - mean) * (x[at(b, i)] - mean) / double(n * inner);
+    for (int64_t b = 0; b < n; ++b)
+      for (int64_t i = 0; i < inner; ++i)
+        y[at(b, i)] = gamma[ch] * (x[at(b, i)] - mean) / std::sqrt(var + eps) + beta[ch];
+  }
+  return y;
+}
+
 struct ConvShape {
   int64_t n, c, h, w, out_c, k, stride, pad;
   int64_t groups = 1;  // output channel o sees input channels of group o / (out_c / groups)

@@ -9,33 +9,12 @@
 namespace zotrain {
 namespace {
 
-// y = gamma (x - mean) / sqrt(var + eps) + beta per channel, over the batch and the positions.
-ref::Vec batch_norm_ref(const Shape& s, const ref::Vec& x, const ref::Vec& gamma,
-                        const ref::Vec& beta) {
-  const int64_t n = s[0], c = s[1], inner = s.row_numel() / c;
-  ref::Vec y(x.size());
-  for (int64_t ch = 0; ch < c; ++ch) {
-    auto at = [&](int64_t b, int64_t i) { return (b * c + ch) * inner + i; };
-    double mean = 0, var = 0;
-    for (int64_t b = 0; b < n; ++b)
-      for (int64_t i = 0; i < inner; ++i) mean += x[at(b, i)] / double(n * inner);
-    for (int64_t b = 0; b < n; ++b)
-      for (int64_t i = 0; i < inner; ++i)
-        var += (x[at(b, i)] - mean) * (x[at(b, i)] - mean) / double(n * inner);
-    for (int64_t b = 0; b < n; ++b)
-      for (int64_t i = 0; i < inner; ++i)
-        y[at(b, i)] =
-            gamma[ch] * (x[at(b, i)] - mean) / std::sqrt(var + BatchNorm::kEps) + beta[ch];
-  }
-  return y;
-}
-
 void check(const Shape& in, uint64_t seed) {
   BatchNorm layer(in[1]);
   Tensor x = test::random_uniform(in, seed, 0, -2.0f, 3.0f);
   test::check_gradients(layer, x,
                         [&](const ref::Vec& v, const std::vector<ref::Vec>& p) {
-                          return batch_norm_ref(in, v, p[0], p[1]);
+                          return ref::batch_norm(in, v, p[0], p[1], BatchNorm::kEps);
                         },
                         seed, {1e-3, 1e-5, 1e-4});
 }

@@ -32,6 +32,22 @@ TEST(GradCheck, Conv2d) {
   }
 }
 
+// A convolution followed by batch norm goes without bias.
+TEST(GradCheck, Conv2dWithoutBias) {
+  const ref::ConvShape s{2, 4, 5, 6, 4, 3, 2, 1, 2};
+  Conv2d layer(s.c, s.out_c, s.k, s.stride, s.pad, s.groups, false);
+  ASSERT_EQ(layer.param_specs().size(), 1u);
+  EXPECT_EQ(layer.describe(), "conv2d 4->4 k3 s2 p1 g2 nobias");
+  test::check_gradients(
+      layer, test::random_uniform(Shape{s.n, s.c, s.h, s.w}, 41, 0),
+      [&](const ref::Vec& x, const std::vector<ref::Vec>& p) {
+        return ref::conv2d(s, x, p[0], {});
+      },
+      41);
+  test::expect_same_for_any_thread_count(layer, Shape{3, 4, 5, 6}, 42);
+  test::expect_forward_uses_context_params(layer, Shape{3, 4, 5, 6}, 43);
+}
+
 TEST(LayerConv2d, ShapesParamsWorkspaceAndMacs) {
   Conv2d layer(1, 6, 5, 1, 2);  // LeNet-5's first convolution
   const Shape in{4, 1, 28, 28};

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -78,6 +79,26 @@ TEST(Network, ArenaBytesMatchThePlanForEverySplit) {
       EXPECT_EQ(plan.bytes(Bucket::kActivations) > 0, bp > 0);
       EXPECT_EQ(plan.bytes(Bucket::kForward) > 0, bp < 4);
     }
+}
+
+// A residual block's backward needs room to recompute its activations; in the body it only runs
+// forward, and the plan's workspace is sized accordingly.
+TEST(Network, BodyLayersPlanOnlyTheirForwardWorkspace) {
+  ModelSpec m = model_by_name("resnet18:0.0625", Shape{1, 8, 8}, 3);
+  Network net(m.item_shape, m.layers);
+  size_t forward = 0, full = 0;
+  for (int i = 0; i < net.num_layers(); ++i) {
+    forward = std::max(forward, net.layer(i).forward_workspace_floats(net.input_shape(i, 4), 1));
+    full = std::max(full, net.layer(i).workspace_floats(net.input_shape(i, 4), 1));
+  }
+  EXPECT_LT(forward, full);
+  auto workspace = [&](int head) {
+    for (const MemoryRow& r : net.plan(4, head, 1).rows)
+      if (r.what == "workspace") return r.bytes;
+    return size_t{0};
+  };
+  EXPECT_EQ(workspace(net.num_layers()), align_up(forward * sizeof(float)));
+  EXPECT_EQ(workspace(0), align_up(full * sizeof(float)));
 }
 
 TEST(Network, FullBackpropMatchesFiniteDifferences) {

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
@@ -237,6 +238,35 @@ TEST(Trainer, ArenaMatchesThePlanAndPassesAreCountedForEveryMethod) {
         EXPECT_EQ(t.state().forward_passes, steps * forward) << what;
         EXPECT_EQ(t.state().backward_passes, steps * backward) << what;
       }
+}
+
+// Residual blocks in the head (backprop with recomputation) and in the body (perturbed passes).
+TEST(Trainer, ResidualModelsTrainInThePlannedArenaForAnyThreadCount) {
+  test::TempDir dir;
+  test::write_synthetic_data(dir.file("data"), 64, 16, 7);
+  for (std::string model : {"resnet18:0.0625", "mobilenetv2:0.1"})
+    for (std::string method : {"bp", "elastic"}) {
+      const std::string what = model + " " + method;
+      TrainConfig cfg = elastic_config(dir, what);
+      cfg.model = model;
+      cfg.method = method;
+      cfg.epochs = 1;
+      cfg.batch = 16;
+      cfg.val_size = 16;
+      Trainer t(cfg);
+      t.run();
+      EXPECT_TRUE(std::isfinite(metrics(cfg.out)[0]["train_loss"].get<double>())) << what;
+      for (int b = 0; b < static_cast<int>(Bucket::kCount); ++b)
+        EXPECT_EQ(t.arena().bytes(static_cast<Bucket>(b)), t.plan().bytes(static_cast<Bucket>(b)))
+            << what;
+      if (method == "bp") continue;  // elastic has both kinds of pass
+      cfg.threads = 2;
+      cfg.out = dir.file(what + " threads");
+      Trainer(cfg).run();
+      EXPECT_EQ(params_of(dir.file(what) + "/checkpoint.bin"),
+                params_of(cfg.out + "/checkpoint.bin"))
+          << what;
+    }
 }
 
 TEST(Trainer, MemoryBudgetPicksTheLargestHeadThatFits) {

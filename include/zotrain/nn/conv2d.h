@@ -1,8 +1,8 @@
-// 2-D convolution layer over NCHW inputs: weight [out, in / groups, k, k], bias [out], square
-// kernel, stride, zero padding, and channel groups: output channel o sees only the input channels
-// of its group, o / (out / groups); groups == in == out is a depthwise convolution. The kernels
-// (kernels/conv2d.h) run one group at a time and take their scratch from the workspace, one slice
-// per thread.
+// 2-D convolution layer over NCHW inputs: weight [out, in / groups, k, k], bias [out] (optional),
+// square kernel, stride, zero padding, and channel groups: output channel o sees only the input
+// channels of its group, o / (out / groups); groups == in == out is a depthwise convolution. The
+// kernels (kernels/conv2d.h) run one group at a time and take their scratch from the workspace, one
+// slice per thread.
 #pragma once
 
 #include "zotrain/kernels/conv2d.h"
@@ -14,13 +14,14 @@ class Conv2d : public Layer {
  public:
   // groups must divide in_channels and out_channels.
   Conv2d(int64_t in_channels, int64_t out_channels, int64_t kernel, int64_t stride, int64_t pad,
-         int64_t groups = 1)
+         int64_t groups = 1, bool bias = true)
       : in_(in_channels),
         out_(out_channels),
         k_(kernel),
         stride_(stride),
         pad_(pad),
-        groups_(groups) {}
+        groups_(groups),
+        bias_(bias) {}
 
   std::string describe() const override;
   Shape output_shape(const Shape& in) const override;
@@ -40,6 +41,7 @@ class Conv2d : public Layer {
   void for_each_block(int64_t n0, int64_t n1, Call call) const;
 
   int64_t in_, out_, k_, stride_, pad_, groups_;
+  bool bias_;
 };
 
 }  // namespace zotrain

@@ -56,6 +56,10 @@ class Layer {
     (void)in, (void)threads;
     return 0;
   }
+  // Scratch floats needed to run forward only (a body layer), when less than for backward.
+  virtual size_t forward_workspace_floats(const Shape& in, int threads) const {
+    return workspace_floats(in, threads);
+  }
   // Whether backward needs the layer's output y (otherwise only its input x).
   virtual bool backward_needs_output() const { return false; }
   // Whether forward may write y over x (same storage); forward-only passes then need no
@@ -74,8 +78,9 @@ class Layer {
   virtual void backward(const Tensor& x, const Tensor& y, const Tensor& dy, Tensor& dx,
                         const ExecContext& ctx) = 0;
 
-  // Called by the Network: tensors in the order of param_specs(); grads may be empty.
-  void bind(std::vector<Tensor> params, std::vector<Tensor> grads) {
+  // Called by the Network: tensors in the order of param_specs(); grads may be empty. A layer
+  // made of layers overrides bind and bind_state to hand each its share.
+  virtual void bind(std::vector<Tensor> params, std::vector<Tensor> grads) {
     params_ = std::move(params);
     grads_ = std::move(grads);
   }
@@ -87,7 +92,7 @@ class Layer {
   const std::vector<Tensor>& grads() const { return grads_; }
   bool has_grads() const { return !grads_.empty(); }
   // Called by the Network: tensors in the order of state_specs().
-  void bind_state(std::vector<Tensor> state) { state_ = std::move(state); }
+  virtual void bind_state(std::vector<Tensor> state) { state_ = std::move(state); }
   const std::vector<Tensor>& state() const { return state_; }
 
  protected:

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "zotrain/nn/layer.h"
 
@@ -21,7 +22,8 @@ enum class Op {
   kGlobalMaxPool,
   kDropout,
   kReLU6,
-  kGlobalAvgPool
+  kGlobalAvgPool,
+  kResidual
 };
 
 struct LayerSpec {
@@ -34,11 +36,20 @@ struct LayerSpec {
   // inputs; groups == in channels == out channels is a depthwise convolution.
   int64_t groups = 1;
   uint32_t drop_below = 0;  // dropout: rate * 2^32 (see nn/dropout.h), integer for the int8 path
+  // conv2d: whether it adds a bias; a conv followed by batch norm goes without, since the norm
+  // subtracts any constant (and a zeroth-order perturbation of it would only add noise).
+  bool bias = true;
+  // residual (nn/residual.h): y = post(main(x) + shortcut(x)), an empty shortcut being the
+  // identity and post a ReLU when post_relu, else nothing.
+  std::vector<LayerSpec> main{}, shortcut{};
+  bool post_relu = false;
 
   static LayerSpec linear(int64_t out) { return {Op::kLinear, out}; }
   static LayerSpec conv2d(int64_t out, int64_t kernel, int64_t stride = 1, int64_t pad = 0,
-                          int64_t groups = 1) {
-    return {Op::kConv2d, out, kernel, stride, pad, groups};
+                          int64_t groups = 1, bool bias = true) {
+    LayerSpec s{Op::kConv2d, out, kernel, stride, pad, groups};
+    s.bias = bias;
+    return s;
   }
   static LayerSpec relu() { return {Op::kReLU}; }
   static LayerSpec relu6() { return {Op::kReLU6}; }
@@ -50,6 +61,8 @@ struct LayerSpec {
   static LayerSpec global_avg_pool() { return {Op::kGlobalAvgPool}; }
   // InputError unless 0 <= rate < 1.
   static LayerSpec dropout(double rate);
+  static LayerSpec residual(std::vector<LayerSpec> main, std::vector<LayerSpec> shortcut,
+                            bool post_relu);
 };
 
 const char* op_name(Op op);

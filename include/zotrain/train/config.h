@@ -69,7 +69,9 @@ struct TrainConfig {
 // JSON are built from.
 template <typename Config, typename Visitor>
 void visit_config(Config& c, Visitor&& v) {
-  v("model", c.model, "model: lenet5, pointnet, pointnet:nobn, mlp, mlp:W1,W2,...");
+  v("model", c.model,
+    "model: lenet5, pointnet, pointnet:nobn, mlp, mlp:W1,W2,..., resnet18[:WIDTH], "
+    "mobilenetv2[:WIDTH] (e.g. resnet18:0.25)");
   v("data", c.data,
     "data set name (mnist, fashion-mnist, mnist-rotated[:DEG|:LO..HI], "
     "fashion-mnist-rotated[...], eurosat, stl10, modelnet40, modelnet40-standin) or folder "

@@ -84,6 +84,8 @@ class Trainer {
   const RunData& data() const { return data_; }
   // Layers with parameters trained by backprop.
   int bp_layers() const;
+  // ZO samples per step in the current epoch (fixed, or the q schedule's).
+  int q() const;
 
   struct StepResult {
     double loss = 0;
@@ -128,6 +130,7 @@ class Trainer {
   uint8_t* labels_ = nullptr;
   int head_ = 0;
   bool stats_pass_ = false;          // the next pass is the step's first
+  QSchedulerConfig q_scheduler_;     // set by run() (budget mode needs the steps per epoch)
   std::vector<Tensor> zo_momentum_;  // per body parameter, when zo_momentum > 0
   std::vector<std::pair<int, double>> sparsity_;
   zo::ProjectOptions project_;

@@ -27,6 +27,10 @@ std::unique_ptr<QLayer> make_qlayer(const LayerSpec& spec, const Shape& in) {
       throw InputError(
           "layer batch_norm has no integer (int8) path: integer networks go without it, as NITI's "
           "do (use --precision f32, or a model without batch norm such as pointnet:nobn)");
+    case Op::kResidual:
+      throw InputError(
+          "layer residual has no integer (int8) path yet (an NPU-style int8 path for residual "
+          "networks is future work); use --precision f32");
     case Op::kAvgPool2d:
     case Op::kReLU6:
     case Op::kGlobalAvgPool:

@@ -164,6 +164,9 @@ TEST(QLayer, MobileNetLayersHaveNoIntegerPath) {
             "layer global_avg_pool has no integer (int8) path; use --precision f32");
   EXPECT_EQ(message(LayerSpec::conv2d(4, 3, 1, 1, 4), Shape{1, 4, 4, 4}),
             "layer conv2d with groups 4 has no integer (int8) path; use --precision f32");
+  EXPECT_EQ(message(LayerSpec::residual({LayerSpec::relu()}, {}, false), Shape{1, 2, 4, 4}),
+            "layer residual has no integer (int8) path yet (an NPU-style int8 path for residual "
+            "networks is future work); use --precision f32");
 }
 
 }  // namespace

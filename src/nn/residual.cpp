@@ -1,0 +1,227 @@
+#include "zotrain/nn/residual.h"
+
+#include <algorithm>
+
+#include "zotrain/core/error.h"
+#include "zotrain/nn/network.h"
+
+namespace zotrain {
+
+namespace {
+
+// Workspace buffers start on 64-byte boundaries, as arena buffers do.
+size_t aligned(size_t floats) {
+  return (floats + 15) / 16 * 16;
+}
+
+size_t numel(const Shape& item, int64_t batch) {
+  return static_cast<size_t>(item.with_batch(batch).numel());
+}
+
+// Hands out consecutive aligned buffers from offset `end` on.
+struct Carver {
+  size_t end;
+  size_t take(size_t floats) {
+    const size_t at = end;
+    end += aligned(floats);
+    return at;
+  }
+};
+
+}  // namespace
+
+Residual::Residual(const LayerSpec& spec, const Shape& in) {
+  auto build = [&](const std::vector<LayerSpec>& chain, const std::string& name) {
+    Shape s = in;
+    for (size_t i = 0; i < chain.size(); ++i) {
+      Child c{make_layer(chain[i], s), name + "." + std::to_string(i), s, {}};
+      s = c.out = c.layer->output_shape(s);
+      children_.push_back(std::move(c));
+    }
+    return s;
+  };
+  if (spec.main.empty()) throw InputError("residual on input " + in.str() + ": main is empty");
+  out_ = build(spec.main, "main");
+  num_main_ = children_.size();
+  const Shape shortcut = build(spec.shortcut, "shortcut");
+  if (shortcut != out_)
+    throw InputError("residual on input " + in.str() + ": main gives " + out_.str() +
+                     " but the shortcut " + shortcut.str());
+  size_t params = 0, state = 0;
+  for (Child& c : children_) {
+    c.first_param = params, c.first_state = state;
+    params += c.layer->param_specs().size();
+    state += c.layer->state_specs().size();
+  }
+  if (spec.post_relu) post_ = make_layer(LayerSpec::relu(), out_);
+}
+
+std::string Residual::describe() const {
+  auto chain = [&](size_t begin, size_t end) {
+    std::string s = "[";
+    for (size_t i = begin; i < end; ++i)
+      s += (i == begin ? "" : ", ") + children_[i].layer->describe();
+    return s + "]";
+  };
+  const bool identity = num_main_ == children_.size();
+  return "residual " + chain(0, num_main_) + " + " +
+         (identity ? "identity" : chain(num_main_, children_.size())) +
+         (post_ ? ", " + post_->describe() : "");
+}
+
+std::vector<ParamSpec> Residual::prefixed(std::vector<ParamSpec> (Layer::*specs)() const) const {
+  std::vector<ParamSpec> all;
+  for (const Child& c : children_)
+    for (ParamSpec s : (*c.layer.*specs)()) {
+      s.name = c.name + "." + s.name;
+      all.push_back(std::move(s));
+    }
+  return all;
+}
+
+std::vector<ParamSpec> Residual::param_specs() const {
+  return prefixed(&Layer::param_specs);
+}
+
+std::vector<ParamSpec> Residual::state_specs() const {
+  return prefixed(&Layer::state_specs);
+}
+
+Residual::Layout Residual::layout(const Shape& in, int threads) const {
+  const int64_t n = in[0];
+  size_t child_work = 0, internal = 0, largest_in = 0;
+  for (size_t i = 0; i < children_.size(); ++i) {
+    const Child& c = children_[i];
+    child_work = std::max(child_work, c.layer->workspace_floats(c.in.with_batch(n), threads));
+    largest_in = std::max(largest_in, numel(c.in, n));
+    if (i + 1 != num_main_) internal = std::max(internal, numel(c.out, n));  // main's last: y
+  }
+  // The children's own workspace comes first, shared by forward and backward.
+  Layout l{};
+  Carver fwd{aligned(child_work)};
+  l.ping[0] = fwd.take(internal);
+  l.ping[1] = fwd.take(internal);
+  l.forward_end = fwd.end;
+  Carver bwd{aligned(child_work)};
+  for (const Child& c : children_) l.act.push_back(bwd.take(numel(c.out, n)));
+  l.post_grad = bwd.take(post_ ? numel(out_, n) : 0);
+  l.back[0] = bwd.take(largest_in);
+  l.back[1] = bwd.take(largest_in);
+  l.backward_end = bwd.end;
+  return l;
+}
+
+size_t Residual::workspace_floats(const Shape& in, int threads) const {
+  const Layout l = layout(in, threads);
+  return std::max(l.forward_end, l.backward_end);
+}
+
+size_t Residual::forward_workspace_floats(const Shape& in, int threads) const {
+  return layout(in, threads).forward_end;
+}
+
+int64_t Residual::forward_macs(const Shape& in) const {
+  int64_t macs = 0;
+  for (const Child& c : children_) macs += c.layer->forward_macs(c.in.with_batch(in[0]));
+  return macs;
+}
+
+ExecContext Residual::child_context(const ExecContext& ctx, size_t i) const {
+  ExecContext c = ctx;
+  if (ctx.params) c.params = ctx.params + children_[i].first_param;
+  c.key = layer_key(ctx.key, static_cast<int>(i));  // distinct dropout masks per child
+  return c;
+}
+
+void Residual::run_children(const Tensor& x, const std::vector<float*>& out,
+                            const ExecContext& ctx) const {
+  const int64_t n = x.shape()[0];
+  Tensor in = x;
+  for (size_t i = 0; i < children_.size(); ++i) {
+    const Child& c = children_[i];
+    if (i == num_main_) in = x;  // the shortcut starts again from x
+    Tensor y(out[i], c.out.with_batch(n));
+    c.layer->forward(in, y, child_context(ctx, i));
+    in = y;
+  }
+}
+
+void Residual::add(Tensor& y, const Tensor& a, const ExecContext& ctx) {
+  const int64_t row = y.shape().row_numel();
+  parallel_for(ctx.pool, y.shape()[0], [&](int64_t r0, int64_t r1) {
+    for (int64_t k = r0 * row; k < r1 * row; ++k) y[k] += a[k];
+  });
+}
+
+void Residual::forward(const Tensor& x, Tensor& y, const ExecContext& ctx) const {
+  const Layout l = layout(x.shape(), ctx.threads());
+  std::vector<float*> out;
+  for (size_t i = 0; i < children_.size(); ++i) {
+    const size_t k = i < num_main_ ? i : i - num_main_;  // position in its chain
+    out.push_back(i + 1 == num_main_ ? y.data() : ctx.workspace + l.ping[k % 2]);
+  }
+  run_children(x, out, ctx);
+  add(y, num_main_ == children_.size() ? x : Tensor(out.back(), y.shape()), ctx);
+  if (post_) post_->forward(y, y, ctx);
+}
+
+void Residual::backward_chain(size_t begin, size_t end, const Tensor& x,
+                              const std::vector<float*>& act, const Tensor& dy, Tensor& dx,
+                              float* const back[2], const ExecContext& ctx) {
+  const int64_t n = x.shape()[0];
+  Tensor grad = dy;
+  for (size_t i = end; i-- > begin;) {
+    const Child& c = children_[i];
+    const Tensor in = i == begin ? x : Tensor(act[i - 1], c.in.with_batch(n));
+    Tensor d = i == begin ? dx : Tensor(back[(end - 1 - i) % 2], c.in.with_batch(n));
+    c.layer->backward(in, Tensor(act[i], c.out.with_batch(n)), grad, d, child_context(ctx, i));
+    grad = d;
+  }
+}
+
+void Residual::backward(const Tensor& x, const Tensor& y, const Tensor& dy, Tensor& dx,
+                        const ExecContext& ctx) {
+  const Layout l = layout(x.shape(), ctx.threads());
+  std::vector<float*> act;
+  for (size_t offset : l.act) act.push_back(ctx.workspace + offset);
+  ExecContext again = ctx;
+  again.update_stats = false;
+  run_children(x, act, again);
+  Tensor grad = dy;  // dL/d(main(x) + shortcut(x))
+  if (post_) {
+    grad = Tensor(ctx.workspace + l.post_grad, y.shape());
+    post_->backward(y, y, dy, grad, ctx);
+  }
+  float* const back[2] = {ctx.workspace + l.back[0], ctx.workspace + l.back[1]};
+  // The shortcut's dx goes straight into dx, main's into a ping-pong buffer added after.
+  if (num_main_ == children_.size()) {
+    if (!dx.empty()) dx.copy_from(grad);
+  } else {
+    backward_chain(num_main_, children_.size(), x, act, grad, dx, back, ctx);
+  }
+  Tensor main_dx = dx.empty() ? Tensor() : Tensor(back[(num_main_ - 1) % 2], x.shape());
+  backward_chain(0, num_main_, x, act, grad, main_dx, back, ctx);
+  if (!dx.empty()) add(dx, main_dx, ctx);
+}
+
+// Tensors [first, first + count) of `all`; none when `all` is empty (nothing bound).
+static std::vector<Tensor> slice(const std::vector<Tensor>& all, size_t first, size_t count) {
+  if (all.empty()) return {};
+  return std::vector<Tensor>(all.begin() + first, all.begin() + first + count);
+}
+
+void Residual::bind(std::vector<Tensor> params, std::vector<Tensor> grads) {
+  Layer::bind(std::move(params), std::move(grads));
+  for (const Child& c : children_) {
+    const size_t count = c.layer->param_specs().size();
+    c.layer->bind(slice(params_, c.first_param, count), slice(grads_, c.first_param, count));
+  }
+}
+
+void Residual::bind_state(std::vector<Tensor> state) {
+  Layer::bind_state(std::move(state));
+  for (const Child& c : children_)
+    c.layer->bind_state(slice(state_, c.first_state, c.layer->state_specs().size()));
+}
+
+}  // namespace zotrain

@@ -1,0 +1,188 @@
+#include "zotrain/nn/residual.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "nn/gradient_check.h"
+#include "zotrain/core/error.h"
+#include "zotrain/nn/batch_norm.h"
+#include "zotrain/nn/conv2d.h"
+
+namespace zotrain {
+namespace {
+
+using L = LayerSpec;
+
+ref::Vec relu(ref::Vec v, double cap = 1e300) {
+  for (double& e : v) e = std::min(std::max(e, 0.0), cap);
+  return v;
+}
+
+ref::Vec add(ref::Vec a, const ref::Vec& b) {
+  for (size_t i = 0; i < a.size(); ++i) a[i] += b[i];
+  return a;
+}
+
+ref::Vec bn(const ref::ConvShape& s, const ref::Vec& x, const ref::Vec& gamma,
+            const ref::Vec& beta) {
+  return ref::batch_norm(Shape{s.n, s.out_c, s.out_h(), s.out_w()}, x, gamma, beta,
+                         BatchNorm::kEps);
+}
+
+// Steps of 1e-5 keep the finite differences off the ReLUs' kinks.
+const test::GradCheckOptions kOptions{1e-5, 1e-4, 1e-3};
+
+// ResNet's basic block with the identity shortcut: relu(conv(relu(bn(conv(x)))) + x); the first
+// convolution has a bias, the second none.
+TEST(GradCheck, ResidualBasicBlockWithIdentity) {
+  const Shape in{3, 2, 5, 5};
+  Residual block(L::residual({L::conv2d(2, 3, 1, 1), L::batch_norm(), L::relu(),
+                              L::conv2d(2, 3, 1, 1, 1, false)},
+                             {}, true),
+                 in);
+  const ref::ConvShape conv{3, 2, 5, 5, 2, 3, 1, 1};
+  test::check_gradients(
+      block, test::random_uniform(in, 70, 0),
+      [&](const ref::Vec& x, const std::vector<ref::Vec>& p) {
+        ref::Vec h = relu(bn(conv, ref::conv2d(conv, x, p[0], p[1]), p[2], p[3]));
+        return relu(add(ref::conv2d(conv, h, p[4], {}), x));
+      },
+      70, kOptions);
+}
+
+// The downsampling basic block: stride 2 and more channels, a 1x1 stride-2 convolution with batch
+// norm on the shortcut.
+TEST(GradCheck, ResidualBasicBlockWithProjection) {
+  const Shape in{3, 2, 6, 5};
+  Residual block(L::residual({L::conv2d(4, 3, 2, 1, 1, false), L::batch_norm(), L::relu(),
+                              L::conv2d(4, 3, 1, 1, 1, false), L::batch_norm()},
+                             {L::conv2d(4, 1, 2, 0, 1, false), L::batch_norm()}, true),
+                 in);
+  const ref::ConvShape first{3, 2, 6, 5, 4, 3, 2, 1}, second{3, 4, 3, 3, 4, 3, 1, 1},
+      project{3, 2, 6, 5, 4, 1, 2, 0};
+  test::check_gradients(
+      block, test::random_uniform(in, 71, 0),
+      [&](const ref::Vec& x, const std::vector<ref::Vec>& p) {
+        ref::Vec h = relu(bn(first, ref::conv2d(first, x, p[0], {}), p[1], p[2]));
+        ref::Vec main = bn(second, ref::conv2d(second, h, p[3], {}), p[4], p[5]);
+        return relu(add(main, bn(project, ref::conv2d(project, x, p[6], {}), p[7], p[8])));
+      },
+      71, kOptions);
+}
+
+// MobileNetV2's inverted residual: 1x1 expansion, 3x3 depthwise, ReLU6, linear bottleneck, no
+// activation after the sum.
+const LayerSpec kInverted = L::residual(
+    {L::conv2d(8, 1, 1, 0, 1, false), L::batch_norm(), L::relu6(), L::conv2d(8, 3, 1, 1, 8, false),
+     L::batch_norm(), L::relu6(), L::conv2d(4, 1, 1, 0, 1, false), L::batch_norm()},
+    {}, false);
+
+TEST(GradCheck, ResidualInvertedBottleneck) {
+  const Shape in{2, 4, 4, 3};
+  Residual block(kInverted, in);
+  const ref::ConvShape expand{2, 4, 4, 3, 8, 1, 1, 0}, depthwise{2, 8, 4, 3, 8, 3, 1, 1, 8},
+      project{2, 8, 4, 3, 4, 1, 1, 0};
+  test::check_gradients(
+      block, test::random_uniform(in, 72, 0, -2.0f, 2.0f),
+      [&](const ref::Vec& x, const std::vector<ref::Vec>& p) {
+        ref::Vec h = relu(bn(expand, ref::conv2d(expand, x, p[0], {}), p[1], p[2]), 6);
+        h = relu(bn(depthwise, ref::conv2d(depthwise, h, p[3], {}), p[4], p[5]), 6);
+        return add(bn(project, ref::conv2d(project, h, p[6], {}), p[7], p[8]), x);
+      },
+      72, kOptions);
+}
+
+TEST(LayerResidual, SameForAnyThreadCountAndReadsContextParams) {
+  const Shape in{3, 4, 5, 4};
+  Residual block(L::residual({L::conv2d(6, 3, 2, 1), L::batch_norm(), L::relu()},
+                             {L::conv2d(6, 1, 2), L::batch_norm()}, true),
+                 in);
+  test::expect_same_for_any_thread_count(block, in, 73);
+  test::expect_forward_uses_context_params(block, in, 74);
+  Residual inverted(kInverted, in);
+  test::expect_same_for_any_thread_count(inverted, in, 75);
+  test::expect_forward_uses_context_params(inverted, in, 76);
+}
+
+TEST(LayerResidual, NamesDescribesAndSizesItsChildren) {
+  const Shape in{2, 3, 8, 8};
+  Residual block(L::residual({L::conv2d(4, 3, 2, 1, 1, false), L::batch_norm(), L::relu()},
+                             {L::conv2d(4, 1, 2, 0, 1, false), L::batch_norm()}, true),
+                 in);
+  EXPECT_EQ(block.describe(),
+            "residual [conv2d 3->4 k3 s2 p1 nobias, batch_norm 4, relu] + [conv2d 3->4 k1 s2 p0 "
+            "nobias, batch_norm 4], relu");
+  EXPECT_EQ(block.output_shape(in), (Shape{2, 4, 4, 4}));
+  std::vector<std::string> names, state;
+  for (const ParamSpec& p : block.param_specs()) names.push_back(p.name);
+  for (const ParamSpec& s : block.state_specs()) state.push_back(s.name);
+  EXPECT_EQ(names, (std::vector<std::string>{"main.0.weight", "main.1.weight", "main.1.bias",
+                                             "shortcut.0.weight", "shortcut.1.weight",
+                                             "shortcut.1.bias"}));
+  EXPECT_EQ(state, (std::vector<std::string>{"main.1.running_mean", "main.1.running_var",
+                                             "shortcut.1.running_mean", "shortcut.1.running_var"}));
+  EXPECT_EQ(block.forward_macs(in),
+            2 * 4 * 16 * 27 + 2 * (2 * 4 * 16) + 2 * 4 * 16 * 3 + 2 * (2 * 4 * 16));
+  // Forward: two buffers of main's first output (the shortcut's are as large); backward holds all
+  // five outputs, the ReLU's gradient and two buffers as large as the input.
+  const size_t out = 2 * 4 * 16, input = 2 * 3 * 64;
+  const size_t children = std::max(Conv2d(3, 4, 3, 2, 1).workspace_floats(in, 1),
+                                   Conv2d(3, 4, 1, 2, 0).workspace_floats(in, 1));
+  const size_t work = (children + 15) / 16 * 16;
+  EXPECT_EQ(block.forward_workspace_floats(in, 1), work + 2 * out);
+  EXPECT_EQ(block.workspace_floats(in, 1), work + 6 * out + 2 * input);
+  EXPECT_EQ(Residual(kInverted, Shape{1, 4, 3, 3}).describe().substr(0, 10), "residual [");
+  EXPECT_NE(Residual(kInverted, Shape{1, 4, 3, 3}).describe().find("] + identity"),
+            std::string::npos);
+}
+
+TEST(LayerResidual, RejectsAnEmptyMainAndMismatchedShapes) {
+  EXPECT_THROW(Residual(L::residual({}, {}, true), Shape{1, 2, 4, 4}), InputError);
+  EXPECT_THROW(Residual(L::residual({L::conv2d(3, 1)}, {}, true), Shape{1, 2, 4, 4}), InputError);
+  EXPECT_THROW(make_layer(L::residual({L::conv2d(2, 3, 2, 1)}, {}, true), Shape{1, 2, 4, 4}),
+               InputError);
+  EXPECT_NO_THROW(make_layer(L::residual({L::conv2d(2, 3, 1, 1)}, {}, true), Shape{1, 2, 4, 4}));
+}
+
+// relu(bn(conv(x)) + x) with the running statistics bound: training passes move them only when
+// asked (backward's recomputation never does), evaluation normalizes by them.
+TEST(LayerResidual, BatchNormStatisticsOfTheChildren) {
+  const Shape in{4, 2, 3, 3};
+  Residual block(L::residual({L::conv2d(2, 1), L::batch_norm()}, {}, true), in);
+  std::vector<Tensor> params = test::bind_random_params(block, 77, 0.0f);
+  Tensor mean = Tensor::zeros(Shape{2}), var = Tensor::zeros(Shape{2});
+  mean.fill(0.5f), var.fill(2.0f);
+  block.bind_state({mean, var});
+  Tensor x = test::random_uniform(in, 77, 0);
+  test::TestContext tc(block, in, nullptr);
+  Tensor y = test::nan_tensor(in), dx = test::nan_tensor(in);
+  block.forward(x, y, tc.ctx);
+  block.backward(x, y, y, dx, tc.ctx);
+  EXPECT_EQ(mean[0], 0.5f);
+  EXPECT_EQ(var[1], 2.0f);
+  tc.ctx.update_stats = true;
+  block.forward(x, y, tc.ctx);
+  const float moved = mean[0];
+  EXPECT_NE(moved, 0.5f);
+  EXPECT_NE(var[1], 2.0f);
+  block.backward(x, y, y, dx, tc.ctx);
+  EXPECT_EQ(mean[0], moved);
+
+  tc.ctx.training = false;
+  block.forward(x, y, tc.ctx);
+  const ref::ConvShape conv{4, 2, 3, 3, 2, 1, 1, 0};
+  ref::Vec h = ref::conv2d(conv, ref::to_vec(x), ref::to_vec(params[0]), ref::to_vec(params[1]));
+  for (int64_t c = 0; c < 2; ++c)
+    for (int64_t b = 0; b < 4; ++b)
+      for (int64_t i = 0; i < 9; ++i) {
+        double& v = h[(b * 2 + c) * 9 + i];
+        v = params[2][c] * (v - mean[c]) / std::sqrt(var[c] + BatchNorm::kEps) + params[3][c];
+      }
+  EXPECT_TRUE(test::all_close("y", y.data(), relu(add(h, ref::to_vec(x))), 1e-5));
+  EXPECT_EQ(mean[0], moved);
+}
+
+}  // namespace
+}  // namespace zotrain
