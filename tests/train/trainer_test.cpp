@@ -116,17 +116,24 @@ TrainConfig elastic_config(const test::TempDir& dir, const std::string& out) {
   return cfg;
 }
 
+// Runs `cfg` on one and on two threads (into out + "1", "2"), expects the same parameters, and
+// that a run resumed after its first epoch (out + "p") ends where the one-thread run did.
+void expect_same_for_threads_and_resume(TrainConfig cfg) {
+  const std::string out = cfg.out;
+  TrainConfig two = cfg;
+  cfg.out = out + "1", two.out = out + "2", two.threads = 2;
+  Trainer(cfg).run();
+  Trainer(two).run();
+  EXPECT_EQ(params_of(cfg.out + "/checkpoint.bin"), params_of(two.out + "/checkpoint.bin"));
+  TrainConfig parts = cfg;
+  parts.out = out + "p";
+  expect_resume_matches(parts, cfg.out);
+}
+
 TEST(Trainer, ElasticRunsAreDeterministicAcrossThreadsAndResumeExactly) {
   test::TempDir dir;
   test::write_synthetic_data(dir.file("data"), 200, 50, 4);
-  Trainer(elastic_config(dir, "one")).run();
-  TrainConfig two = elastic_config(dir, "two");
-  two.threads = 2;
-  Trainer(two).run();
-  EXPECT_EQ(params_of(dir.file("one") + "/checkpoint.bin"),
-            params_of(dir.file("two") + "/checkpoint.bin"));
-
-  expect_resume_matches(elastic_config(dir, "parts"), dir.file("one"));
+  expect_same_for_threads_and_resume(elastic_config(dir, "run"));
 }
 
 // PointNet on a small generated stand-in: batch norm (running statistics for evaluation, in the
@@ -172,20 +179,11 @@ TEST(Trainer, PointNetLearnsTheStandinAndEvaluatesWithRunningStatistics) {
 TEST(Trainer, PointNetElasticIsDeterministicAcrossThreadsAndResumesExactly) {
   test::TempDir dir;
   write_clouds(dir);
-  TrainConfig one = pointnet_config(dir, "one");
-  one.method = "elastic";
-  one.bp_layers = 2;
-  one.epochs = 2;
-  TrainConfig two = one;
-  two.out = dir.file("two");
-  two.threads = 2;
-  Trainer(one).run();
-  Trainer(two).run();
-  EXPECT_EQ(params_of(dir.file("one") + "/checkpoint.bin"),
-            params_of(dir.file("two") + "/checkpoint.bin"));
-  TrainConfig parts = one;
-  parts.out = dir.file("parts");
-  expect_resume_matches(parts, dir.file("one"));
+  TrainConfig cfg = pointnet_config(dir, "run");
+  cfg.method = "elastic";
+  cfg.bp_layers = 2;
+  cfg.epochs = 2;
+  expect_same_for_threads_and_resume(cfg);
 }
 
 // The q schedule: q per epoch in metrics.jsonl, forward passes counted with it, and a resumed run
