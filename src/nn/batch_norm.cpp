@@ -22,12 +22,12 @@ ChannelLayout layout(const Shape& s) {
 
 struct Stats {
   double mean, inv_std;
+  double unbiased_var;  // what the running variance averages
 };
 
-// Mean and 1 / sqrt(variance + eps) of channel c, two-pass in double: one thread reduces a whole
-// channel, so the result does not depend on the thread count. With `running` (mean, variance),
-// also moves them towards the batch's mean and unbiased variance.
-Stats channel_stats(const float* x, const ChannelLayout& l, int64_t c, float* running = nullptr) {
+// Mean, 1 / sqrt(variance + eps) and unbiased variance of channel c, two-pass in double: one
+// thread reduces a whole channel, so the result does not depend on the thread count.
+Stats channel_stats(const float* x, const ChannelLayout& l, int64_t c) {
   double sum = 0;
   for (int64_t b = 0; b < l.n; ++b)
     for (int64_t i = 0; i < l.inner; ++i) sum += x[l.offset(c, b) + i];
@@ -38,12 +38,8 @@ Stats channel_stats(const float* x, const ChannelLayout& l, int64_t c, float* ru
       const double d = x[l.offset(c, b) + i] - mean;
       sq += d * d;
     }
-  if (running) {
-    const double m = BatchNorm::kMomentum, unbiased = sq / std::max<int64_t>(l.count() - 1, 1);
-    running[0] = static_cast<float>((1 - m) * running[0] + m * mean);
-    running[1] = static_cast<float>((1 - m) * running[1] + m * unbiased);
-  }
-  return {mean, 1 / std::sqrt(sq / l.count() + BatchNorm::kEps)};
+  return {mean, 1 / std::sqrt(sq / l.count() + BatchNorm::kEps),
+          sq / std::max<int64_t>(l.count() - 1, 1)};
 }
 
 }  // namespace
@@ -70,16 +66,14 @@ void BatchNorm::forward(const Tensor& x, Tensor& y, const ExecContext& ctx) cons
   const bool update = ctx.training && ctx.update_stats && !state_.empty();
   parallel_for(ctx.pool, channels_, [&](int64_t c0, int64_t c1) {
     for (int64_t c = c0; c < c1; ++c) {
-      Stats s{};
-      if (ctx.training) {
-        float running[2] = {update ? state_[0][c] : 0.0f, update ? state_[1][c] : 0.0f};
-        s = channel_stats(x.data(), l, c, update ? running : nullptr);
-        if (update) {
-          Tensor mean = state_[0], var = state_[1];  // views of the bound statistics
-          mean[c] = running[0], var[c] = running[1];
-        }
-      } else {
-        s = {state_[0][c], 1 / std::sqrt(static_cast<double>(state_[1][c]) + kEps)};
+      const Stats s =
+          ctx.training
+              ? channel_stats(x.data(), l, c)
+              : Stats{state_[0][c], 1 / std::sqrt(static_cast<double>(state_[1][c]) + kEps), 0};
+      if (update) {
+        Tensor mean = state_[0], var = state_[1];  // views of the bound statistics
+        mean[c] = static_cast<float>((1 - kMomentum) * mean[c] + kMomentum * s.mean);
+        var[c] = static_cast<float>((1 - kMomentum) * var[c] + kMomentum * s.unbiased_var);
       }
       // Centred first: a near-constant channel's large scale then multiplies a small difference.
       const auto scale = static_cast<float>(gamma[c] * s.inv_std);

@@ -28,6 +28,11 @@ const TrainConfig& validated(const TrainConfig& cfg) {
   return cfg;
 }
 
+// The dropout key of every pass of the current step (a stream apart from the perturbations').
+uint64_t step_key(const TrainConfig& cfg, const TrainState& state) {
+  return zo::sample_seed(cfg.seed, state.steps, -1);
+}
+
 size_t peak_rss_bytes() {
   rusage ru{};
   getrusage(RUSAGE_SELF, &ru);
@@ -217,7 +222,7 @@ double Trainer::pass(int64_t rows, const ParamTransform* body, double head_weigh
                      int64_t* correct) {
   // Every pass of a step drops the same units; the step's first pass moves batch norm's
   // running statistics.
-  net_->set_mode({true, zo::sample_seed(cfg_.seed, state_.steps, -1), stats_pass_});
+  net_->set_mode({true, step_key(cfg_, state_), stats_pass_});
   stats_pass_ = false;
   Tensor logits = net_->forward(rows, body);
   ++state_.forward_passes;
@@ -278,7 +283,7 @@ Trainer::StepResult Trainer::int8_step(int64_t rows, int epoch) {
   int8::StepConfig c = int8_cfg_;
   c.step = state_.steps;
   c.q = q();
-  qnet_->set_mode({true, zo::sample_seed(cfg_.seed, state_.steps, -1), false});
+  qnet_->set_mode({true, step_key(cfg_, state_), false});
   const int8::PassLoss exact = [this](const QTensor& logits, const uint8_t* labels) {
     return float_loss(logits, labels, logits_f32_);
   };
