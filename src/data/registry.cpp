@@ -248,16 +248,28 @@ std::string resolve_data_dir(const std::string& name_or_path) {
 }
 
 DataSplits load_data(const std::string& name_or_path, const DataOptions& options) {
+  if (options.test_limit < 0)
+    throw InputError("test limit (test_limit) is " + std::to_string(options.test_limit) +
+                     "; expected 0 (all) or more");
   const Source src = locate(name_or_path);
+  DataSplits s;
   switch (src.format) {
     case Format::kIdx:
-      return split_train_file(read_idx_folder(src.dir, name_or_path), options);
+      s = split_train_file(read_idx_folder(src.dir, name_or_path), options);
+      break;
     case Format::kStl10:
-      return split_train_file(read_stl10_folder(src.dir, name_or_path), options);
+      s = split_train_file(read_stl10_folder(src.dir, name_or_path), options);
+      break;
     case Format::kImageFolder:
+      s = split_held_out(load_image_folder(src.dir, name_or_path), options, src.dir);
       break;
   }
-  return split_held_out(load_image_folder(src.dir, name_or_path), options, src.dir);
+  if (options.test_limit > 0 && options.test_limit < s.test.size()) {
+    std::vector<int64_t> first(static_cast<size_t>(options.test_limit));
+    for (size_t i = 0; i < first.size(); ++i) first[i] = static_cast<int64_t>(i);
+    s.test = s.test.subset(first);
+  }
+  return s;
 }
 
 }  // namespace zotrain

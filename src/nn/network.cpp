@@ -87,10 +87,11 @@ int64_t Network::num_param_elements() const {
 // a forward ping-pong buffer (kPingA + k), its own kept buffer (kOwn), or the kept buffer of
 // layer j (j >= 0, in-place layers of the head).
 static std::vector<Slot> plan_slots(const Network& net, const std::vector<Shape>& shapes,
-                                    int64_t batch, int h, int threads, std::vector<int>& buf) {
+                                    int64_t batch, int h, int frozen, int threads,
+                                    std::vector<int>& buf) {
   const int L = net.num_layers();
   buf.assign(L, Network::kOwn);
-  ZT_ASSERT(batch > 0 && h >= 0 && h <= L);
+  ZT_ASSERT(batch > 0 && h >= 0 && h <= L && frozen >= 0 && frozen <= h && frozen < L);
   std::vector<Slot> slots;
   auto add = [&](int layer, std::string what, Bucket b, int64_t floats, Role role, int index) {
     MemoryPlan one;
@@ -133,10 +134,18 @@ static std::vector<Slot> plan_slots(const Network& net, const std::vector<Shape>
     }
   // Body layers that do not feed the head write into two alternating buffers, each as large
   // as the largest output it takes; layers that can run in place stay in their input's buffer.
+  // The frozen layers' output, which the step's passes start from, is kept.
   int body_outputs = h < L ? std::max(h - 1, 0) : L;
+  if (frozen > 0 && frozen - 1 < body_outputs)
+    add(frozen - 1, net.layer(frozen - 1).describe() + " output (frozen features)",
+        Bucket::kActivations, numel(frozen), Role::kKept, frozen - 1);
   int64_t ping[2] = {0, 0};
-  int cur = -1;  // buffer holding the current activation; -1: the input batch, never overwritten
+  int cur = -1;  // buffer holding the current activation; -1: one never overwritten
   for (int i = 0; i < body_outputs; ++i) {
+    if (i == frozen - 1) {
+      cur = -1;
+      continue;
+    }
     if (!(net.layer(i).in_place() && cur >= 0)) cur = cur == 0 ? 1 : 0;
     buf[i] = Network::kPingA + cur;
     ping[cur] = max_of(ping[cur], numel(i + 1));
@@ -156,7 +165,7 @@ static std::vector<Slot> plan_slots(const Network& net, const std::vector<Shape>
   // Zeroth-order passes read the body's parameters from a scratch buffer of one layer's size.
   int64_t scratch = 0;
   int scratch_layer = -1;
-  for (int i = 0; i < h; ++i) {
+  for (int i = frozen; i < h; ++i) {
     int64_t n = 0;
     for (const ParamSpec& ps : net.layer(i).param_specs()) n += ps.shape.numel();
     if (n > scratch) scratch = n, scratch_layer = i;
@@ -177,18 +186,19 @@ static std::vector<Slot> plan_slots(const Network& net, const std::vector<Shape>
   return slots;
 }
 
-MemoryPlan Network::plan(int64_t batch, int head_start, int threads) const {
+MemoryPlan Network::plan(int64_t batch, int head_start, int threads, int frozen) const {
   MemoryPlan plan;
   std::vector<int> buf;
-  for (const Slot& s : plan_slots(*this, shapes_, batch, head_start, threads, buf))
+  for (const Slot& s : plan_slots(*this, shapes_, batch, head_start, frozen, threads, buf))
     plan.rows.push_back(s.row);
   return plan;
 }
 
-void Network::allocate(Arena& arena, int64_t batch, int head_start, ThreadPool* pool,
-                       uint64_t seed) {
+void Network::allocate(Arena& arena, int64_t batch, int head_start, ThreadPool* pool, uint64_t seed,
+                       int frozen) {
   batch_ = batch;
   head_start_ = head_start;
+  frozen_ = frozen;
   pool_ = pool;
   params_.clear();
   state_.clear();
@@ -207,7 +217,7 @@ void Network::allocate(Arena& arena, int64_t batch, int head_start, ThreadPool* 
   }
   std::vector<Tensor> grads(specs.size());
   for (const Slot& s :
-       plan_slots(*this, shapes_, batch, head_start, pool ? pool->size() : 1, out_buf_)) {
+       plan_slots(*this, shapes_, batch, head_start, frozen, pool ? pool->size() : 1, out_buf_)) {
     float* p = static_cast<float*>(arena.alloc_bytes(s.row.bucket, s.row.bytes));
     switch (s.role) {
       case Role::kParam: {
@@ -284,19 +294,35 @@ Tensor Network::output_buffer(int i, int64_t rows) const {
 
 ExecContext Network::context(int layer) {
   ExecContext ctx{pool_, workspace_.empty() ? nullptr : workspace_.data()};
-  ctx.training = mode_.training;
+  const bool frozen = layer < frozen_;
+  ctx.training = mode_.training && !frozen;
   ctx.key = layer_key(mode_.key, layer);
-  ctx.update_stats = mode_.update_stats;
+  ctx.update_stats = mode_.update_stats && !frozen;
   return ctx;
 }
 
 Tensor Network::forward(int64_t rows, const ParamTransform* body) {
   ZT_ASSERT(rows > 0 && rows <= batch_);
-  Tensor x = input(rows);
+  return run(input(rows), 0, num_layers(), body);
+}
+
+void Network::forward_frozen(int64_t rows) {
+  ZT_ASSERT(rows > 0 && rows <= batch_);
+  run(input(rows), 0, frozen_, nullptr);
+}
+
+Tensor Network::forward_trained(int64_t rows, const ParamTransform* body) {
+  ZT_ASSERT(rows > 0 && rows <= batch_);
+  return run(frozen_ == 0 ? input(rows) : kept_[frozen_ - 1].rows(0, rows), frozen_, num_layers(),
+             body);
+}
+
+Tensor Network::run(Tensor x, int from, int to, const ParamTransform* body) {
+  const int64_t rows = x.shape()[0];
   std::vector<Tensor> transformed;
-  for (int i = 0; i < num_layers(); ++i) {
+  for (int i = from; i < to; ++i) {
     ExecContext ctx = context(i);
-    if (body && i < head_start_ && !layers_[i]->param_specs().empty()) {
+    if (body && i >= frozen_ && i < head_start_ && !layers_[i]->param_specs().empty()) {
       transformed.clear();
       float* dst = body_scratch_.data();
       for (const ParamRef& p : params_)

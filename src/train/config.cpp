@@ -86,6 +86,13 @@ void validate(const TrainConfig& c) {
   need(c.lr_step >= 1, "lr_step", "an integer >= 1");
   need(c.threads >= 1 && c.threads <= 256, "threads", "an integer in [1, 256]");
   need(c.train_limit >= 0, "train_limit", "an integer >= 0");
+  need(c.test_limit >= 0, "test_limit", "an integer >= 0");
+  need(c.train_layers >= 0, "train_layers", "an integer >= 0");
+  need(c.cache_features == 0 || c.cache_features == 1, "cache_features", "0 or 1");
+  need(c.cache_features == 0 || c.train_layers > 0, "cache_features",
+       "0 unless train_layers freezes layers to cache");
+  need(c.train_layers == 0 || c.method != "elastic" || c.bp_layers <= c.train_layers, "bp_layers",
+       "at most train_layers: the BP head lies among the trained layers");
   need(c.val_size >= 0, "val_size", "an integer >= 0");
   need(c.points >= 1, "points", "an integer >= 1");
   need(one_of(c.q_schedule, {"fixed", "qscheduler", "budget"}), "q_schedule",
@@ -114,6 +121,7 @@ void validate(const TrainConfig& c) {
     need(c.head_grad == "perturbed", "head_grad", "perturbed with precision int8");
     need(c.zo_momentum == 0, "zo_momentum", "0 with precision int8");
     need(c.memory_budget == 0, "memory_budget", "0 with precision int8");
+    need(c.train_layers == 0, "train_layers", "0 with precision int8 (NITI trains every layer)");
   }
 }
 

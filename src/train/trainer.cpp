@@ -71,13 +71,15 @@ double accuracy(BatchSource& batches, int64_t batch, Run run) {
 
 }  // namespace
 
-double evaluate(Network& net, BatchSource& batches) {
+double evaluate(Network& net, BatchSource& batches, bool features) {
   const PassMode mode = net.mode();
   net.set_mode({false, 0, false});
   const double acc = accuracy(batches, net.batch(), [&](int64_t b, uint8_t* labels) {
-    const int64_t rows = batches.fill(b, net.input(net.batch()).data(), labels);
+    Tensor in = features ? net.frozen_output(net.batch()) : net.input(net.batch());
+    const int64_t rows = batches.fill(b, in.data(), labels);
     int64_t c = 0;
-    softmax_cross_entropy(net.forward(rows), labels, nullptr, &c);
+    softmax_cross_entropy(features ? net.forward_trained(rows) : net.forward(rows), labels, nullptr,
+                          &c);
     return std::pair{rows, c};
   });
   net.set_mode(mode);
@@ -133,17 +135,27 @@ void quantize_weights_from(const Checkpoint& ckpt, QNetwork& net) {
   }
 }
 
+int frozen_layers(const Network& net, const TrainConfig& cfg) {
+  const auto n = static_cast<int>(net.param_layers().size());
+  if (cfg.train_layers > n)
+    throw InputError("--train-layers " + std::to_string(cfg.train_layers) +
+                     " is out of range: the model has " + std::to_string(n) +
+                     " layers with parameters");
+  return cfg.train_layers == 0 ? 0 : net.head_start(cfg.train_layers);
+}
+
 MemoryPlan training_plan(const Network& net, const TrainConfig& cfg, int head_start) {
   if (cfg.precision == "int8") {
     MemoryPlan plan = QNetwork(net).plan(cfg.batch, head_start);
     plan.add(-1, "labels", Bucket::kInput, cfg.batch);
     return plan;
   }
-  MemoryPlan plan = net.plan(cfg.batch, head_start, cfg.threads);
-  // Momentum buffers: the SGD ones of the head, then the ZO ones of the body.
+  const int frozen = frozen_layers(net, cfg);
+  MemoryPlan plan = net.plan(cfg.batch, head_start, cfg.threads, frozen);
+  // Momentum buffers: the SGD ones of the head, then the ZO ones of the trained body.
   for (bool head : {true, false}) {
     if ((head ? cfg.momentum : cfg.zo_momentum) <= 0) continue;
-    for (int i = 0; i < net.num_layers(); ++i)
+    for (int i = frozen; i < net.num_layers(); ++i)
       if ((i >= head_start) == head)
         for (const ParamSpec& ps : net.layer(i).param_specs())
           plan.add(i, net.layer(i).describe() + " " + ps.name + " momentum", Bucket::kOptimizer,
@@ -154,10 +166,10 @@ MemoryPlan training_plan(const Network& net, const TrainConfig& cfg, int head_st
 }
 
 int choose_head(const Network& net, const TrainConfig& cfg) {
-  if (cfg.method == "bp") return 0;
+  if (cfg.method == "bp") return frozen_layers(net, cfg);
   if (cfg.method == "zo") return net.num_layers();
   if (cfg.memory_budget == 0) return net.head_start(cfg.bp_layers);
-  const int n = static_cast<int>(net.param_layers().size());
+  const int n = cfg.train_layers ? cfg.train_layers : static_cast<int>(net.param_layers().size());
   for (int k = n; k >= 0; --k) {
     int h = net.head_start(k);
     if (training_plan(net, cfg, h).total() <= static_cast<size_t>(cfg.memory_budget)) return h;
@@ -169,7 +181,8 @@ int choose_head(const Network& net, const TrainConfig& cfg) {
 }
 
 Trainer::Trainer(const TrainConfig& cfg)
-    : Trainer(cfg, RunData::load(validated(cfg).data, {cfg.val_size, cfg.train_limit, cfg.seed},
+    : Trainer(cfg, RunData::load(validated(cfg).data,
+                                 {cfg.val_size, cfg.train_limit, cfg.seed, cfg.test_limit},
                                  cfg.points)) {}
 
 Trainer::Trainer(const TrainConfig& cfg, RunData data)
@@ -178,6 +191,7 @@ Trainer::Trainer(const TrainConfig& cfg, RunData data)
       spec_(model_by_name(cfg.model, data_.item_shape(), data_.num_classes())),
       pool_(cfg.threads) {
   net_ = std::make_unique<Network>(spec_.item_shape, spec_.layers);
+  frozen_ = frozen_layers(*net_, cfg_);
   head_ = choose_head(*net_, cfg_);
   plan_ = training_plan(*net_, cfg_, head_);
   if (cfg_.precision == "int8") {
@@ -185,13 +199,16 @@ Trainer::Trainer(const TrainConfig& cfg, RunData data)
     qnet_->allocate(arena_, cfg_.batch, head_, cfg_.seed);
     bp_bits_ = parse_bp_bits(cfg_.bp_bits);
   } else {
-    net_->allocate(arena_, cfg_.batch, head_, &pool_, cfg_.seed);
+    net_->allocate(arena_, cfg_.batch, head_, &pool_, cfg_.seed, frozen_);
     sgd_ = std::make_unique<Sgd>(*net_, arena_, cfg_.momentum, cfg_.weight_decay);
     for (const ParamRef& p : net_->params())
-      if (p.layer < head_ && cfg_.zo_momentum > 0)
+      if (p.layer >= frozen_ && p.layer < head_ && cfg_.zo_momentum > 0)
         zo_momentum_.push_back(arena_.alloc(Bucket::kOptimizer, p.value.shape()));
   }
   labels_ = static_cast<uint8_t*>(arena_.alloc_bytes(Bucket::kInput, cfg_.batch));
+  if (cfg_.cache_features && data_.is_point_cloud())
+    throw InputError("--cache-features 1 needs image data: " + cfg_.data +
+                     " holds point clouds, sampled anew for every pass");
   if (!cfg_.init.empty()) load_init();
   sparsity_ = parse_sparsity(cfg_.sparsity);
   distribution_ = zo::parse_distribution(cfg_.perturbation);
@@ -224,7 +241,7 @@ double Trainer::pass(int64_t rows, const ParamTransform* body, double head_weigh
   // running statistics.
   net_->set_mode({true, step_key(cfg_, state_), stats_pass_});
   stats_pass_ = false;
-  Tensor logits = net_->forward(rows, body);
+  Tensor logits = net_->forward_trained(rows, body);
   ++state_.forward_passes;
   if (head_weight <= 0) return softmax_cross_entropy(logits, labels_, nullptr, correct);
   Tensor dlogits = net_->logits_grad(rows);
@@ -249,8 +266,37 @@ int64_t Trainer::fill_input(const BatchSource& batches, int64_t index) {
 
 double Trainer::evaluate_on(Split split) {
   if (data_.size(split) == 0) return 0.0;
-  auto batches = data_.batches(split, cfg_.batch, false, 0);
-  return qnet_ ? evaluate(*qnet_, *batches, data_.int8_exp()) : evaluate(*net_, *batches);
+  auto batches = source(split, false);
+  return qnet_ ? evaluate(*qnet_, *batches, data_.int8_exp())
+               : evaluate(*net_, *batches, features_[static_cast<int>(split)] != nullptr);
+}
+
+std::unique_ptr<BatchSource> Trainer::source(Split split, bool train) const {
+  const uint64_t seed = train ? cfg_.seed : 0;
+  if (const auto& f = features_[static_cast<int>(split)])
+    return std::make_unique<FeatureSource>(f, cfg_.batch, train, seed);
+  return data_.batches(split, cfg_.batch, train, seed);
+}
+
+void Trainer::cache_features() {
+  if (!cfg_.cache_features || features_[0]) return;
+  const int64_t numel = net_->input_shape(frozen_, 1).numel();
+  for (Split split : {Split::kTrain, Split::kVal, Split::kTest}) {
+    const int64_t n = data_.size(split);
+    if (n == 0) continue;
+    auto images = data_.batches(split, cfg_.batch, false, 0);
+    features_[static_cast<int>(split)] = std::make_shared<const FeatureSet>(
+        extract_features(*images, n, numel, FrozenRun<float>([&](int64_t b, uint8_t* labels) {
+          const int64_t rows = images->fill(b, net_->input(cfg_.batch).data(), labels);
+          net_->forward_frozen(rows);
+          return std::pair<int64_t, const float*>{rows, net_->frozen_output(rows).data()};
+        })));
+  }
+}
+
+int64_t Trainer::fill_features(const BatchSource& features, int64_t index) {
+  features_filled_ = true;
+  return features.fill(index, net_->frozen_output(cfg_.batch).data(), labels_);
 }
 
 namespace {
@@ -307,9 +353,11 @@ Trainer::StepResult Trainer::int8_step(int64_t rows, int epoch) {
 Trainer::StepResult Trainer::step(int64_t rows, int epoch) {
   const auto [lr, zo_lr] = learning_rates(epoch);
   stats_pass_ = true;
-  StepResult r = qnet_        ? int8_step(rows, epoch)
-                 : head_ == 0 ? bp_step(rows, lr)
-                              : zo_step(rows, lr, zo_lr, epoch);
+  if (!qnet_ && !features_filled_) net_->forward_frozen(rows);
+  features_filled_ = false;
+  StepResult r = qnet_              ? int8_step(rows, epoch)
+                 : head_ == frozen_ ? bp_step(rows, lr)
+                                    : zo_step(rows, lr, zo_lr, epoch);
   ++state_.steps;
   return r;
 }
@@ -364,7 +412,7 @@ Trainer::StepResult Trainer::zo_step(int64_t rows, double lr, double zo_lr, int 
   if (!clean_pass) r.loss = perturbed_sum / q;
   size_t body_param = 0;
   for (ParamRef& p : net_->params())
-    if (p.layer < head_) {
+    if (p.layer >= frozen_ && p.layer < head_) {
       Tensor* m = zo_momentum_.empty() ? nullptr : &zo_momentum_[body_param++];
       zo::apply_update(spec, est, static_cast<uint32_t>(p.index), static_cast<float>(zo_lr),
                        p.value, m, static_cast<float>(cfg_.zo_momentum), &pool_);
@@ -411,7 +459,9 @@ void Trainer::run(const TrainCallbacks& cb) {
   std::filesystem::create_directories(cfg_.out);
   const std::string metrics_path = cfg_.out + "/metrics.jsonl";
   if (state_.epochs_done == 0) std::ofstream(metrics_path, std::ios::trunc);
-  std::unique_ptr<BatchSource> batcher = data_.batches(Split::kTrain, cfg_.batch, true, cfg_.seed);
+  cache_features();
+  std::unique_ptr<BatchSource> batcher = source(Split::kTrain, true);
+  const bool cached = features_[0] != nullptr;
   q_scheduler_ = {cfg_.q0, cfg_.q_alpha, cfg_.q_patience, cfg_.q_tau, cfg_.q_smoothing, cfg_.q_max};
   if (cfg_.q_schedule == "budget")
     q_scheduler_.q_max = q_max_for_budget(cfg_.q_budget, cfg_.q0, cfg_.q_alpha,
@@ -424,7 +474,7 @@ void Trainer::run(const TrainCallbacks& cb) {
     int64_t correct = 0, seen = 0, signs = 0, zero_signs = 0, agree = 0;
     const int64_t batches = batcher->batches_per_epoch();
     for (int64_t b = 0; b < batches; ++b) {
-      int64_t rows = fill_input(*batcher, b);
+      const int64_t rows = cached ? fill_features(*batcher, b) : fill_input(*batcher, b);
       StepResult step = this->step(rows, epoch);
       signs += step.signs;
       zero_signs += step.zero_signs;
@@ -496,6 +546,13 @@ int64_t Trainer::num_parameters() const {
   return n;
 }
 
+size_t Trainer::feature_cache_bytes() const {
+  size_t n = 0;
+  for (const auto& f : features_)
+    if (f) n += f->bytes();
+  return n;
+}
+
 void Trainer::write_summary() const {
   // The last epoch's test accuracy, read back from metrics.jsonl so a resumed run reports the
   // same as an uninterrupted one.
@@ -522,6 +579,8 @@ void Trainer::write_summary() const {
                   {"num_parameters", num_parameters()},
                   {"bp_layers", bp_layers()},
                   {"head_start", head_},
+                  {"frozen_layers", frozen_},
+                  {"feature_cache_bytes", feature_cache_bytes()},
                   {"q_max", cfg_.q_schedule == "fixed" ? cfg_.q : q_scheduler_.q_max},
                   {"config", json::parse(config_to_json(cfg_))}};
   std::string tmp = cfg_.out + "/summary.json.tmp";

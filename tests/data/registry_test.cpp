@@ -110,6 +110,19 @@ TEST_F(DataRegistry, TrainLimitKeepsTheFirstTrainingExamples) {
   EXPECT_EQ(load_data("mnist", data_options(20, 3, 1000)).train.size(), 80);  // more than there is
 }
 
+TEST_F(DataRegistry, TestLimitKeepsTheFirstTestExamples) {
+  DataSplits full = load_data("mnist", data_options(20, 3));
+  DataOptions o = data_options(20, 3);
+  o.test_limit = 7;
+  DataSplits limited = load_data("mnist", o);
+  std::vector<int64_t> first = ids(full.test);
+  first.resize(7);
+  EXPECT_EQ(ids(limited.test), first);
+  EXPECT_EQ(ids(limited.train), ids(full.train));
+  o.test_limit = -1;
+  EXPECT_THAT(input_error([&] { load_data("mnist", o); }), HasSubstr("test_limit"));
+}
+
 TEST_F(DataRegistry, ZeroValidationSize) {
   DataSplits s = load_data("mnist", data_options(0, 3));
   EXPECT_EQ(s.train.size(), 100);

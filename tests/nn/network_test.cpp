@@ -186,6 +186,33 @@ TEST(Network, PassModesSwitchBatchNormAndDropout) {
   EXPECT_FALSE(test::bitwise_equal(e1, logits({false, 1, false})));
 }
 
+TEST(Network, FrozenLayersRunInEvaluationModeOnceAndTheirOutputIsKept) {
+  using L = LayerSpec;
+  const std::vector<LayerSpec> specs = {L::linear(8), L::batch_norm(), L::relu(),   L::dropout(0.5),
+                                        L::linear(6), L::relu(),       L::linear(5)};
+  for (int head : {4, 7}) {
+    Network net(Shape{6}, specs);
+    Arena arena;
+    net.allocate(arena, 4, head, nullptr, 3, 4);
+    EXPECT_EQ(arena.total_bytes(), net.plan(4, head, 1, 4).total());
+    fill_input(net, 4, 9);
+    net.set_mode({true, 1, true});
+    const Tensor whole = net.forward(4).clone();
+    net.set_mode({true, 2, true});
+    EXPECT_TRUE(test::bitwise_equal(whole, net.forward(4))) << "no dropout in the frozen layers";
+    EXPECT_EQ(net.state()[0].value[0], 0.0f) << "frozen running statistics stay";
+    net.forward_frozen(4);
+    const Tensor features = net.frozen_output(4).clone();
+    const ParamTransform shift = [](const ParamRef& p, float* dst, int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; ++i) dst[i] = p.value[i] + 0.5f;
+    };
+    const Tensor shifted = net.forward_trained(4, &shift).clone();
+    EXPECT_EQ(!test::bitwise_equal(whole, shifted), head == 7) << "only a body is perturbed";
+    EXPECT_TRUE(test::bitwise_equal(features, net.frozen_output(4)));
+    EXPECT_TRUE(test::bitwise_equal(whole, net.forward_trained(4)));
+  }
+}
+
 // Backprop through dropout and batch norm in a training pass matches finite differences of the
 // same pass (same key, so the same mask).
 TEST(Network, BackpropThroughDropoutAndBatchNormMatchesFiniteDifferences) {

@@ -14,6 +14,7 @@ struct DataOptions {
   int64_t val_size = 5000;  // training examples held out for validation
   int64_t train_limit = 0;  // keep only the first N training examples; 0 = all
   uint64_t seed = 0;        // drives the validation split
+  int64_t test_limit = 0;   // keep only the first N test examples (file order); 0 = all
 };
 
 struct DataSplits {
@@ -23,13 +24,13 @@ struct DataSplits {
 // Loads `name_or_path` and splits it. The training files are permuted with a seeded Fisher-Yates
 // shuffle; the last val_size examples of the permutation are the validation set and the others,
 // in permuted order, the training set, of which train_limit then keeps the first. The test set is
-// the test files (t10k, test_X/test_y), in file order. A set without test files (class folders of
-// images, such as EuroSAT) first holds out a fixed fifth of each class as its test set, the same
-// for every seed (docs/data.md), and splits the rest as above. A rotated name ("mnist-rotated:30",
-// docs/data.md) reads the upright set's files and rotates each image of both files by its angle
-// (rotation_angle, keyed by its index in its file) before the split. Throws InputError for an
-// unknown name, a bad rotation, missing or corrupt files, or sizes that leave no training
-// examples.
+// the test files (t10k, test_X/test_y), in file order, of which test_limit keeps the first. A set
+// without test files (class folders of images, such as EuroSAT) first holds out a fixed fifth of
+// each class as its test set, the same for every seed (docs/data.md), and splits the rest as above.
+// A rotated name ("mnist-rotated:30", docs/data.md) reads the upright set's files and rotates each
+// image of both files by its angle (rotation_angle, keyed by its index in its file) before the
+// split. Throws InputError for an unknown name, a bad rotation, missing or corrupt files, or sizes
+// that leave no training examples.
 DataSplits load_data(const std::string& name_or_path, const DataOptions& options);
 
 // The folder holding a data set, in one of three formats: the four IDX files of MNIST

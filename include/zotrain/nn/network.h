@@ -2,6 +2,9 @@
 // The layers are split at `head_start`: layers before it (the body) run forward only, through
 // two ping-pong buffers; layers from it on (the head) keep their activations for backprop.
 // head_start = 0 is Full BP, head_start = num_layers() is Full ZO.
+// Fine-tuning may also freeze the layers before `frozen` (<= head_start): they run in evaluation
+// mode, their parameters are never perturbed, and their output is kept so that the passes of a
+// step run them once (forward_frozen) and only the trained layers again (forward_trained).
 #pragma once
 
 #include <functional>
@@ -66,20 +69,29 @@ class Network {
   int head_start(int bp_layers) const;
   int64_t forward_macs(int64_t batch) const;
 
-  // The buffers allocate() will take for a batch size, split and thread count.
-  MemoryPlan plan(int64_t batch, int head_start, int threads) const;
+  // The buffers allocate() will take for a batch size, split, thread count and frozen prefix.
+  MemoryPlan plan(int64_t batch, int head_start, int threads, int frozen = 0) const;
   // Allocates the plan's buffers from `arena` and initializes the parameters from `seed`.
   // pool may be null (one thread); it must outlive the network's use.
-  void allocate(Arena& arena, int64_t batch, int head_start, ThreadPool* pool, uint64_t seed);
+  void allocate(Arena& arena, int64_t batch, int head_start, ThreadPool* pool, uint64_t seed,
+                int frozen = 0);
 
   int64_t batch() const { return batch_; }
   int head() const { return head_start_; }
+  int frozen() const { return frozen_; }
   // The input buffer, first `rows` rows: fill it, then call forward(rows).
   Tensor input(int64_t rows) const { return input_.rows(0, rows); }
   // Runs all layers on the first `rows` rows of the input; returns the logits [rows, classes].
   // With `body`, the body's layers read their parameters as `body` writes them into a scratch
   // buffer of one layer's size; the parameters themselves are never modified.
   Tensor forward(int64_t rows, const ParamTransform* body = nullptr);
+  // forward() in two parts: the frozen layers on the input (once per batch), then the others
+  // on the kept output of the frozen layers (as often as the step needs).
+  void forward_frozen(int64_t rows);
+  Tensor forward_trained(int64_t rows, const ParamTransform* body = nullptr);
+  // The kept output of the frozen layers (frozen() > 0), first `rows` rows: forward_frozen
+  // writes it, forward_trained reads it, a caller may fill it with features computed before.
+  Tensor frozen_output(int64_t rows) const { return kept_[frozen_ - 1].rows(0, rows); }
   // The mode of the passes that follow (training, key 0, no statistics update until set). Each
   // layer's dropout key is derived from mode.key and the layer's index.
   void set_mode(const PassMode& mode) { mode_ = mode; }
@@ -101,6 +113,8 @@ class Network {
 
  private:
   Tensor output_buffer(int i, int64_t rows) const;
+  // Runs layers [from, to) on x (the input of layer `from`); returns the output of layer to-1.
+  Tensor run(Tensor x, int from, int to, const ParamTransform* body);
   ExecContext context(int layer);
 
   Shape item_shape_;
@@ -109,6 +123,7 @@ class Network {
   std::vector<Shape> shapes_;  // shapes_[i]: input of layer i with batch 1; back(): logits
   int64_t batch_ = 0;
   int head_start_ = 0;
+  int frozen_ = 0;
   ThreadPool* pool_ = nullptr;
   std::vector<ParamRef> params_, state_;
   PassMode mode_;

@@ -47,9 +47,14 @@ struct TrainConfig {
   double lr_decay = 0.8;  // learning rate multiplied by lr_decay every lr_step epochs
   int lr_step = 10;
   uint64_t seed = 0;
-  std::string init;  // checkpoint to start from (its parameters only): fine-tuning
+  std::string init;        // checkpoint to start from (its parameters only): fine-tuning
+  int train_layers = 0;    // train only the last N layers with parameters (0: all); the frozen
+                           // layers before them run in evaluation mode, once per step
+  int cache_features = 0;  // with train_layers: compute the frozen layers' output once per
+                           // example of image data, not once per step (train/feature_cache.h)
   int threads = 1;
   int64_t train_limit = 0;  // 0: all training examples
+  int64_t test_limit = 0;   // 0: all test examples
   int64_t val_size = 5000;  // held out from the training files for validation
   int64_t points = 1024;    // point clouds: points sampled from each cloud per pass
   // Integer-only training (NITI int8, ElasticZO-INT8). lr, momentum, eps, zo_lr, grad_clip and
@@ -116,8 +121,14 @@ void visit_config(Config& c, Visitor&& v) {
   v("init", c.init,
     "start from this checkpoint's parameters (fine-tuning); an f32 checkpoint also initializes "
     "an int8 run (quantized, biases dropped)");
+  v("train_layers", c.train_layers,
+    "fine-tuning: train only the last N layers with parameters, the others frozen (0: all)");
+  v("cache_features", c.cache_features,
+    "with train_layers on image data: 1 computes the frozen layers' output once per example "
+    "and keeps it in memory");
   v("threads", c.threads, "worker threads (results do not depend on it)");
   v("train_limit", c.train_limit, "train on the first N examples only (0: all)");
+  v("test_limit", c.test_limit, "image data: test on the first N test examples only (0: all)");
   v("val_size", c.val_size, "examples held out from the training files for validation");
   v("points", c.points, "point-cloud data: points sampled from each cloud (PointNet's 1024)");
   v("precision", c.precision, "arithmetic: f32, or int8 (NITI integer-only training)");

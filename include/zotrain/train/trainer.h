@@ -3,6 +3,7 @@
 // checkpoint.bin (after every epoch, atomically).
 #pragma once
 
+#include <array>
 #include <functional>
 #include <memory>
 #include <string>
@@ -18,6 +19,7 @@
 #include "zotrain/nn/network.h"
 #include "zotrain/train/checkpoint.h"
 #include "zotrain/train/config.h"
+#include "zotrain/train/feature_cache.h"
 #include "zotrain/train/int8_step.h"
 #include "zotrain/train/q_scheduler.h"
 #include "zotrain/train/run_data.h"
@@ -41,8 +43,9 @@ struct TrainCallbacks {
 };
 
 // Accuracy of `net` on every batch of `batches` (at most the network's batch size each), forward
-// passes in evaluation mode; the int8 inputs have exponent `input_exp`.
-double evaluate(Network& net, BatchSource& batches);
+// passes in evaluation mode; the int8 inputs have exponent `input_exp`. With `features`, the
+// batches hold the frozen layers' output (a FeatureSource) and only the others run.
+double evaluate(Network& net, BatchSource& batches, bool features = false);
 double evaluate(QNetwork& net, BatchSource& batches, int input_exp);
 
 // The weights of an int8 network as checkpoint tensors ("qweight/<layer>" holding the mantissas,
@@ -58,7 +61,12 @@ void quantize_weights_from(const Checkpoint& ckpt, QNetwork& net);
 // integer network for precision int8).
 MemoryPlan training_plan(const Network& net, const TrainConfig& cfg, int head_start);
 
-// Where the body/head split of a run lies (Network::head_start): 0 for bp, num_layers() for
+// The first layer a run trains: 0, or for train_layers N the first of the last N layers with
+// parameters (Network::head_start).
+int frozen_layers(const Network& net, const TrainConfig& cfg);
+
+// Where the body/head split of a run lies (Network::head_start): the first trained layer for
+// bp, num_layers() for
 // zo, and for elastic the last cfg.bp_layers layers with parameters — or, with a memory
 // budget, the largest head whose training_plan fits (InputError when not even Full ZO fits).
 int choose_head(const Network& net, const TrainConfig& cfg);
@@ -84,6 +92,8 @@ class Trainer {
   const RunData& data() const { return data_; }
   // Layers with parameters trained by backprop.
   int bp_layers() const;
+  // The first trained layer (0 unless train_layers freezes a prefix).
+  int first_trained_layer() const { return frozen_; }
   // ZO samples per step in the current epoch (fixed, or the q schedule's).
   int q() const;
 
@@ -105,6 +115,12 @@ class Trainer {
   StepResult bp_step(int64_t rows, double lr);
   StepResult int8_step(int64_t rows, int epoch);
   double evaluate_on(Split split);
+  // With cache_features: the frozen layers' output of every example of each split.
+  void cache_features();
+  // A split's batches: cached features when there are, else the data's.
+  std::unique_ptr<BatchSource> source(Split split, bool train) const;
+  // Copies batch `index` of a FeatureSource into the frozen layers' output.
+  int64_t fill_features(const BatchSource& features, int64_t index);
   StepResult zo_step(int64_t rows, double lr, double zo_lr, int epoch);
   // The loss of one forward pass; with `head_weight` > 0 also backprops the head, scaling
   // dL/dlogits by head_weight.
@@ -114,6 +130,7 @@ class Trainer {
   // Loads cfg.init's parameters (InputError for a checkpoint of another model or input).
   void load_init();
   int64_t num_parameters() const;
+  size_t feature_cache_bytes() const;
 
   TrainConfig cfg_;
   RunData data_;
@@ -129,6 +146,9 @@ class Trainer {
   std::unique_ptr<Sgd> sgd_;
   uint8_t* labels_ = nullptr;
   int head_ = 0;
+  int frozen_ = 0;  // layers before it are frozen (train_layers)
+  std::array<std::shared_ptr<const FeatureSet>, 3> features_;  // per Split, when cached
+  bool features_filled_ = false;     // the next step's frozen output is filled already
   bool stats_pass_ = false;          // the next pass is the step's first
   QSchedulerConfig q_scheduler_;     // set by run() (budget mode needs the steps per epoch)
   std::vector<Tensor> zo_momentum_;  // per body parameter, when zo_momentum > 0

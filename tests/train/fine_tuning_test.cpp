@@ -1,0 +1,149 @@
+// Fine-tuning: --init, --train-layers (a frozen prefix run once per step) and --cache-features
+// (run once per example).
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "synthetic_data.h"
+#include "test_util.h"
+#include "zotrain/core/error.h"
+#include "zotrain/train/trainer.h"
+
+namespace zotrain {
+namespace {
+
+using nlohmann::json;
+
+TrainConfig base_config(const test::TempDir& dir, const std::string& out) {
+  TrainConfig cfg;
+  cfg.model = "lenet5";
+  cfg.data = dir.file("data");
+  cfg.out = dir.file(out);
+  cfg.epochs = 1;
+  cfg.batch = 32;
+  cfg.val_size = 60;
+  cfg.seed = 3;
+  return cfg;
+}
+
+// A LeNet-5 trained with BP for two epochs: the checkpoint fine-tuning starts from.
+std::string pretrained(const test::TempDir& dir) {
+  test::write_synthetic_data(dir.file("data"), 300, 100, 7);
+  TrainConfig cfg = base_config(dir, "pre");
+  cfg.method = "bp";
+  cfg.epochs = 2;
+  Trainer(cfg).run();
+  return cfg.out + "/checkpoint.bin";
+}
+
+std::map<std::string, std::vector<float>> params(const std::string& checkpoint) {
+  std::map<std::string, std::vector<float>> out;
+  for (const auto& [name, t] : read_checkpoint(checkpoint).file.tensors)
+    if (name.rfind("param/", 0) == 0) out[name].assign(t.data(), t.data() + t.numel());
+  return out;
+}
+
+std::string metrics_without_time(const std::string& out) {
+  std::ifstream in(out + "/metrics.jsonl");
+  std::string all;
+  for (std::string l; std::getline(in, l);) {
+    json j = json::parse(l);
+    for (const char* k : {"seconds", "peak_rss_bytes", "arena_bytes"}) j.erase(k);
+    all += j.dump() + "\n";
+  }
+  return all;
+}
+
+// Layers before `first` keep the pretrained values, the others moved.
+void expect_only_trained_changed(const std::string& before, const std::string& after, int first) {
+  const auto a = params(before), b = params(after);
+  ASSERT_EQ(a.size(), b.size());
+  for (const auto& [name, v] : a) {
+    const int layer = std::stoi(name.substr(6));
+    if (layer < first) {
+      EXPECT_EQ(v, b.at(name)) << name;
+    } else if (name.ends_with("weight")) {
+      EXPECT_NE(v, b.at(name)) << name;
+    }
+  }
+}
+
+TEST(FineTuning, ZoTrainsOnlyTheLastLayersAndCachingFeaturesChangesNothing) {
+  test::TempDir dir;
+  const std::string init = pretrained(dir);
+  TrainConfig cfg = base_config(dir, "zo");
+  cfg.method = "zo";
+  cfg.init = init;
+  cfg.train_layers = 2;
+  cfg.q = 4;
+  cfg.perturbation = "rademacher";
+  cfg.zo_momentum = 0.5;
+  Trainer t(cfg);
+  const int first = t.first_trained_layer();
+  EXPECT_EQ(first, t.network().param_layers().end()[-2]);
+  t.run();
+  expect_only_trained_changed(init, cfg.out + "/checkpoint.bin", first);
+
+  TrainConfig cached = cfg;
+  cached.out = dir.file("zo-cached");
+  cached.cache_features = 1;
+  Trainer(cached).run();
+  EXPECT_EQ(params(cfg.out + "/checkpoint.bin"), params(cached.out + "/checkpoint.bin"));
+  EXPECT_EQ(metrics_without_time(cfg.out), metrics_without_time(cached.out));
+  std::ifstream s(cached.out + "/summary.json");
+  const json summary = json::parse(s);
+  // (240 + 60 + 100 examples) x the frozen output's floats, and a label each.
+  const int64_t numel = t.network().input_shape(first, 1).numel();
+  EXPECT_EQ(summary["feature_cache_bytes"].get<int64_t>(), 400 * (numel * 4 + 1));
+  EXPECT_EQ(summary["frozen_layers"].get<int>(), first);
+}
+
+TEST(FineTuning, BpAndElasticTrainOnlyTheLastLayers) {
+  test::TempDir dir;
+  const std::string init = pretrained(dir);
+  TrainConfig bp = base_config(dir, "bp");
+  bp.method = "bp";
+  bp.init = init;
+  bp.train_layers = 1;
+  bp.lr = 0.01;
+  Trainer t(bp);
+  EXPECT_EQ(t.network().head(), t.first_trained_layer());
+  t.run();
+  expect_only_trained_changed(init, bp.out + "/checkpoint.bin", t.first_trained_layer());
+  std::ifstream s(bp.out + "/summary.json");
+  EXPECT_GE(json::parse(s)["final_test_acc"].get<double>(), 0.8);
+
+  TrainConfig elastic = base_config(dir, "elastic");
+  elastic.method = "elastic";
+  elastic.init = init;
+  elastic.train_layers = 3;
+  elastic.bp_layers = 1;
+  elastic.cache_features = 1;
+  Trainer e(elastic);
+  EXPECT_LT(e.first_trained_layer(), e.network().head());
+  e.run();
+  expect_only_trained_changed(init, elastic.out + "/checkpoint.bin", e.first_trained_layer());
+}
+
+TEST(FineTuning, RejectsInconsistentSettings) {
+  test::TempDir dir;
+  test::write_synthetic_data(dir.file("data"), 100, 20, 1);
+  TrainConfig cfg = base_config(dir, "x");
+  cfg.train_layers = 6;  // LeNet-5 has five layers with parameters
+  EXPECT_THROW(Trainer{cfg}, InputError);
+  cfg.train_layers = 0;
+  cfg.cache_features = 1;
+  EXPECT_THROW(validate(cfg), InputError);
+  cfg.cache_features = 0;
+  cfg.method = "elastic";
+  cfg.train_layers = 1;
+  cfg.bp_layers = 2;
+  EXPECT_THROW(validate(cfg), InputError);
+  cfg.method = "zo";
+  cfg.precision = "int8";
+  EXPECT_THROW(validate(cfg), InputError);
+}
+
+}  // namespace
+}  // namespace zotrain
