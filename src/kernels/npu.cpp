@@ -1,0 +1,168 @@
+#include "zotrain/kernels/npu.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <string>
+
+#include "zotrain/core/error.h"
+
+namespace zotrain::kernels {
+
+FixedMultiplier quantize_multiplier(double m) {
+  if (!(m > 0) || !std::isfinite(m) || m >= 2147483648.0)
+    throw InputError("requantization multiplier " + std::to_string(m) +
+                     ": expected a finite value in (0, 2^31)");
+  int exp = 0;
+  const double q = std::frexp(m, &exp);  // m = q * 2^exp, q in [0.5, 1)
+  auto m0 = static_cast<int64_t>(std::llround(q * 2147483648.0));
+  if (m0 == (int64_t{1} << 31)) {  // q rounded up to 1
+    m0 /= 2;
+    ++exp;
+  }
+  return {static_cast<int32_t>(m0), exp};
+}
+
+int64_t NpuConvGeometry::col_bytes() const {
+  if (kernel == 1 && stride == 1 && pad == 0) return 0;
+  return in_c / groups * kernel * kernel * out_h() * out_w();
+}
+
+namespace {
+
+// col[(c * k + ky) * k + kx, oy * ow + ox] = x[c, oy * s - p + ky, ox * s - p + kx] (0 outside).
+void im2col(const NpuConvGeometry& g, int64_t channels, const int8_t* x, int8_t* col) {
+  const int64_t oh = g.out_h(), ow = g.out_w(), k = g.kernel, s = g.stride, p = g.pad;
+  for (int64_t c = 0; c < channels; ++c)
+    for (int64_t ky = 0; ky < k; ++ky)
+      for (int64_t kx = 0; kx < k; ++kx) {
+        int8_t* row = col + ((c * k + ky) * k + kx) * oh * ow;
+        for (int64_t oy = 0; oy < oh; ++oy) {
+          int8_t* out = row + oy * ow;
+          const int64_t iy = oy * s - p + ky;
+          if (iy < 0 || iy >= g.in_h) {
+            std::memset(out, 0, static_cast<size_t>(ow));
+            continue;
+          }
+          const int8_t* in = x + (c * g.in_h + iy) * g.in_w;
+          for (int64_t ox = 0; ox < ow; ++ox) {
+            const int64_t ix = ox * s - p + kx;
+            out[ox] = ix >= 0 && ix < g.in_w ? in[ix] : 0;
+          }
+        }
+      }
+}
+
+// acc[r][j] = bias_r + sum_kk w[r][kk] * col[kk][j] for R output channels at once, so that each
+// column value is loaded once for R accumulations.
+template <int R>
+void dot_rows(int64_t kk_count, int64_t positions, const int8_t* const* w, const int32_t* bias,
+              const int8_t* col, int32_t* acc) {
+  for (int r = 0; r < R; ++r) std::fill_n(acc + r * positions, positions, bias ? bias[r] : 0);
+  for (int64_t kk = 0; kk < kk_count; ++kk) {
+    const int8_t* c = col + kk * positions;
+    int32_t wv[R];
+    for (int r = 0; r < R; ++r) wv[r] = w[r][kk];
+    for (int r = 0; r < R; ++r) {
+      int32_t* a = acc + r * positions;
+      const int32_t v = wv[r];
+      if (v == 0) continue;
+      for (int64_t j = 0; j < positions; ++j) a[j] += v * c[j];
+    }
+  }
+}
+
+}  // namespace
+
+void conv_s8(const NpuConvGeometry& g, int64_t rows, const int8_t* x, const int8_t* w,
+             const int32_t* bias, FixedMultiplier mult, int32_t lo, int32_t hi, int8_t* y,
+             int8_t* col, int32_t* acc) {
+  const int64_t cg = g.in_c / g.groups, og = g.out_c / g.groups;
+  const int64_t positions = g.out_h() * g.out_w(), kk_count = cg * g.kernel * g.kernel;
+  const int64_t in_plane = g.in_h * g.in_w;
+  const bool direct = g.col_bytes() == 0;
+  for (int64_t n = 0; n < rows; ++n)
+    for (int64_t grp = 0; grp < g.groups; ++grp) {
+      const int8_t* xg = x + (n * g.in_c + grp * cg) * in_plane;
+      if (!direct) im2col(g, cg, xg, col);
+      const int8_t* src = direct ? xg : col;
+      for (int64_t o0 = 0; o0 < og; o0 += 4) {
+        const int64_t o_first = grp * og + o0;
+        const int r = static_cast<int>(std::min<int64_t>(4, og - o0));
+        const int8_t* wr[4];
+        for (int i = 0; i < r; ++i) wr[i] = w + (o_first + i) * kk_count;
+        const int32_t* b = bias ? bias + o_first : nullptr;
+        switch (r) {
+          case 4:
+            dot_rows<4>(kk_count, positions, wr, b, src, acc);
+            break;
+          case 3:
+            dot_rows<3>(kk_count, positions, wr, b, src, acc);
+            break;
+          case 2:
+            dot_rows<2>(kk_count, positions, wr, b, src, acc);
+            break;
+          default:
+            dot_rows<1>(kk_count, positions, wr, b, src, acc);
+        }
+        int8_t* out = y + (n * g.out_c + o_first) * positions;
+        for (int64_t j = 0; j < r * positions; ++j)
+          out[j] = clamp_s8(requantize(acc[j], mult), lo, hi);
+      }
+    }
+}
+
+void max_pool_s8(int64_t planes, int64_t h, int64_t w, int64_t k, int64_t stride, const int8_t* x,
+                 int8_t* y) {
+  const int64_t oh = (h - k) / stride + 1, ow = (w - k) / stride + 1;
+  for (int64_t p = 0; p < planes; ++p)
+    for (int64_t oy = 0; oy < oh; ++oy)
+      for (int64_t ox = 0; ox < ow; ++ox) {
+        int8_t m = -128;
+        for (int64_t ky = 0; ky < k; ++ky)
+          for (int64_t kx = 0; kx < k; ++kx)
+            m = std::max(m, x[(p * h + oy * stride + ky) * w + ox * stride + kx]);
+        y[(p * oh + oy) * ow + ox] = m;
+      }
+}
+
+void avg_pool_s8(int64_t planes, int64_t h, int64_t w, int64_t k, int64_t stride, const int8_t* x,
+                 FixedMultiplier mult, int8_t* y) {
+  const int64_t oh = (h - k) / stride + 1, ow = (w - k) / stride + 1;
+  for (int64_t p = 0; p < planes; ++p)
+    for (int64_t oy = 0; oy < oh; ++oy)
+      for (int64_t ox = 0; ox < ow; ++ox) {
+        int32_t s = 0;
+        for (int64_t ky = 0; ky < k; ++ky)
+          for (int64_t kx = 0; kx < k; ++kx) s += x[(p * h + oy * stride + ky) * w + ox * stride + kx];
+        y[(p * oh + oy) * ow + ox] = clamp_s8(requantize(s, mult), -127, 127);
+      }
+}
+
+void global_max_pool_s8(int64_t planes, int64_t size, const int8_t* x, int8_t* y) {
+  for (int64_t p = 0; p < planes; ++p) y[p] = *std::max_element(x + p * size, x + (p + 1) * size);
+}
+
+void global_avg_pool_s8(int64_t planes, int64_t size, const int8_t* x, FixedMultiplier mult,
+                        int8_t* y) {
+  for (int64_t p = 0; p < planes; ++p) {
+    int32_t s = 0;
+    for (int64_t i = 0; i < size; ++i) s += x[p * size + i];
+    y[p] = clamp_s8(requantize(s, mult), -127, 127);
+  }
+}
+
+void add_s8(int64_t n, const int8_t* a, FixedMultiplier ma, const int8_t* b, FixedMultiplier mb,
+            int32_t lo, int32_t hi, int8_t* y) {
+  constexpr int kExtra = 16;
+  const FixedMultiplier fa{ma.m0, ma.shift + kExtra}, fb{mb.m0, mb.shift + kExtra};
+  const FixedMultiplier down{1 << 30, 1 - kExtra};  // 2^-kExtra
+  for (int64_t i = 0; i < n; ++i)
+    y[i] = clamp_s8(requantize(requantize(a[i], fa) + requantize(b[i], fb), down), lo, hi);
+}
+
+void clamp_s8(int64_t n, const int8_t* x, int32_t lo, int32_t hi, int8_t* y) {
+  for (int64_t i = 0; i < n; ++i) y[i] = clamp_s8(x[i], lo, hi);
+}
+
+}  // namespace zotrain::kernels
