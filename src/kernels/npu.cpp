@@ -134,7 +134,8 @@ void avg_pool_s8(int64_t planes, int64_t h, int64_t w, int64_t k, int64_t stride
       for (int64_t ox = 0; ox < ow; ++ox) {
         int32_t s = 0;
         for (int64_t ky = 0; ky < k; ++ky)
-          for (int64_t kx = 0; kx < k; ++kx) s += x[(p * h + oy * stride + ky) * w + ox * stride + kx];
+          for (int64_t kx = 0; kx < k; ++kx)
+            s += x[(p * h + oy * stride + ky) * w + ox * stride + kx];
         y[(p * oh + oy) * ow + ox] = clamp_s8(requantize(s, mult), -127, 127);
       }
 }

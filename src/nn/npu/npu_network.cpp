@@ -163,9 +163,9 @@ int NpuNetwork::build_chain(const Network& net, const std::vector<LayerSpec>& sp
       case Op::kBatchNorm:
         throw InputError("NPU network: layer " + name +
                          " (batch_norm) does not follow a conv2d or linear layer, so it cannot " +
-                         "be folded" + (i > 0 ? std::string(" (it follows ") +
-                                                    op_name(specs[i - 1].op) + ")"
-                                              : std::string()));
+                         "be folded" +
+                         (i > 0 ? std::string(" (it follows ") + op_name(specs[i - 1].op) + ")"
+                                : std::string()));
       case Op::kReLU:
       case Op::kReLU6:
         n.kind = Kind::kClamp;
@@ -193,9 +193,9 @@ int NpuNetwork::build_chain(const Network& net, const std::vector<LayerSpec>& sp
         break;
       case Op::kResidual: {
         const int main = build_chain(net, s.main, owner, name + ".main.", cur, false);
-        const int shortcut =
-            s.shortcut.empty() ? cur
-                               : build_chain(net, s.shortcut, owner, name + ".shortcut.", cur, false);
+        const int shortcut = s.shortcut.empty() ? cur
+                                                : build_chain(net, s.shortcut, owner,
+                                                              name + ".shortcut.", cur, false);
         n.kind = Kind::kAdd;
         n.in = main, n.in2 = shortcut;
         n.act = s.post_relu ? Act::kReLU : Act::kNone;
@@ -299,8 +299,8 @@ void NpuNetwork::calibrate() {
   for (Node& n : nodes_) {
     const double s_in = values_[n.in].scale, s_out = values_[n.out].scale;
     n.lo = n.act == Act::kNone ? -127 : 0;
-    n.hi = n.act == Act::kReLU6 ? static_cast<int32_t>(std::min(127.0, std::round(6 / s_out)))
-                                : 127;
+    n.hi =
+        n.act == Act::kReLU6 ? static_cast<int32_t>(std::min(127.0, std::round(6 / s_out))) : 127;
     switch (n.kind) {
       case Kind::kConv: {
         NpuParam& p = params_[n.param];
@@ -311,9 +311,9 @@ void NpuNetwork::calibrate() {
         const double s_acc = s_in * p.scale;
         n.qbias.resize(n.bias.size());
         for (size_t o = 0; o < n.bias.size(); ++o)
-          n.qbias[o] = static_cast<int32_t>(std::clamp<double>(
-              std::round(n.bias[o] / s_acc), std::numeric_limits<int32_t>::min(),
-              std::numeric_limits<int32_t>::max()));
+          n.qbias[o] = static_cast<int32_t>(
+              std::clamp<double>(std::round(n.bias[o] / s_acc), std::numeric_limits<int32_t>::min(),
+                                 std::numeric_limits<int32_t>::max()));
         n.mult = kernels::quantize_multiplier(s_acc / s_out);
         quantize_param(static_cast<size_t>(n.param));
         break;
@@ -407,8 +407,8 @@ void NpuNetwork::int8_node(Node& n, int64_t rows, const int8_t* weight) {
   const int64_t planes = rows * in.c;
   switch (n.kind) {
     case Kind::kConv:
-      kernels::conv_s8(n.geom, rows, x, weight, n.qbias.empty() ? nullptr : n.qbias.data(),
-                       n.mult, n.lo, n.hi, y, col_.data(), acc_.data());
+      kernels::conv_s8(n.geom, rows, x, weight, n.qbias.empty() ? nullptr : n.qbias.data(), n.mult,
+                       n.lo, n.hi, y, col_.data(), acc_.data());
       break;
     case Kind::kClamp:
       kernels::clamp_s8(rows * in.numel(), x, n.lo, n.hi, y);
