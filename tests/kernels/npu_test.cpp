@@ -166,15 +166,17 @@ TEST(NpuKernels, PoolsAndAddMatchDoubleArithmetic) {
   // Residual add: both branches rescaled to the output scale, summed, rounded once.
   const int64_t n = 5000;
   const auto a = random_s8(n, rng), b = random_s8(n, rng);
-  const double ma = 0.61, mb = 0.27;
+  const double ma = 0.6137, mb = 0.2719;
   std::vector<int8_t> y(n), r(n);
   kernels::add_s8(n, a.data(), kernels::quantize_multiplier(ma), b.data(),
                   kernels::quantize_multiplier(mb), -127, 127, y.data());
   kernels::add_s8(n, a.data(), kernels::quantize_multiplier(ma), b.data(),
                   kernels::quantize_multiplier(mb), 0, 127, r.data());
   for (int64_t i = 0; i < n; ++i) {
-    const double v = std::round(a[i] * ma + b[i] * mb);
-    ASSERT_EQ(y[i], std::clamp(v, -127.0, 127.0)) << a[i] << " " << b[i];
+    const double exact = a[i] * ma + b[i] * mb, v = std::round(exact);
+    // Only a near-tie may round the other way (the branch products keep 16 fraction bits).
+    if (std::fabs(std::fabs(exact - std::trunc(exact)) - 0.5) < 1e-4) continue;
+    ASSERT_EQ(y[i], std::clamp(v, -127.0, 127.0)) << int{a[i]} << " " << int{b[i]};
     ASSERT_EQ(r[i], std::clamp(v, 0.0, 127.0));
   }
 }
