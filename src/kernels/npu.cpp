@@ -5,6 +5,7 @@
 #include <cstring>
 #include <string>
 
+#include "target_clones.h"
 #include "zotrain/core/error.h"
 
 namespace zotrain::kernels {
@@ -53,30 +54,58 @@ void im2col(const NpuConvGeometry& g, int64_t channels, const int8_t* x, int8_t*
       }
 }
 
-// acc[r][j] = bias_r + sum_kk w[r][kk] * col[kk][j] for R output channels at once, so that each
-// column value is loaded once for R accumulations.
+// y[r][j] = clamp(requantize(bias_r + sum_kk w[r][kk] * col[kk][j])) for R output channels.
+// Blocks of kBlock positions keep their R * kBlock int32 sums in registers over the whole sum,
+// and each column value, loaded once, feeds the R channels; int8 * int8 products fit int16.
 template <int R>
-void dot_rows(int64_t kk_count, int64_t positions, const int8_t* const* w, const int32_t* bias,
-              const int8_t* col, int32_t* acc) {
-  for (int r = 0; r < R; ++r) std::fill_n(acc + r * positions, positions, bias ? bias[r] : 0);
-  for (int64_t kk = 0; kk < kk_count; ++kk) {
-    const int8_t* c = col + kk * positions;
-    int32_t wv[R];
-    for (int r = 0; r < R; ++r) wv[r] = w[r][kk];
-    for (int r = 0; r < R; ++r) {
-      int32_t* a = acc + r * positions;
-      const int32_t v = wv[r];
-      if (v == 0) continue;
-      for (int64_t j = 0; j < positions; ++j) a[j] += v * c[j];
+__attribute__((always_inline)) inline void dot_rows(int64_t kk_count, int64_t positions,
+                                                    const int8_t* const* w, const int32_t* bias,
+                                                    const int8_t* col, FixedMultiplier mult,
+                                                    int32_t lo, int32_t hi, int8_t* y) {
+  constexpr int kBlock = 16;
+  int64_t j0 = 0;
+  for (; j0 + kBlock <= positions; j0 += kBlock) {
+    int32_t a[R][kBlock];
+    for (int r = 0; r < R; ++r)
+      for (int t = 0; t < kBlock; ++t) a[r][t] = bias ? bias[r] : 0;
+    for (int64_t kk = 0; kk < kk_count; ++kk) {
+      const int8_t* c = col + kk * positions + j0;
+      int16_t cv[kBlock];
+      for (int t = 0; t < kBlock; ++t) cv[t] = c[t];
+      for (int r = 0; r < R; ++r) {
+        const int16_t wv = w[r][kk];
+        for (int t = 0; t < kBlock; ++t) a[r][t] += static_cast<int16_t>(wv * cv[t]);
+      }
     }
+    for (int r = 0; r < R; ++r)
+      for (int t = 0; t < kBlock; ++t)
+        y[r * positions + j0 + t] = clamp_s8(requantize(a[r][t], mult), lo, hi);
   }
+  for (int r = 0; r < R; ++r)
+    for (int64_t j = j0; j < positions; ++j) {
+      int32_t a = bias ? bias[r] : 0;
+      for (int64_t kk = 0; kk < kk_count; ++kk) a += w[r][kk] * col[kk * positions + j];
+      y[r * positions + j] = clamp_s8(requantize(a, mult), lo, hi);
+    }
+}
+
+ZT_INT8_CLONES void dot_rows4(int64_t kk_count, int64_t positions, const int8_t* const* w,
+                              const int32_t* bias, const int8_t* col, FixedMultiplier mult,
+                              int32_t lo, int32_t hi, int8_t* y) {
+  dot_rows<4>(kk_count, positions, w, bias, col, mult, lo, hi, y);
+}
+
+ZT_INT8_CLONES void dot_rows1(int64_t kk_count, int64_t positions, const int8_t* const* w,
+                              const int32_t* bias, const int8_t* col, FixedMultiplier mult,
+                              int32_t lo, int32_t hi, int8_t* y) {
+  dot_rows<1>(kk_count, positions, w, bias, col, mult, lo, hi, y);
 }
 
 }  // namespace
 
 void conv_s8(const NpuConvGeometry& g, int64_t rows, const int8_t* x, const int8_t* w,
              const int32_t* bias, FixedMultiplier mult, int32_t lo, int32_t hi, int8_t* y,
-             int8_t* col, int32_t* acc) {
+             int8_t* col) {
   const int64_t cg = g.in_c / g.groups, og = g.out_c / g.groups;
   const int64_t positions = g.out_h() * g.out_w(), kk_count = cg * g.kernel * g.kernel;
   const int64_t in_plane = g.in_h * g.in_w;
@@ -86,28 +115,19 @@ void conv_s8(const NpuConvGeometry& g, int64_t rows, const int8_t* x, const int8
       const int8_t* xg = x + (n * g.in_c + grp * cg) * in_plane;
       if (!direct) im2col(g, cg, xg, col);
       const int8_t* src = direct ? xg : col;
-      for (int64_t o0 = 0; o0 < og; o0 += 4) {
-        const int64_t o_first = grp * og + o0;
-        const int r = static_cast<int>(std::min<int64_t>(4, og - o0));
+      int64_t o = 0;
+      for (; o + 4 <= og; o += 4) {
+        const int64_t first = grp * og + o;
         const int8_t* wr[4];
-        for (int i = 0; i < r; ++i) wr[i] = w + (o_first + i) * kk_count;
-        const int32_t* b = bias ? bias + o_first : nullptr;
-        switch (r) {
-          case 4:
-            dot_rows<4>(kk_count, positions, wr, b, src, acc);
-            break;
-          case 3:
-            dot_rows<3>(kk_count, positions, wr, b, src, acc);
-            break;
-          case 2:
-            dot_rows<2>(kk_count, positions, wr, b, src, acc);
-            break;
-          default:
-            dot_rows<1>(kk_count, positions, wr, b, src, acc);
-        }
-        int8_t* out = y + (n * g.out_c + o_first) * positions;
-        for (int64_t j = 0; j < r * positions; ++j)
-          out[j] = clamp_s8(requantize(acc[j], mult), lo, hi);
+        for (int i = 0; i < 4; ++i) wr[i] = w + (first + i) * kk_count;
+        dot_rows4(kk_count, positions, wr, bias ? bias + first : nullptr, src, mult, lo, hi,
+                  y + (n * g.out_c + first) * positions);
+      }
+      for (; o < og; ++o) {  // depthwise convolutions have one output per group
+        const int64_t first = grp * og + o;
+        const int8_t* wr[1] = {w + first * kk_count};
+        dot_rows1(kk_count, positions, wr, bias ? bias + first : nullptr, src, mult, lo, hi,
+                  y + (n * g.out_c + first) * positions);
       }
     }
 }

@@ -117,9 +117,8 @@ TEST(NpuKernels, ConvMatchesReferenceOnIntegerData) {
     const FixedMultiplier m = kernels::quantize_multiplier(0.0137);
     std::vector<int8_t> y(static_cast<size_t>(rows * g.out_c * g.out_h() * g.out_w()));
     std::vector<int8_t> col(static_cast<size_t>(g.col_bytes()));
-    std::vector<int32_t> acc(static_cast<size_t>(4 * g.out_h() * g.out_w()));
     kernels::conv_s8(g, rows, x.data(), w.data(), c.bias ? bias.data() : nullptr, m, c.lo, c.hi,
-                     y.data(), col.data(), acc.data());
+                     y.data(), col.data());
     EXPECT_EQ(y, reference_conv(g, rows, x, w, bias, m, c.lo, c.hi))
         << "conv " << g.in_c << "->" << g.out_c << " k" << g.kernel << " s" << g.stride << " p"
         << g.pad << " g" << g.groups;

@@ -1,7 +1,7 @@
 // Integer kernels of an INT8 NPU (TFLite-style): int8 operands, int32 accumulation and
 // requantization of the int32 results to int8 by a fixed-point multiplier, per-tensor symmetric
-// scales (zero point 0). Portable C++, one thread; written so that the compiler vectorizes the
-// inner loops.
+// scales (zero point 0). Portable C++, one thread, written for the compiler to vectorize (an AVX2
+// version is picked at load time on x86-64).
 #pragma once
 
 #include <cstdint>
@@ -40,11 +40,10 @@ struct NpuConvGeometry {
   int64_t col_bytes() const;
 };
 // y[n, o] = clamp(requantize(bias[o] + sum w[o, .] * x[n, .], mult), lo, hi) for n < rows.
-// w: [out_c, in_c / groups, k, k]; bias may be null. col: col_bytes() int8 scratch, acc:
-// 4 * out_h * out_w int32 scratch.
+// w: [out_c, in_c / groups, k, k]; bias may be null; col: col_bytes() int8 scratch.
 void conv_s8(const NpuConvGeometry& g, int64_t rows, const int8_t* x, const int8_t* w,
              const int32_t* bias, FixedMultiplier mult, int32_t lo, int32_t hi, int8_t* y,
-             int8_t* col, int32_t* acc);
+             int8_t* col);
 
 // Max pooling (k x k, stride, no padding, floor): the scale stays, so no requantization.
 void max_pool_s8(int64_t planes, int64_t h, int64_t w, int64_t k, int64_t stride, const int8_t* x,

@@ -78,15 +78,13 @@ NpuNetwork::NpuNetwork(const Network& net, int64_t batch)
   for (int i = 0; i < num_layers_; ++i) specs.push_back(net.spec(i));
   build_chain(net, specs, 0, "", 0, true);
   classes_ = net.num_classes();
-  size_t col = 0, acc = 0, weights = 0;
+  size_t col = 0, weights = 0;
   for (const Node& n : nodes_)
     if (n.kind == Kind::kConv) {
       col = std::max(col, static_cast<size_t>(n.geom.col_bytes()));
-      acc = std::max(acc, static_cast<size_t>(4 * n.geom.out_h() * n.geom.out_w()));
       weights = std::max(weights, n.qweight.size());
     }
   col_.resize(col);
-  acc_.resize(acc);
   wscratch_.resize(weights);
   zscratch_.resize(weights);
   logits_ = Tensor::zeros(Shape{batch_, classes_});
@@ -408,7 +406,7 @@ void NpuNetwork::int8_node(Node& n, int64_t rows, const int8_t* weight) {
   switch (n.kind) {
     case Kind::kConv:
       kernels::conv_s8(n.geom, rows, x, weight, n.qbias.empty() ? nullptr : n.qbias.data(), n.mult,
-                       n.lo, n.hi, y, col_.data(), acc_.data());
+                       n.lo, n.hi, y, col_.data());
       break;
     case Kind::kClamp:
       kernels::clamp_s8(rows * in.numel(), x, n.lo, n.hi, y);
@@ -476,8 +474,7 @@ void NpuNetwork::forward_prefix(int64_t rows, int to) {
 }
 
 size_t NpuNetwork::bytes() const {
-  size_t b = col_.size() + acc_.size() * sizeof(int32_t) + wscratch_.size() +
-             zscratch_.size() * sizeof(float);
+  size_t b = col_.size() + wscratch_.size() + zscratch_.size() * sizeof(float);
   for (const Value& v : values_) b += v.q.size();
   for (const Node& n : nodes_) b += n.qweight.size() + n.qbias.size() * sizeof(int32_t);
   return b;

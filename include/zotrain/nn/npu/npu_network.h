@@ -138,7 +138,6 @@ class NpuNetwork {
   int clean_to_ = 0;
   int64_t classes_ = 0;
   std::vector<int8_t> col_, wscratch_;
-  std::vector<int32_t> acc_;
   std::vector<float> zscratch_;
   Tensor logits_;
 };
