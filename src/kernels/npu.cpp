@@ -55,36 +55,47 @@ void im2col(const NpuConvGeometry& g, int64_t channels, const int8_t* x, int8_t*
 }
 
 // y[r][j] = clamp(requantize(bias_r + sum_kk w[r][kk] * col[kk][j])) for R output channels.
-// Blocks of kBlock positions keep their R * kBlock int32 sums in registers over the whole sum,
-// and each column value, loaded once, feeds the R channels; int8 * int8 products fit int16.
+// Blocks of 16 positions keep their R * 16 int32 sums in registers over the whole sum, and each
+// column value, loaded once, feeds the R channels; int8 * int8 products fit int16. GCC/Clang
+// vector types of at most 32 bytes, since the compiler spilled the plain loops' sums.
+typedef int8_t S8x8 __attribute__((vector_size(8)));
+typedef int16_t S16x8 __attribute__((vector_size(16)));
+typedef int32_t S32x8 __attribute__((vector_size(32)));
+
 template <int R>
 __attribute__((always_inline)) inline void dot_rows(int64_t kk_count, int64_t positions,
                                                     const int8_t* const* w, const int32_t* bias,
                                                     const int8_t* col, FixedMultiplier mult,
                                                     int32_t lo, int32_t hi, int8_t* y) {
   constexpr int kBlock = 16;
+  const int8_t* wr[R];
+  for (int r = 0; r < R; ++r) wr[r] = w[r];
   int64_t j0 = 0;
   for (; j0 + kBlock <= positions; j0 += kBlock) {
-    int32_t a[R][kBlock];
-    for (int r = 0; r < R; ++r)
-      for (int t = 0; t < kBlock; ++t) a[r][t] = bias ? bias[r] : 0;
-    for (int64_t kk = 0; kk < kk_count; ++kk) {
-      const int8_t* c = col + kk * positions + j0;
-      int16_t cv[kBlock];
-      for (int t = 0; t < kBlock; ++t) cv[t] = c[t];
+    S32x8 a0[R], a1[R];  // positions j0..j0+7 and j0+8..j0+15
+    for (int r = 0; r < R; ++r) a0[r] = a1[r] = S32x8{} + (bias ? bias[r] : 0);
+    const int8_t* c = col + j0;
+    for (int64_t kk = 0; kk < kk_count; ++kk, c += positions) {
+      S8x8 c0, c1;
+      std::memcpy(&c0, c, sizeof c0);
+      std::memcpy(&c1, c + 8, sizeof c1);
+      const S16x8 d0 = __builtin_convertvector(c0, S16x8), d1 = __builtin_convertvector(c1, S16x8);
       for (int r = 0; r < R; ++r) {
-        const int16_t wv = w[r][kk];
-        for (int t = 0; t < kBlock; ++t) a[r][t] += static_cast<int16_t>(wv * cv[t]);
+        const auto v = static_cast<int16_t>(wr[r][kk]);
+        a0[r] += __builtin_convertvector(d0 * v, S32x8);
+        a1[r] += __builtin_convertvector(d1 * v, S32x8);
       }
     }
     for (int r = 0; r < R; ++r)
-      for (int t = 0; t < kBlock; ++t)
-        y[r * positions + j0 + t] = clamp_s8(requantize(a[r][t], mult), lo, hi);
+      for (int t = 0; t < 8; ++t) {
+        y[r * positions + j0 + t] = clamp_s8(requantize(a0[r][t], mult), lo, hi);
+        y[r * positions + j0 + 8 + t] = clamp_s8(requantize(a1[r][t], mult), lo, hi);
+      }
   }
   for (int r = 0; r < R; ++r)
     for (int64_t j = j0; j < positions; ++j) {
       int32_t a = bias ? bias[r] : 0;
-      for (int64_t kk = 0; kk < kk_count; ++kk) a += w[r][kk] * col[kk * positions + j];
+      for (int64_t kk = 0; kk < kk_count; ++kk) a += wr[r][kk] * col[kk * positions + j];
       y[r * positions + j] = clamp_s8(requantize(a, mult), lo, hi);
     }
 }
