@@ -25,11 +25,21 @@ FixedMultiplier quantize_multiplier(double m) {
 }
 
 int64_t NpuConvGeometry::col_bytes() const {
-  if (kernel == 1 && stride == 1 && pad == 0) return 0;
+  const bool depthwise = in_c == groups && out_c == groups;
+  if (depthwise || (kernel == 1 && stride == 1 && pad == 0)) return 0;
   return in_c / groups * kernel * kernel * out_h() * out_w();
 }
 
 namespace {
+
+// Outputs [first, last) of an output row read input columns inside [0, w) for tap kx.
+struct Inside {
+  int64_t first, last;
+};
+Inside inside(int64_t out_w, int64_t in_w, int64_t kx, int64_t s, int64_t p) {
+  const int64_t first = std::min(out_w, std::max<int64_t>(0, (p - kx + s - 1) / s));
+  return {first, std::max(first, std::min(out_w, (in_w - 1 + p - kx) / s + 1))};
+}
 
 // col[(c * k + ky) * k + kx, oy * ow + ox] = x[c, oy * s - p + ky, ox * s - p + kx] (0 outside).
 void im2col(const NpuConvGeometry& g, int64_t channels, const int8_t* x, int8_t* col) {
@@ -45,11 +55,14 @@ void im2col(const NpuConvGeometry& g, int64_t channels, const int8_t* x, int8_t*
             std::memset(out, 0, static_cast<size_t>(ow));
             continue;
           }
-          const int8_t* in = x + (c * g.in_h + iy) * g.in_w;
-          for (int64_t ox = 0; ox < ow; ++ox) {
-            const int64_t ix = ox * s - p + kx;
-            out[ox] = ix >= 0 && ix < g.in_w ? in[ix] : 0;
-          }
+          const auto [first, last] = inside(ow, g.in_w, kx, s, p);
+          const int8_t* in = x + (c * g.in_h + iy) * g.in_w + first * s - p + kx;
+          std::memset(out, 0, static_cast<size_t>(first));
+          if (s == 1)
+            std::memcpy(out + first, in, static_cast<size_t>(last - first));
+          else
+            for (int64_t ox = first; ox < last; ++ox) out[ox] = in[(ox - first) * s];
+          std::memset(out + last, 0, static_cast<size_t>(ow - last));
         }
       }
 }
@@ -112,6 +125,40 @@ ZT_INT8_CLONES void dot_rows1(int64_t kk_count, int64_t positions, const int8_t*
   dot_rows<1>(kk_count, positions, w, bias, col, mult, lo, hi, y);
 }
 
+// A depthwise convolution, directly: each tap adds its weight times a (strided) input row into
+// the int32 sums of an output row, so no im2col copy is made for its few multiply-adds.
+ZT_INT8_CLONES void depthwise_s8(const NpuConvGeometry& g, int64_t rows, const int8_t* x,
+                                 const int8_t* w, const int32_t* bias, FixedMultiplier mult,
+                                 int32_t lo, int32_t hi, int8_t* y) {
+  const int64_t oh = g.out_h(), ow = g.out_w(), k = g.kernel, s = g.stride, p = g.pad;
+  std::vector<int32_t> acc(static_cast<size_t>(ow));
+  for (int64_t plane = 0; plane < rows * g.in_c; ++plane) {
+    const int64_t c = plane % g.in_c;
+    const int8_t* in = x + plane * g.in_h * g.in_w;
+    const int8_t* wc = w + c * k * k;
+    for (int64_t oy = 0; oy < oh; ++oy) {
+      std::fill(acc.begin(), acc.end(), bias ? bias[c] : 0);
+      for (int64_t ky = 0; ky < k; ++ky) {
+        const int64_t iy = oy * s - p + ky;
+        if (iy < 0 || iy >= g.in_h) continue;
+        for (int64_t kx = 0; kx < k; ++kx) {
+          const auto wv = static_cast<int16_t>(wc[ky * k + kx]);
+          const Inside r = inside(ow, g.in_w, kx, s, p);
+          const int8_t* src = in + iy * g.in_w + r.first * s - p + kx;
+          int32_t* a = acc.data() + r.first;
+          const int64_t n = r.last - r.first;
+          if (s == 1)
+            for (int64_t j = 0; j < n; ++j) a[j] += static_cast<int16_t>(wv * src[j]);
+          else
+            for (int64_t j = 0; j < n; ++j) a[j] += static_cast<int16_t>(wv * src[j * s]);
+        }
+      }
+      int8_t* out = y + (plane * oh + oy) * ow;
+      for (int64_t j = 0; j < ow; ++j) out[j] = clamp_s8(requantize(acc[j], mult), lo, hi);
+    }
+  }
+}
+
 }  // namespace
 
 void conv_s8(const NpuConvGeometry& g, int64_t rows, const int8_t* x, const int8_t* w,
@@ -120,6 +167,7 @@ void conv_s8(const NpuConvGeometry& g, int64_t rows, const int8_t* x, const int8
   const int64_t cg = g.in_c / g.groups, og = g.out_c / g.groups;
   const int64_t positions = g.out_h() * g.out_w(), kk_count = cg * g.kernel * g.kernel;
   const int64_t in_plane = g.in_h * g.in_w;
+  if (cg == 1 && og == 1) return depthwise_s8(g, rows, x, w, bias, mult, lo, hi, y);
   const bool direct = g.col_bytes() == 0;
   for (int64_t n = 0; n < rows; ++n)
     for (int64_t grp = 0; grp < g.groups; ++grp) {

@@ -36,7 +36,8 @@ struct NpuConvGeometry {
   int64_t in_c, in_h, in_w, out_c, kernel, stride, pad, groups;
   int64_t out_h() const { return (in_h + 2 * pad - kernel) / stride + 1; }
   int64_t out_w() const { return (in_w + 2 * pad - kernel) / stride + 1; }
-  // int8 scratch conv_s8 needs (its im2col buffer; none for a 1x1 stride-1 unpadded conv).
+  // int8 scratch conv_s8 needs: its im2col buffer (none for a 1x1 stride-1 unpadded conv, nor
+  // for a depthwise one, run directly).
   int64_t col_bytes() const;
 };
 // y[n, o] = clamp(requantize(bias[o] + sum w[o, .] * x[n, .], mult), lo, hi) for n < rows.
