@@ -22,9 +22,8 @@ inline int32_t requantize(int32_t x, FixedMultiplier m) {
   const int64_t p = static_cast<int64_t>(x) * m.m0;
   if (right <= 0) return static_cast<int32_t>(p << -right);
   if (right > 62) return 0;
-  const int64_t a = p < 0 ? -p : p;
-  const int64_t r = (a + (int64_t{1} << (right - 1))) >> right;
-  return static_cast<int32_t>(p < 0 ? -r : r);
+  // Arithmetic shift floors; one less before it makes negative ties go away from zero too.
+  return static_cast<int32_t>((p + (int64_t{1} << (right - 1)) - (p < 0)) >> right);
 }
 inline int8_t clamp_s8(int32_t v, int32_t lo, int32_t hi) {
   return static_cast<int8_t>(v < lo ? lo : v > hi ? hi : v);
