@@ -53,6 +53,19 @@ std::vector<float> random_input(int64_t n, uint64_t seed) {
   return x;
 }
 
+// Moves the running statistics towards those of random inputs (training passes that update
+// them), so that every channel stays normalized and the logits depend on the input (with
+// arbitrary statistics a deep network's logits hardly differ from row to row).
+void settle_statistics(Network& net, int64_t rows, int passes) {
+  for (int i = 0; i < passes; ++i) {
+    net.set_mode({true, static_cast<uint64_t>(i), true});
+    const auto x = random_input(rows * net.item_shape().numel(), 1000 + i);
+    std::copy(x.begin(), x.end(), net.input(rows).data());
+    net.forward(rows);
+  }
+  net.set_mode({false, 0, false});
+}
+
 // Calibrates on `batches` observed passes of random rows.
 void calibrate(NpuNetwork& npu, int64_t item, int64_t rows, int batches, uint64_t seed) {
   for (int b = 0; b < batches; ++b) {
@@ -124,40 +137,60 @@ TEST(NpuNetwork, FloatForwardMatchesEvalNetworkOnEveryOp) {
 }
 
 // After calibration on random batches, the int8 logits of fresh random rows against the float
-// reference: relative L2 error of the logits and argmax agreement (printed; bounds with margin).
+// reference: relative L2 error of the logits and argmax agreement (printed; the bounds leave a
+// margin over what was measured).
 TEST(NpuNetwork, Int8ForwardAgreesWithFloatReference) {
   struct Case {
     const char* name;
-    double max_rel_error, min_agreement;
+    double max_rel_error, max_rel_spread, min_centred_agreement;
   };
-  for (const Case& c : {Case{"lenet5", 0.1, 0.8}, Case{"resnet18:0.125", 0.3, 0.6},
-                        Case{"mobilenetv2:0.35", 0.3, 0.6}}) {
+  // Measured: lenet5 0.0067 (0.114 of the spread), centred agreement 30/32; resnet18:0.125
+  // 0.046 (0.196), 29/32; mobilenetv2:0.35 0.027 (0.493), 21/32 (per-tensor weight scales suit
+  // its folded depthwise weights poorly, a known weakness of per-tensor quantization).
+  for (const Case& c : {Case{"lenet5", 0.03, 0.25, 0.75}, Case{"resnet18:0.125", 0.1, 0.35, 0.7},
+                        Case{"mobilenetv2:0.35", 0.08, 0.75, 0.5}}) {
     const int64_t rows = 32, item = 28 * 28;
     Net n = model(c.name, rows);
+    settle_statistics(*n.net, rows, 30);
     NpuNetwork npu(*n.net, rows);
     calibrate(npu, item, rows, 4, 100);
     const auto x = random_input(rows * item, 7);
     const Tensor f = npu.float_forward(x.data(), rows, false);
     npu.set_input(x.data(), rows);
     const Tensor q = npu.forward(rows, 0, nullptr);
-    double err = 0, norm = 0;
-    int agree = 0;
+    // Random weights favour one class for every input, so agreement is also counted on the
+    // centred logits (minus their mean over the rows: the class this input raises most), and the
+    // error measured against their spread.
+    std::vector<double> mean(10, 0.0);
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t k = 0; k < 10; ++k) mean[k] += f[r * 10 + k] / static_cast<double>(rows);
+    double err = 0, norm = 0, spread = 0;
+    int agree = 0, agree_centred = 0;
     for (int64_t r = 0; r < rows; ++r) {
-      int64_t fa = 0, qa = 0;
+      int64_t fa = 0, qa = 0, fc = 0, qc = 0;
       for (int64_t k = 0; k < 10; ++k) {
-        const float fv = f[r * 10 + k], qv = q[r * 10 + k];
+        const double fv = f[r * 10 + k], qv = q[r * 10 + k];
         err += (qv - fv) * (qv - fv);
         norm += fv * fv;
+        spread += (fv - mean[k]) * (fv - mean[k]);
         if (fv > f[r * 10 + fa]) fa = k;
         if (qv > q[r * 10 + qa]) qa = k;
+        if (fv - mean[k] > f[r * 10 + fc] - mean[fc]) fc = k;
+        if (qv - mean[k] > q[r * 10 + qc] - mean[qc]) qc = k;
       }
       agree += fa == qa;
+      agree_centred += fc == qc;
     }
-    const double rel = std::sqrt(err / norm), agreement = static_cast<double>(agree) / rows;
-    std::printf("[ npu ] %s: int8 vs float logits relative L2 error %.4f, argmax agreement %d/%d\n",
-                c.name, rel, agree, static_cast<int>(rows));
+    const double rel = std::sqrt(err / norm), rel_spread = std::sqrt(err / spread);
+    std::printf(
+        "[ npu ] %s: int8 vs float logits relative L2 error %.4f (%.3f of their spread over "
+        "rows), argmax agreement %d/%d, centred argmax agreement %d/%d\n",
+        c.name, rel, rel_spread, agree, static_cast<int>(rows), agree_centred,
+        static_cast<int>(rows));
     EXPECT_LT(rel, c.max_rel_error) << c.name;
-    EXPECT_GE(agreement, c.min_agreement) << c.name;
+    EXPECT_LT(rel_spread, c.max_rel_spread) << c.name;
+    EXPECT_GE(agree, rows * 0.9) << c.name;
+    EXPECT_GE(agree_centred, rows * c.min_centred_agreement) << c.name;
   }
 }
 
