@@ -113,7 +113,6 @@ int NpuNetwork::build_chain(const Network& net, const std::vector<LayerSpec>& sp
     Node n{};
     n.layer = owner;
     n.in = cur;
-    n.name = name;
     switch (s.op) {
       case Op::kConv2d:
       case Op::kLinear: {

@@ -108,7 +108,6 @@ class NpuNetwork {
     std::vector<int8_t> qweight;
     kernels::FixedMultiplier mult{}, mult2{};
     int32_t lo = -127, hi = 127;
-    std::string name;  // "3.main.0" for messages
   };
 
   // Adds the nodes of `specs` (the layers of top-level layer `layer` with parameter names
