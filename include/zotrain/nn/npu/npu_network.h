@@ -38,7 +38,8 @@ class NpuNetwork {
   NpuNetwork(const Network& net, int64_t batch);
 
   // Float reference of the folded program on `rows` rows of f32 input x (evaluation semantics);
-  // returns the logits [rows, classes] (valid until the next call). With `observe`, records the
+  // returns the logits [rows, classes] (a new tensor; rows may exceed the program's batch). With
+  // `observe`, records the
   // largest |value| of the input and of every tensor the int8 program quantizes (a running
   // maximum over calls): the calibration passes.
   Tensor float_forward(const float* x, int64_t rows, bool observe);
@@ -72,6 +73,9 @@ class NpuNetwork {
   // Runs top-level layers [from, num_layers) in int8 on `rows` rows: from == 0 reads the input
   // buffer, from > 0 the kept output of layer from - 1 of an earlier forward(rows, 0, ..) or
   // forward_prefix. Returns the dequantized logits [rows, classes] (valid until the next call).
+  // InputError unless calibrated, sign is ±1 and, for from > 0, rows equals that pass's rows and
+  // the kept output is current: not perturbed, and no set_input, calibrate or requantize of a
+  // layer before `from` since.
   Tensor forward(int64_t rows, int from, const Perturb* perturb);
   // Runs layers [0, to) only, keeping the output of layer to - 1 for forward(rows, to, ..).
   void forward_prefix(int64_t rows, int to);
