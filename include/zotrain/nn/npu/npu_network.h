@@ -39,9 +39,8 @@ class NpuNetwork {
 
   // Float reference of the folded program on `rows` rows of f32 input x (evaluation semantics);
   // returns the logits [rows, classes] (a new tensor; rows may exceed the program's batch). With
-  // `observe`, records the
-  // largest |value| of the input and of every tensor the int8 program quantizes (a running
-  // maximum over calls): the calibration passes.
+  // `observe`, records the largest |value| of the input and of every tensor the int8 program
+  // quantizes (a running maximum over calls): the calibration passes.
   Tensor float_forward(const float* x, int64_t rows, bool observe);
   // Fixes every scale from the observed ranges (activations max/127, weights max|W|/127 per
   // tensor, biases int32 at s_in * s_w, requantization multipliers) and quantizes every weight.
