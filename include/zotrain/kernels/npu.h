@@ -1,0 +1,66 @@
+// Integer kernels of an INT8 NPU (TFLite-style): int8 operands, int32 accumulation and
+// requantization of the int32 results to int8 by a fixed-point multiplier, per-tensor symmetric
+// scales (zero point 0). Portable C++, one thread, written for the compiler to vectorize (an AVX2
+// version is picked at load time on x86-64).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+namespace zotrain::kernels {
+
+// A real multiplier M > 0 as M0 * 2^(shift - 31), M0 in [2^30, 2^31).
+struct FixedMultiplier {
+  int32_t m0 = 0;
+  int shift = 0;
+};
+// InputError unless 0 < M < 2^31 (finite). Multipliers below 2^-32 round every int32 to 0.
+FixedMultiplier quantize_multiplier(double m);
+// round(x * M0 * 2^(shift - 31)), ties away from zero, computed exactly in 64-bit integers.
+inline int32_t requantize(int32_t x, FixedMultiplier m) {
+  const int right = 31 - m.shift;
+  const int64_t p = static_cast<int64_t>(x) * m.m0;
+  if (right <= 0) return static_cast<int32_t>(p << -right);
+  if (right > 62) return 0;
+  // Arithmetic shift floors; one less before it makes negative ties go away from zero too.
+  return static_cast<int32_t>((p + (int64_t{1} << (right - 1)) - (p < 0)) >> right);
+}
+inline int8_t clamp_s8(int32_t v, int32_t lo, int32_t hi) {
+  return static_cast<int8_t>(v < lo ? lo : v > hi ? hi : v);
+}
+
+// A grouped 2-D convolution over NCHW int8 data, square kernel, stride and zero padding; a
+// linear layer is the 1x1 case on a 1x1 image.
+struct NpuConvGeometry {
+  int64_t in_c, in_h, in_w, out_c, kernel, stride, pad, groups;
+  int64_t out_h() const { return (in_h + 2 * pad - kernel) / stride + 1; }
+  int64_t out_w() const { return (in_w + 2 * pad - kernel) / stride + 1; }
+  // int8 scratch conv_s8 needs: its im2col buffer (none for a 1x1 stride-1 unpadded conv, nor
+  // for a depthwise one, run directly).
+  int64_t col_bytes() const;
+};
+// y[n, o] = clamp(requantize(bias[o] + sum w[o, .] * x[n, .], mult), lo, hi) for n < rows.
+// w: [out_c, in_c / groups, k, k]; bias may be null; col: col_bytes() int8 scratch.
+void conv_s8(const NpuConvGeometry& g, int64_t rows, const int8_t* x, const int8_t* w,
+             const int32_t* bias, FixedMultiplier mult, int32_t lo, int32_t hi, int8_t* y,
+             int8_t* col);
+
+// Max pooling (k x k, stride, no padding, floor): the scale stays, so no requantization.
+void max_pool_s8(int64_t planes, int64_t h, int64_t w, int64_t k, int64_t stride, const int8_t* x,
+                 int8_t* y);
+// Average pooling: the int32 window sum requantized by `mult` (1 / (k * k) folded in).
+void avg_pool_s8(int64_t planes, int64_t h, int64_t w, int64_t k, int64_t stride, const int8_t* x,
+                 FixedMultiplier mult, int8_t* y);
+// One output per plane of `size` values: the maximum, or the int32 sum requantized by `mult`
+// (1 / size folded in).
+void global_max_pool_s8(int64_t planes, int64_t size, const int8_t* x, int8_t* y);
+void global_avg_pool_s8(int64_t planes, int64_t size, const int8_t* x, FixedMultiplier mult,
+                        int8_t* y);
+// y = clamp(round((a * Ma + b * Mb)), lo, hi) for n elements. The two products keep 16 extra
+// fraction bits before the one final rounding, so the sum is rounded once (as TFLite's add).
+void add_s8(int64_t n, const int8_t* a, FixedMultiplier ma, const int8_t* b, FixedMultiplier mb,
+            int32_t lo, int32_t hi, int8_t* y);
+// y = clamp(x, lo, hi): a ReLU or ReLU6 that no producer could absorb.
+void clamp_s8(int64_t n, const int8_t* x, int32_t lo, int32_t hi, int8_t* y);
+
+}  // namespace zotrain::kernels

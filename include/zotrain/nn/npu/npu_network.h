@@ -1,0 +1,147 @@
+// A trained f32 Network run as an INT8 NPU runs it (the QScheduler paper's setting): batch norms
+// folded into the convolution or linear layer before them, ReLU/ReLU6 into the clamp of their
+// producer, per-tensor symmetric scales calibrated on warm-up batches and then fixed, int8
+// operands with int32 accumulation and fixed-point requantization (kernels/npu.h).
+//
+// The host keeps float master weights of every layer with weights (BN folded in) and
+// re-quantizes them with their fixed scale after each update; zeroth-order perturbations are
+// ±1 (or 0) in integer space on the quantized weights, drawn exactly as zo::perturbation draws
+// them for the weight's Network parameter index, so the host replays them by seed.
+//
+// The program keeps every intermediate int8 tensor, so a pass may start at any top-level layer
+// from the kept output of the one before it (the unperturbed prefix of a ZO step runs once).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "zotrain/core/tensor.h"
+#include "zotrain/kernels/npu.h"
+#include "zotrain/nn/network.h"
+
+namespace zotrain {
+
+// One trained weight tensor on the host.
+struct NpuParam {
+  int layer;        // index of the top-level layer in the f32 Network it came from
+  int param_index;  // index of that weight in Network::params() (the ZO tensor id)
+  Tensor master;    // float master weights (BN folded in), owned by the NpuNetwork
+  float scale;      // fixed per-tensor weight scale S_w (max|W|/127 at calibration)
+};
+
+class NpuNetwork {
+ public:
+  // The int8 program of `net` (allocated: parameters and batch-norm running statistics set) for
+  // batches of up to `batch` rows. InputError naming the layer for what it cannot run (a batch
+  // norm after anything but a convolution or linear layer).
+  NpuNetwork(const Network& net, int64_t batch);
+
+  // Float reference of the folded program on `rows` rows of f32 input x (evaluation semantics);
+  // returns the logits [rows, classes] (a new tensor; rows may exceed the program's batch). With
+  // `observe`, records the largest |value| of the input and of every tensor the int8 program
+  // quantizes (a running maximum over calls): the calibration passes.
+  Tensor float_forward(const float* x, int64_t rows, bool observe);
+  // Fixes every scale from the observed ranges (activations max/127, weights max|W|/127 per
+  // tensor, biases int32 at s_in * s_w, requantization multipliers) and quantizes every weight.
+  // Calling it again after more observed passes recalibrates. InputError if nothing was observed.
+  void calibrate();
+  // Forgets the observed ranges (before a recalibration).
+  void reset_observations();
+  bool calibrated() const { return calibrated_; }
+
+  // All layers with weights, in Network::params() order; biases stay fixed in int32.
+  std::vector<NpuParam>& params() { return params_; }
+  const std::vector<NpuParam>& params() const { return params_; }
+  // master -> int8 with the fixed scale, clamped to ±127. p must be one of params().
+  void requantize(const NpuParam& p);
+  // The int8 weights of params()[i] as the next unperturbed forward reads them.
+  const std::vector<int8_t>& quantized(size_t i) const;
+
+  // Quantizes `rows` rows of f32 input into the program's int8 input buffer (input scale).
+  void set_input(const float* x, int64_t rows);
+
+  // A perturbation of every int8 weight of top-level layers >= first_layer: w + sign * z_i,
+  // clamped to ±127, z_i = zo::perturbation({Rademacher, p_zero}, seed, param_index, i).
+  struct Perturb {
+    uint64_t seed;
+    int sign;
+    float p_zero;
+    int first_layer;
+  };
+  // Runs top-level layers [from, num_layers) in int8 on `rows` rows: from == 0 reads the input
+  // buffer, from > 0 the kept output of layer from - 1 of an earlier forward(rows, 0, ..) or
+  // forward_prefix. Returns the dequantized logits [rows, classes] (valid until the next call).
+  // InputError unless calibrated, sign is ±1 and, for from > 0, rows equals that pass's rows and
+  // the kept output is current: not perturbed, and no set_input, calibrate or requantize of a
+  // layer before `from` since.
+  Tensor forward(int64_t rows, int from, const Perturb* perturb);
+  // Runs layers [0, to) only, keeping the output of layer to - 1 for forward(rows, to, ..).
+  void forward_prefix(int64_t rows, int to);
+
+  int num_layers() const { return num_layers_; }
+  // Scale of the input and of the logits (fixed by calibrate).
+  float input_scale() const;
+  float output_scale() const;
+  // int8/int32 buffers and scratch + quantized weights and biases (for memory reports).
+  size_t bytes() const;
+
+ private:
+  enum class Kind { kConv, kMaxPool, kAvgPool, kGlobalMax, kGlobalAvg, kClamp, kAdd };
+  enum class Act { kNone, kReLU, kReLU6 };
+  // One tensor of the program: [batch, c, h, w] (h = w = 1 for features).
+  struct Value {
+    int64_t c = 0, h = 1, w = 1;
+    double observed = 0;  // largest |value| seen by float_forward
+    float scale = 0;
+    bool keeps_scale = false;  // max pooling, clamps: the input's scale
+    std::vector<int8_t> q;
+    std::vector<float> f;  // float_forward's values
+    int64_t numel() const { return c * h * w; }
+  };
+  struct Node {
+    Kind kind;
+    int layer;  // top-level layer index
+    int in, in2 = -1, out;
+    Act act = Act::kNone;
+    kernels::NpuConvGeometry geom{};  // conv; pools: kernel, stride
+    int param = -1;                   // conv: index into params_
+    std::vector<float> bias;          // conv: folded float bias (empty when none)
+    std::vector<int32_t> qbias;
+    std::vector<int8_t> qweight;
+    kernels::FixedMultiplier mult{}, mult2{};
+    int32_t lo = -127, hi = 127;
+  };
+
+  // Adds the nodes of `specs` (the layers of top-level layer `layer` with parameter names
+  // prefixed `prefix`) reading value `in`; returns the value of the chain's output.
+  int build_chain(const Network& net, const std::vector<LayerSpec>& specs, int layer,
+                  const std::string& prefix, int in, bool top);
+  int add_value(int64_t c, int64_t h, int64_t w);
+  void float_node(Node& n, int64_t rows);
+  void int8_node(Node& n, int64_t rows, const int8_t* weight);
+  const int8_t* weights_for(const Node& n, const Perturb* perturb);
+  void run(int64_t rows, int from, int to, const Perturb* perturb);
+  void check_rows(int64_t rows, const char* what) const;
+  void quantize_param(size_t i);
+
+  int64_t batch_;
+  int num_layers_;
+  std::vector<Value> values_;  // values_[0]: the input
+  std::vector<Node> nodes_;
+  std::vector<int> layer_out_;  // value holding top-level layer i's output
+  std::vector<NpuParam> params_;
+  std::vector<int> param_node_;
+  int observed_passes_ = 0;
+  bool calibrated_ = false;
+  // Validity of the kept int8 tensors: rows of the input buffer; rows of the last pass from the
+  // input and the layers [0, clean_to_) whose kept outputs are unperturbed and current.
+  int64_t input_rows_ = 0, kept_rows_ = 0;
+  int clean_to_ = 0;
+  int64_t classes_ = 0;
+  std::vector<int8_t> col_, wscratch_;
+  std::vector<float> zscratch_;
+  Tensor logits_;
+};
+
+}  // namespace zotrain

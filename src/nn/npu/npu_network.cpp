@@ -1,0 +1,482 @@
+#include "zotrain/nn/npu/npu_network.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <numeric>
+
+#include "zotrain/core/error.h"
+#include "zotrain/nn/batch_norm.h"
+#include "zotrain/zo/perturbation.h"
+
+namespace zotrain {
+
+namespace {
+
+// The float convolution of the folded program, structured like kernels::conv_s8.
+void conv_f32(const kernels::NpuConvGeometry& g, int64_t rows, const float* x, const float* w,
+              const float* bias, float* y, std::vector<float>& col) {
+  const int64_t cg = g.in_c / g.groups, og = g.out_c / g.groups;
+  const int64_t oh = g.out_h(), ow = g.out_w(), positions = oh * ow;
+  const int64_t kk_count = cg * g.kernel * g.kernel, k = g.kernel;
+  col.resize(static_cast<size_t>(kk_count * positions));
+  for (int64_t n = 0; n < rows; ++n)
+    for (int64_t grp = 0; grp < g.groups; ++grp) {
+      const float* xg = x + (n * g.in_c + grp * cg) * g.in_h * g.in_w;
+      for (int64_t c = 0; c < cg; ++c)
+        for (int64_t ky = 0; ky < k; ++ky)
+          for (int64_t kx = 0; kx < k; ++kx)
+            for (int64_t oy = 0; oy < oh; ++oy)
+              for (int64_t ox = 0; ox < ow; ++ox) {
+                const int64_t iy = oy * g.stride - g.pad + ky, ix = ox * g.stride - g.pad + kx;
+                const bool inside = iy >= 0 && iy < g.in_h && ix >= 0 && ix < g.in_w;
+                col[((c * k + ky) * k + kx) * positions + oy * ow + ox] =
+                    inside ? xg[(c * g.in_h + iy) * g.in_w + ix] : 0.0f;
+              }
+      for (int64_t o = grp * og; o < (grp + 1) * og; ++o) {
+        float* out = y + (n * g.out_c + o) * positions;
+        std::fill_n(out, positions, bias ? bias[o] : 0.0f);
+        for (int64_t kk = 0; kk < kk_count; ++kk) {
+          const float wv = w[o * kk_count + kk];
+          const float* c = col.data() + kk * positions;
+          for (int64_t j = 0; j < positions; ++j) out[j] += wv * c[j];
+        }
+      }
+    }
+}
+
+int8_t quantize(double v, double scale) {
+  return static_cast<int8_t>(std::clamp<double>(std::round(v / scale), -127, 127));
+}
+
+// The scale of a tensor whose largest magnitude is `max` (an all-zero tensor: any scale).
+float scale_for(double max) {
+  return max > 0 ? static_cast<float>(max / 127) : 1.0f;
+}
+
+}  // namespace
+
+int NpuNetwork::add_value(int64_t c, int64_t h, int64_t w) {
+  Value v;
+  v.c = c, v.h = h, v.w = w;
+  v.q.resize(static_cast<size_t>(batch_ * v.numel()));
+  values_.push_back(std::move(v));
+  return static_cast<int>(values_.size()) - 1;
+}
+
+NpuNetwork::NpuNetwork(const Network& net, int64_t batch)
+    : batch_(batch), num_layers_(net.num_layers()) {
+  if (batch < 1) throw InputError("NPU network: batch " + std::to_string(batch) + " is not >= 1");
+  if (net.batch() == 0) throw InputError("NPU network: the f32 network is not allocated");
+  const Shape item = net.item_shape();
+  if (item.rank == 3)
+    add_value(item[0], item[1], item[2]);
+  else
+    add_value(item.numel(), 1, 1);
+  layer_out_.assign(static_cast<size_t>(num_layers_), 0);
+  std::vector<LayerSpec> specs;
+  for (int i = 0; i < num_layers_; ++i) specs.push_back(net.spec(i));
+  build_chain(net, specs, 0, "", 0, true);
+  classes_ = net.num_classes();
+  size_t col = 0, weights = 0;
+  for (const Node& n : nodes_)
+    if (n.kind == Kind::kConv) {
+      col = std::max(col, static_cast<size_t>(n.geom.col_bytes()));
+      weights = std::max(weights, n.qweight.size());
+    }
+  col_.resize(col);
+  wscratch_.resize(weights);
+  zscratch_.resize(weights);
+  logits_ = Tensor::zeros(Shape{batch_, classes_});
+}
+
+int NpuNetwork::build_chain(const Network& net, const std::vector<LayerSpec>& specs, int layer,
+                            const std::string& prefix, int in, bool top) {
+  auto find = [](const std::vector<ParamRef>& refs, const std::string& name) -> const Tensor* {
+    for (const ParamRef& r : refs)
+      if (r.name == name) return &r.value;
+    return nullptr;
+  };
+  auto param_index = [&](const std::string& name) {
+    for (const ParamRef& r : net.params())
+      if (r.name == name) return r.index;
+    ZT_ASSERT(false);
+    return -1;
+  };
+  int cur = in;
+  for (size_t i = 0; i < specs.size(); ++i) {
+    const size_t first = i;
+    const LayerSpec& s = specs[i];
+    const int owner = top ? static_cast<int>(i) : layer;
+    const std::string name = prefix + std::to_string(i);
+    const Value v = values_[cur];  // a copy: add_value may move the values
+    Node n{};
+    n.layer = owner;
+    n.in = cur;
+    switch (s.op) {
+      case Op::kConv2d:
+      case Op::kLinear: {
+        n.kind = Kind::kConv;
+        if (s.op == Op::kLinear)
+          n.geom = {v.numel(), 1, 1, s.out, 1, 1, 0, 1};
+        else
+          n.geom = {v.c, v.h, v.w, s.out, s.kernel, s.stride, s.pad, s.groups};
+        const Tensor* w = find(net.params(), name + ".weight");
+        const Tensor* b = find(net.params(), name + ".bias");
+        ZT_ASSERT(w != nullptr);
+        NpuParam p{owner, param_index(name + ".weight"), w->clone(), 0.0f};
+        const int64_t out = s.out, per_out = w->numel() / out;
+        if (b) n.bias.assign(b->data(), b->data() + out);
+        if (i + 1 < specs.size() && specs[i + 1].op == Op::kBatchNorm) {
+          // y = (conv(x) + b - mean) * gamma / sqrt(var + eps) + beta, folded into W and b.
+          const std::string bn = prefix + std::to_string(i + 1);
+          const Tensor* gamma = find(net.params(), bn + ".weight");
+          const Tensor* beta = find(net.params(), bn + ".bias");
+          const Tensor* mean = find(net.state(), bn + ".running_mean");
+          const Tensor* var = find(net.state(), bn + ".running_var");
+          ZT_ASSERT(gamma && beta && mean && var);
+          n.bias.resize(static_cast<size_t>(out), 0.0f);
+          for (int64_t o = 0; o < out; ++o) {
+            const double f = (*gamma)[o] / std::sqrt(static_cast<double>((*var)[o]) +
+                                                     static_cast<double>(BatchNorm::kEps));
+            for (int64_t j = 0; j < per_out; ++j)
+              p.master[o * per_out + j] = static_cast<float>(p.master[o * per_out + j] * f);
+            n.bias[o] = static_cast<float>((n.bias[o] - (*mean)[o]) * f + (*beta)[o]);
+          }
+          ++i;
+        }
+        if (i + 1 < specs.size() &&
+            (specs[i + 1].op == Op::kReLU || specs[i + 1].op == Op::kReLU6)) {
+          n.act = specs[i + 1].op == Op::kReLU ? Act::kReLU : Act::kReLU6;
+          ++i;
+        }
+        n.param = static_cast<int>(params_.size());
+        n.qweight.resize(static_cast<size_t>(w->numel()));
+        params_.push_back(std::move(p));
+        param_node_.push_back(static_cast<int>(nodes_.size()));
+        n.out = add_value(out, n.geom.out_h(), n.geom.out_w());
+        break;
+      }
+      case Op::kBatchNorm:
+        throw InputError("NPU network: layer " + name +
+                         " (batch_norm) does not follow a conv2d or linear layer, so it cannot " +
+                         "be folded" +
+                         (i > 0 ? std::string(" (it follows ") + op_name(specs[i - 1].op) + ")"
+                                : std::string()));
+      case Op::kReLU:
+      case Op::kReLU6:
+        n.kind = Kind::kClamp;
+        n.act = s.op == Op::kReLU ? Act::kReLU : Act::kReLU6;
+        n.out = add_value(v.c, v.h, v.w);
+        values_[n.out].keeps_scale = true;
+        break;
+      case Op::kMaxPool2d:
+      case Op::kAvgPool2d: {
+        n.kind = s.op == Op::kMaxPool2d ? Kind::kMaxPool : Kind::kAvgPool;
+        n.geom.kernel = s.kernel, n.geom.stride = s.stride;
+        n.out = add_value(v.c, (v.h - s.kernel) / s.stride + 1, (v.w - s.kernel) / s.stride + 1);
+        values_[n.out].keeps_scale = s.op == Op::kMaxPool2d;
+        break;
+      }
+      case Op::kGlobalMaxPool:
+      case Op::kGlobalAvgPool:
+        n.kind = s.op == Op::kGlobalMaxPool ? Kind::kGlobalMax : Kind::kGlobalAvg;
+        n.out = add_value(v.c, 1, 1);
+        values_[n.out].keeps_scale = s.op == Op::kGlobalMaxPool;
+        break;
+      case Op::kFlatten:
+      case Op::kDropout:  // identity at inference; a flattened tensor is read as features
+        n.out = cur;
+        break;
+      case Op::kResidual: {
+        const int main = build_chain(net, s.main, owner, name + ".main.", cur, false);
+        const int shortcut = s.shortcut.empty() ? cur
+                                                : build_chain(net, s.shortcut, owner,
+                                                              name + ".shortcut.", cur, false);
+        n.kind = Kind::kAdd;
+        n.in = main, n.in2 = shortcut;
+        n.act = s.post_relu ? Act::kReLU : Act::kNone;
+        const Value& m = values_[main];
+        n.out = add_value(m.c, m.h, m.w);
+        break;
+      }
+    }
+    const int out = n.out;
+    if (out != cur) nodes_.push_back(std::move(n));
+    cur = out;
+    if (top)
+      for (size_t j = first; j <= i; ++j) layer_out_[j] = cur;
+  }
+  return cur;
+}
+
+void NpuNetwork::float_node(Node& n, int64_t rows) {
+  const Value& in = values_[n.in];
+  Value& out = values_[n.out];
+  const float* x = in.f.data();
+  out.f.resize(static_cast<size_t>(rows * out.numel()));
+  float* y = out.f.data();
+  const int64_t planes = rows * in.c, size = in.h * in.w;
+  switch (n.kind) {
+    case Kind::kConv: {
+      std::vector<float> col;
+      conv_f32(n.geom, rows, x, params_[n.param].master.data(),
+               n.bias.empty() ? nullptr : n.bias.data(), y, col);
+      break;
+    }
+    case Kind::kClamp:
+      std::copy_n(x, rows * out.numel(), y);
+      break;
+    case Kind::kMaxPool:
+    case Kind::kAvgPool: {
+      const int64_t k = n.geom.kernel, s = n.geom.stride;
+      for (int64_t p = 0; p < planes; ++p)
+        for (int64_t oy = 0; oy < out.h; ++oy)
+          for (int64_t ox = 0; ox < out.w; ++ox) {
+            float m = -std::numeric_limits<float>::infinity(), sum = 0;
+            for (int64_t ky = 0; ky < k; ++ky)
+              for (int64_t kx = 0; kx < k; ++kx) {
+                const float v = x[(p * in.h + oy * s + ky) * in.w + ox * s + kx];
+                m = std::max(m, v);
+                sum += v;
+              }
+            y[(p * out.h + oy) * out.w + ox] =
+                n.kind == Kind::kMaxPool ? m : sum / static_cast<float>(k * k);
+          }
+      break;
+    }
+    case Kind::kGlobalMax:
+    case Kind::kGlobalAvg:
+      for (int64_t p = 0; p < planes; ++p) {
+        const float* v = x + p * size;
+        y[p] = n.kind == Kind::kGlobalMax
+                   ? *std::max_element(v, v + size)
+                   : static_cast<float>(std::accumulate(v, v + size, 0.0) / size);
+      }
+      break;
+    case Kind::kAdd: {
+      const float* b = values_[n.in2].f.data();
+      for (int64_t i = 0; i < rows * out.numel(); ++i) y[i] = x[i] + b[i];
+      break;
+    }
+  }
+  if (n.act != Act::kNone) {
+    const float hi = n.act == Act::kReLU6 ? 6.0f : std::numeric_limits<float>::infinity();
+    for (int64_t i = 0; i < rows * out.numel(); ++i) y[i] = std::clamp(y[i], 0.0f, hi);
+  }
+}
+
+Tensor NpuNetwork::float_forward(const float* x, int64_t rows, bool observe) {
+  if (rows < 1) throw InputError("NPU float forward: rows " + std::to_string(rows) + " < 1");
+  Value& input = values_[0];
+  input.f.assign(x, x + rows * input.numel());
+  for (Node& n : nodes_) float_node(n, rows);
+  if (observe) {
+    for (Value& v : values_)
+      for (int64_t i = 0; i < rows * v.numel(); ++i)
+        v.observed = std::max(v.observed, static_cast<double>(std::fabs(v.f[i])));
+    ++observed_passes_;
+  }
+  Tensor logits = Tensor::zeros(Shape{rows, classes_});
+  std::copy_n(values_[layer_out_.back()].f.data(), logits.numel(), logits.data());
+  return logits;
+}
+
+void NpuNetwork::reset_observations() {
+  for (Value& v : values_) v.observed = 0;
+  observed_passes_ = 0;
+}
+
+void NpuNetwork::calibrate() {
+  if (observed_passes_ == 0)
+    throw InputError("NPU calibration: no observed pass (run float_forward with observe first)");
+  for (Value& v : values_) v.scale = scale_for(v.observed);
+  for (const Node& n : nodes_)  // in program order, so a chain of kept scales resolves
+    if (values_[n.out].keeps_scale) values_[n.out].scale = values_[n.in].scale;
+  for (Node& n : nodes_) {
+    const double s_in = values_[n.in].scale, s_out = values_[n.out].scale;
+    n.lo = n.act == Act::kNone ? -127 : 0;
+    n.hi =
+        n.act == Act::kReLU6 ? static_cast<int32_t>(std::min(127.0, std::round(6 / s_out))) : 127;
+    switch (n.kind) {
+      case Kind::kConv: {
+        NpuParam& p = params_[n.param];
+        double max = 0;
+        for (int64_t i = 0; i < p.master.numel(); ++i)
+          max = std::max(max, static_cast<double>(std::fabs(p.master[i])));
+        p.scale = scale_for(max);
+        const double s_acc = s_in * p.scale;
+        n.qbias.resize(n.bias.size());
+        for (size_t o = 0; o < n.bias.size(); ++o)
+          n.qbias[o] = static_cast<int32_t>(
+              std::clamp<double>(std::round(n.bias[o] / s_acc), std::numeric_limits<int32_t>::min(),
+                                 std::numeric_limits<int32_t>::max()));
+        n.mult = kernels::quantize_multiplier(s_acc / s_out);
+        quantize_param(static_cast<size_t>(n.param));
+        break;
+      }
+      case Kind::kAvgPool:
+        n.mult = kernels::quantize_multiplier(
+            s_in / (static_cast<double>(n.geom.kernel * n.geom.kernel) * s_out));
+        break;
+      case Kind::kGlobalAvg:
+        n.mult = kernels::quantize_multiplier(
+            s_in / (static_cast<double>(values_[n.in].h * values_[n.in].w) * s_out));
+        break;
+      case Kind::kAdd:
+        n.mult = kernels::quantize_multiplier(s_in / s_out);
+        n.mult2 = kernels::quantize_multiplier(values_[n.in2].scale / s_out);
+        break;
+      default:
+        break;
+    }
+  }
+  calibrated_ = true;
+  input_rows_ = kept_rows_ = 0;  // quantized with the old scales
+  clean_to_ = 0;
+}
+
+void NpuNetwork::quantize_param(size_t i) {
+  const NpuParam& p = params_[i];
+  Node& n = nodes_[param_node_[i]];
+  for (int64_t j = 0; j < p.master.numel(); ++j) n.qweight[j] = quantize(p.master[j], p.scale);
+}
+
+void NpuNetwork::requantize(const NpuParam& p) {
+  const auto i = static_cast<size_t>(&p - params_.data());
+  if (&p < params_.data() || i >= params_.size())
+    throw InputError("NPU requantize: not one of this network's params()");
+  if (!calibrated_) throw InputError("NPU requantize: the network is not calibrated");
+  quantize_param(i);
+  clean_to_ = std::min(clean_to_, p.layer);
+}
+
+const std::vector<int8_t>& NpuNetwork::quantized(size_t i) const {
+  if (i >= params_.size())
+    throw InputError("NPU quantized: param " + std::to_string(i) + " of " +
+                     std::to_string(params_.size()));
+  return nodes_[param_node_[i]].qweight;
+}
+
+void NpuNetwork::check_rows(int64_t rows, const char* what) const {
+  if (rows < 1 || rows > batch_)
+    throw InputError(std::string("NPU ") + what + ": rows " + std::to_string(rows) +
+                     " not in [1, " + std::to_string(batch_) + "]");
+}
+
+void NpuNetwork::set_input(const float* x, int64_t rows) {
+  check_rows(rows, "set_input");
+  if (!calibrated_) throw InputError("NPU set_input: the network is not calibrated");
+  Value& in = values_[0];
+  for (int64_t i = 0; i < rows * in.numel(); ++i) in.q[i] = quantize(x[i], in.scale);
+  input_rows_ = rows;
+  kept_rows_ = 0;
+  clean_to_ = 0;
+}
+
+float NpuNetwork::input_scale() const {
+  return values_[0].scale;
+}
+
+float NpuNetwork::output_scale() const {
+  return values_[layer_out_.back()].scale;
+}
+
+const int8_t* NpuNetwork::weights_for(const Node& n, const Perturb* perturb) {
+  if (!perturb || n.layer < perturb->first_layer) return n.qweight.data();
+  const NpuParam& p = params_[n.param];
+  const auto size = static_cast<int64_t>(n.qweight.size());
+  // z (0 or ±1) as the host's seed replay draws it, scaled by the sign.
+  std::fill_n(zscratch_.begin(), size, 0.0f);
+  zo::add_perturbation({zo::Distribution::kRademacher, perturb->p_zero}, perturb->seed,
+                       static_cast<uint32_t>(p.param_index), static_cast<float>(perturb->sign),
+                       zscratch_.data(), zscratch_.data(), 0, size);
+  for (int64_t i = 0; i < size; ++i)
+    wscratch_[i] = kernels::clamp_s8(n.qweight[i] + static_cast<int32_t>(zscratch_[i]), -127, 127);
+  return wscratch_.data();
+}
+
+void NpuNetwork::int8_node(Node& n, int64_t rows, const int8_t* weight) {
+  const Value& in = values_[n.in];
+  Value& out = values_[n.out];
+  const int8_t* x = in.q.data();
+  int8_t* y = out.q.data();
+  const int64_t planes = rows * in.c;
+  switch (n.kind) {
+    case Kind::kConv:
+      kernels::conv_s8(n.geom, rows, x, weight, n.qbias.empty() ? nullptr : n.qbias.data(), n.mult,
+                       n.lo, n.hi, y, col_.data());
+      break;
+    case Kind::kClamp:
+      kernels::clamp_s8(rows * in.numel(), x, n.lo, n.hi, y);
+      break;
+    case Kind::kMaxPool:
+      kernels::max_pool_s8(planes, in.h, in.w, n.geom.kernel, n.geom.stride, x, y);
+      break;
+    case Kind::kAvgPool:
+      kernels::avg_pool_s8(planes, in.h, in.w, n.geom.kernel, n.geom.stride, x, n.mult, y);
+      break;
+    case Kind::kGlobalMax:
+      kernels::global_max_pool_s8(planes, in.h * in.w, x, y);
+      break;
+    case Kind::kGlobalAvg:
+      kernels::global_avg_pool_s8(planes, in.h * in.w, x, n.mult, y);
+      break;
+    case Kind::kAdd:
+      kernels::add_s8(rows * out.numel(), x, n.mult, values_[n.in2].q.data(), n.mult2, n.lo, n.hi,
+                      y);
+      break;
+  }
+}
+
+void NpuNetwork::run(int64_t rows, int from, int to, const Perturb* perturb) {
+  for (Node& n : nodes_)
+    if (n.layer >= from && n.layer < to)
+      int8_node(n, rows, n.kind == Kind::kConv ? weights_for(n, perturb) : nullptr);
+  if (from == 0) kept_rows_ = rows;
+  clean_to_ = perturb ? std::max(from, std::min(to, perturb->first_layer)) : to;
+}
+
+Tensor NpuNetwork::forward(int64_t rows, int from, const Perturb* perturb) {
+  check_rows(rows, "forward");
+  if (!calibrated_) throw InputError("NPU forward: the network is not calibrated");
+  if (from < 0 || from > num_layers_)
+    throw InputError("NPU forward: from " + std::to_string(from) + " not in [0, " +
+                     std::to_string(num_layers_) + "]");
+  if (from == 0 && rows > input_rows_)
+    throw InputError("NPU forward: " + std::to_string(rows) + " rows but set_input gave " +
+                     std::to_string(input_rows_));
+  if (from > 0 && (rows != kept_rows_ || from > clean_to_))
+    throw InputError("NPU forward from layer " + std::to_string(from) +
+                     ": no kept, unperturbed output of layer " + std::to_string(from - 1) +
+                     " for " + std::to_string(rows) + " rows (run forward_prefix first)");
+  if (perturb && perturb->sign != 1 && perturb->sign != -1)
+    throw InputError("NPU forward: perturbation sign " + std::to_string(perturb->sign) +
+                     " is not +1 or -1");
+  run(rows, from, num_layers_, perturb);
+  const Value& out = values_[layer_out_.back()];
+  Tensor logits = logits_.rows(0, rows);
+  for (int64_t i = 0; i < logits.numel(); ++i) logits[i] = out.q[i] * out.scale;
+  return logits;
+}
+
+void NpuNetwork::forward_prefix(int64_t rows, int to) {
+  check_rows(rows, "forward_prefix");
+  if (!calibrated_) throw InputError("NPU forward_prefix: the network is not calibrated");
+  if (to < 0 || to > num_layers_)
+    throw InputError("NPU forward_prefix: to " + std::to_string(to) + " not in [0, " +
+                     std::to_string(num_layers_) + "]");
+  if (rows > input_rows_)
+    throw InputError("NPU forward_prefix: " + std::to_string(rows) + " rows but set_input gave " +
+                     std::to_string(input_rows_));
+  run(rows, 0, to, nullptr);
+}
+
+size_t NpuNetwork::bytes() const {
+  size_t b = col_.size() + wscratch_.size() + zscratch_.size() * sizeof(float);
+  for (const Value& v : values_) b += v.q.size();
+  for (const Node& n : nodes_) b += n.qweight.size() + n.qbias.size() * sizeof(int32_t);
+  return b;
+}
+
+}  // namespace zotrain
