@@ -109,7 +109,13 @@ void validate(const TrainConfig& c) {
   need(c.q_schedule == "fixed" || c.val_size > 0, "val_size",
        "> 0 for a q schedule, which reads the validation accuracy");
   need(!c.out.empty(), "out", "a folder name");
-  need(one_of(c.precision, {"f32", "int8"}), "precision", "f32 or int8");
+  need(one_of(c.precision, {"f32", "int8", "int8-npu"}), "precision", "f32, int8 or int8-npu");
+  need(c.npu_calibration_batches >= 1, "npu_calibration_batches", "an integer >= 1");
+  need(c.npu_recalibrate == 0 || c.npu_recalibrate == 1, "npu_recalibrate", "0 or 1");
+  if (c.precision == "int8-npu") {
+    need(c.method == "zo", "method", "zo with precision int8-npu (the NPU runs forward only)");
+    need(c.estimator == "spsa", "estimator", "spsa with precision int8-npu");
+  }
   need(one_of(c.zo_sign, {"integer", "float"}), "zo_sign", "integer or float");
   need(c.int_eps >= 1 && c.int_eps <= 127, "int_eps", "an integer in [1, 127]");
   parse_bp_bits(c.bp_bits);

@@ -202,7 +202,7 @@ Trainer::Trainer(const TrainConfig& cfg, RunData data)
     net_->allocate(arena_, cfg_.batch, head_, &pool_, cfg_.seed, frozen_);
     sgd_ = std::make_unique<Sgd>(*net_, arena_, cfg_.momentum, cfg_.weight_decay);
     for (const ParamRef& p : net_->params())
-      if (p.layer >= frozen_ && p.layer < head_ && cfg_.zo_momentum > 0)
+      if (p.layer >= frozen_ && p.layer < head_ && cfg_.zo_momentum > 0 && cfg_.precision == "f32")
         zo_momentum_.push_back(arena_.alloc(Bucket::kOptimizer, p.value.shape()));
   }
   labels_ = static_cast<uint8_t*>(arena_.alloc_bytes(Bucket::kInput, cfg_.batch));
@@ -210,6 +210,15 @@ Trainer::Trainer(const TrainConfig& cfg, RunData data)
     throw InputError("--cache-features 1 needs image data: " + cfg_.data +
                      " holds point clouds, sampled anew for every pass");
   if (!cfg_.init.empty()) load_init();
+  if (cfg_.precision == "int8-npu") {
+    npu_ = std::make_unique<NpuNetwork>(*net_, cfg_.batch);
+    calibrate_npu();
+    for (const NpuParam& p : npu_->params())
+      if (p.layer >= frozen_ && cfg_.zo_momentum > 0) {
+        zo_momentum_.push_back(arena_.alloc(Bucket::kOptimizer, p.master.shape()));
+        zo_momentum_.back().fill(0.0f);
+      }
+  }
   sparsity_ = parse_sparsity(cfg_.sparsity);
   distribution_ = zo::parse_distribution(cfg_.perturbation);
   project_ = {zo::parse_estimator(cfg_.estimator), static_cast<float>(cfg_.eps),
@@ -230,6 +239,16 @@ int Trainer::bp_layers() const {
 std::vector<std::pair<std::string, Tensor>> Trainer::zo_state() const {
   if (qnet_) return int8_weight_tensors(*qnet_);
   std::vector<std::pair<std::string, Tensor>> state;
+  if (npu_) {
+    size_t m = 0;
+    for (const NpuParam& p : npu_->params())
+      if (p.layer >= frozen_) {
+        const std::string id = std::to_string(p.param_index);
+        state.emplace_back("npu_master/" + id, p.master);
+        if (!zo_momentum_.empty()) state.emplace_back("zo_momentum/npu" + id, zo_momentum_[m++]);
+      }
+    return state;
+  }
   for (size_t i = 0; i < zo_momentum_.size(); ++i)
     state.emplace_back("zo_momentum/" + net_->params()[i].name, zo_momentum_[i]);
   return state;
@@ -267,8 +286,9 @@ int64_t Trainer::fill_input(const BatchSource& batches, int64_t index) {
 double Trainer::evaluate_on(Split split) {
   if (data_.size(split) == 0) return 0.0;
   auto batches = source(split, false);
-  return qnet_ ? evaluate(*qnet_, *batches, data_.int8_exp())
-               : evaluate(*net_, *batches, features_[static_cast<int>(split)] != nullptr);
+  const bool features = features_[static_cast<int>(split)] != nullptr;
+  if (npu_) return evaluate_npu(*batches, features);
+  return qnet_ ? evaluate(*qnet_, *batches, data_.int8_exp()) : evaluate(*net_, *batches, features);
 }
 
 std::unique_ptr<BatchSource> Trainer::source(Split split, bool train) const {
@@ -280,23 +300,43 @@ std::unique_ptr<BatchSource> Trainer::source(Split split, bool train) const {
 
 void Trainer::cache_features() {
   if (!cfg_.cache_features || features_[0]) return;
-  const int64_t numel = net_->input_shape(frozen_, 1).numel();
   for (Split split : {Split::kTrain, Split::kVal, Split::kTest}) {
     const int64_t n = data_.size(split);
     if (n == 0) continue;
     auto images = data_.batches(split, cfg_.batch, false, 0);
+    auto load = [&](int64_t b, uint8_t* labels) {
+      const int64_t rows = images->fill(b, net_->input(cfg_.batch).data(), labels);
+      if (npu_) {
+        npu_->set_input(net_->input(rows).data(), rows);
+        npu_->forward_prefix(rows, frozen_);
+      } else {
+        net_->forward_frozen(rows);
+      }
+      return rows;
+    };
     features_[static_cast<int>(split)] = std::make_shared<const FeatureSet>(
-        extract_features(*images, n, numel, FrozenRun<float>([&](int64_t b, uint8_t* labels) {
-          const int64_t rows = images->fill(b, net_->input(cfg_.batch).data(), labels);
-          net_->forward_frozen(rows);
-          return std::pair<int64_t, const float*>{rows, net_->frozen_output(rows).data()};
-        })));
+        npu_
+            ? extract_features(*images, n, npu_->prefix_numel(frozen_),
+                               FrozenRun<int8_t>([&](int64_t b, uint8_t* labels) {
+                                 const int64_t rows = load(b, labels);
+                                 return std::pair{rows, npu_->prefix_output(frozen_)};
+                               }))
+            : extract_features(
+                  *images, n, net_->input_shape(frozen_, 1).numel(),
+                  FrozenRun<float>([&](int64_t b, uint8_t* labels) {
+                    const int64_t rows = load(b, labels);
+                    return std::pair<int64_t, const float*>{rows, net_->frozen_output(rows).data()};
+                  })));
   }
 }
 
 int64_t Trainer::fill_features(const BatchSource& features, int64_t index) {
   features_filled_ = true;
-  return features.fill(index, net_->frozen_output(cfg_.batch).data(), labels_);
+  if (!npu_) return features.fill(index, net_->frozen_output(cfg_.batch).data(), labels_);
+  npu_features_.resize(static_cast<size_t>(cfg_.batch * npu_->prefix_numel(frozen_)));
+  const int64_t rows = features.fill(index, npu_features_.data(), labels_);
+  npu_->set_prefix_output(frozen_, npu_features_.data(), rows);
+  return rows;
 }
 
 namespace {
@@ -353,13 +393,82 @@ Trainer::StepResult Trainer::int8_step(int64_t rows, int epoch) {
 Trainer::StepResult Trainer::step(int64_t rows, int epoch) {
   const auto [lr, zo_lr] = learning_rates(epoch);
   stats_pass_ = true;
-  if (!qnet_ && !features_filled_) net_->forward_frozen(rows);
-  features_filled_ = false;
+  if (!qnet_ && !npu_ && !features_filled_) net_->forward_frozen(rows);
   StepResult r = qnet_              ? int8_step(rows, epoch)
+                 : npu_             ? npu_step(rows, epoch)
                  : head_ == frozen_ ? bp_step(rows, lr)
                                     : zo_step(rows, lr, zo_lr, epoch);
+  features_filled_ = false;
   ++state_.steps;
   return r;
+}
+
+void Trainer::calibrate_npu() {
+  auto batches = data_.batches(Split::kTrain, cfg_.batch, false, 0);
+  const int64_t n = std::min<int64_t>(cfg_.npu_calibration_batches, batches->batches_per_epoch());
+  npu_->reset_observations();
+  for (int64_t b = 0; b < n; ++b) {
+    const int64_t rows = batches->fill(b, net_->input(cfg_.batch).data(), nullptr);
+    npu_->float_forward(net_->input(rows).data(), rows, true);
+  }
+  npu_->calibrate();
+}
+
+Trainer::StepResult Trainer::npu_step(int64_t rows, int epoch) {
+  const zo::PerturbationSpec spec{zo::Distribution::kRademacher,
+                                  static_cast<float>(schedule_at(sparsity_, epoch))};
+  if (!features_filled_) {
+    npu_->set_input(net_->input(rows).data(), rows);
+    npu_->forward_prefix(rows, frozen_);
+  }
+  StepResult r;
+  zo::Estimate est;
+  double sum = 0;
+  const int q = this->q();
+  for (int s = 0; s < q; ++s) {
+    const uint64_t seed = zo::sample_seed(cfg_.seed, state_.steps, s);
+    double loss[2];
+    for (int k = 0; k < 2; ++k) {
+      const NpuNetwork::Perturb p{seed, k == 0 ? 1 : -1, spec.p_zero, frozen_};
+      int64_t* correct = s == 0 && k == 0 ? &r.correct : nullptr;
+      loss[k] = softmax_cross_entropy(npu_->forward(rows, frozen_, &p), labels_, nullptr, correct);
+    }
+    state_.forward_passes += 2;
+    sum += loss[0] + loss[1];
+    est.seeds.push_back(seed);
+    // The loss change per integer step along z; dividing by S_w (in the learning rate below)
+    // makes it the float directional derivative.
+    est.g.push_back(static_cast<float>(0.5 * (loss[0] - loss[1])));
+  }
+  r.loss = sum / (2 * q);
+  const float zo_lr = static_cast<float>(learning_rates(epoch).second);
+  size_t m = 0;
+  for (NpuParam& p : npu_->params())
+    if (p.layer >= frozen_) {
+      Tensor* mom = zo_momentum_.empty() ? nullptr : &zo_momentum_[m++];
+      zo::apply_update(spec, est, static_cast<uint32_t>(p.param_index), zo_lr / p.scale, p.master,
+                       mom, static_cast<float>(cfg_.zo_momentum), &pool_);
+      npu_->requantize(p);
+    }
+  return r;
+}
+
+double Trainer::evaluate_npu(BatchSource& batches, bool features) {
+  return accuracy(batches, cfg_.batch, [&](int64_t b, uint8_t* labels) {
+    int64_t rows = 0;
+    if (features) {
+      npu_features_.resize(static_cast<size_t>(cfg_.batch * npu_->prefix_numel(frozen_)));
+      rows = batches.fill(b, npu_features_.data(), labels);
+      npu_->set_prefix_output(frozen_, npu_features_.data(), rows);
+    } else {
+      rows = batches.fill(b, net_->input(cfg_.batch).data(), labels);
+      npu_->set_input(net_->input(rows).data(), rows);
+    }
+    int64_t c = 0;
+    softmax_cross_entropy(npu_->forward(rows, features ? frozen_ : 0, nullptr), labels, nullptr,
+                          &c);
+    return std::pair{rows, c};
+  });
 }
 
 Trainer::StepResult Trainer::bp_step(int64_t rows, double lr) {
@@ -447,10 +556,17 @@ void Trainer::resume(const Checkpoint& ckpt) {
     throw InputError(ckpt.path + ": checkpoint is for inputs " + ckpt.meta.item_shape.str() +
                      " with " + std::to_string(ckpt.meta.num_classes) + " classes, the data has " +
                      spec_.item_shape.str() + " with " + std::to_string(spec_.num_classes));
+  if (npu_ && cfg_.npu_recalibrate)
+    throw InputError(ckpt.path +
+                     ": an int8-npu run with npu_recalibrate 1 cannot resume (its recalibrated "
+                     "scales are not in the checkpoint)");
   if (qnet_)
     restore_int8_weights(ckpt, *qnet_);
   else
     restore_checkpoint(ckpt, net_.get(), sgd_.get(), zo_state());
+  if (npu_)
+    for (const NpuParam& p : npu_->params())
+      if (p.layer >= frozen_) npu_->requantize(p);
   state_ = ckpt.meta.state;
   truncate_metrics(cfg_.out + "/metrics.jsonl", state_.epochs_done);
 }
@@ -505,6 +621,9 @@ void Trainer::run(const TrainCallbacks& cb) {
     r.peak_rss_bytes = peak_rss_bytes();
     const int epoch_q = q();
     if (cfg_.q_schedule != "fixed") next_q(q_scheduler_, state_.q_scheduler, r.val_acc);
+    // A grown q marks a plateau: with npu_recalibrate, the scales are fitted to the weights now.
+    const bool recalibrate = npu_ && cfg_.npu_recalibrate && q() > epoch_q;
+    if (recalibrate) calibrate_npu();
     state_.epochs_done = epoch + 1;
     if (r.val_acc > state_.best_val_acc) {
       state_.best_val_acc = r.val_acc;
@@ -524,6 +643,7 @@ void Trainer::run(const TrainCallbacks& cb) {
                  {"seconds", r.seconds},
                  {"arena_bytes", r.arena_bytes},
                  {"peak_rss_bytes", r.peak_rss_bytes}};
+    if (recalibrate) line["recalibrated"] = true;
     if (qnet_) {
       line["bp_bits"] = schedule_at(bp_bits_, epoch);
       if (signs > 0) line["zero_sign_rate"] = static_cast<double>(zero_signs) / signs;
@@ -581,6 +701,7 @@ void Trainer::write_summary() const {
                   {"head_start", head_},
                   {"frozen_layers", frozen_},
                   {"feature_cache_bytes", feature_cache_bytes()},
+                  {"npu_bytes", npu_ ? npu_->bytes() : 0},
                   {"q_max", cfg_.q_schedule == "fixed" ? cfg_.q : q_scheduler_.q_max},
                   {"config", json::parse(config_to_json(cfg_))}};
   std::string tmp = cfg_.out + "/summary.json.tmp";

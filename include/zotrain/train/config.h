@@ -59,7 +59,7 @@ struct TrainConfig {
   int64_t points = 1024;    // point clouds: points sampled from each cloud per pass
   // Integer-only training (NITI int8, ElasticZO-INT8). lr, momentum, eps, zo_lr, grad_clip and
   // perturbation do not apply: updates are NITI's bit-width rule, z is ternary.
-  std::string precision = "f32";        // f32, or int8
+  std::string precision = "f32";        // f32, int8, or int8-npu (ZO on an NPU-style int8 net)
   std::string zo_sign = "integer";      // int8 ZO: sign of the integer loss difference (INT8*,
                                         // Eq. 12) or of the float one (INT8)
   int int_eps = 1;                      // int8 ZO: perturbation radius, in weight mantissa units
@@ -68,6 +68,10 @@ struct TrainConfig {
   int loss_frac_bits = 0;               // int8 ZO: fraction bits of the integer loss (0: Eq. 12)
   int sign_agreement = 0;  // int8 ZO: also compute the float loss difference and record how
                            // often its sign agrees (metrics.jsonl)
+  // NPU-style int8 (nn/npu/npu_network.h): ±1 integer perturbations; eps, perturbation and
+  // grad_clip do not apply.
+  int npu_calibration_batches = 8;  // training batches the fixed scales are calibrated on
+  int npu_recalibrate = 0;          // 1: calibrate again whenever the q schedule grows q
 };
 
 // Visits every field as v(key, field, help): the single list that CLI flags, config files and
@@ -131,7 +135,9 @@ void visit_config(Config& c, Visitor&& v) {
   v("test_limit", c.test_limit, "image data: test on the first N test examples only (0: all)");
   v("val_size", c.val_size, "examples held out from the training files for validation");
   v("points", c.points, "point-cloud data: points sampled from each cloud (PointNet's 1024)");
-  v("precision", c.precision, "arithmetic: f32, or int8 (NITI integer-only training)");
+  v("precision", c.precision,
+    "arithmetic: f32, int8 (NITI integer-only training) or int8-npu (ZO fine-tuning of an "
+    "int8-quantized net, float master weights on the host)");
   v("zo_sign", c.zo_sign,
     "int8 ZO gradient: sign of the integer loss difference (integer, INT8*) or of the float one "
     "(float, INT8)");
@@ -142,6 +148,10 @@ void visit_config(Config& c, Visitor&& v) {
     "int8 ZO: fraction bits of the integer loss (0: the paper's Eq. 12, floors)");
   v("sign_agreement", c.sign_agreement,
     "int8 ZO: 1 records how often the integer loss sign agrees with the float one");
+  v("npu_calibration_batches", c.npu_calibration_batches,
+    "int8-npu: training batches the quantization scales are calibrated on");
+  v("npu_recalibrate", c.npu_recalibrate,
+    "int8-npu: 1 recalibrates the scales whenever the q schedule grows q (a plateau)");
 }
 
 // The config as a JSON object, and back. from_json rejects unknown keys and wrong types with

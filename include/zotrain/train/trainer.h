@@ -17,6 +17,7 @@
 #include "zotrain/models/model.h"
 #include "zotrain/nn/int8/qnetwork.h"
 #include "zotrain/nn/network.h"
+#include "zotrain/nn/npu/npu_network.h"
 #include "zotrain/train/checkpoint.h"
 #include "zotrain/train/config.h"
 #include "zotrain/train/feature_cache.h"
@@ -114,6 +115,13 @@ class Trainer {
   std::pair<double, double> learning_rates(int epoch) const;
   StepResult bp_step(int64_t rows, double lr);
   StepResult int8_step(int64_t rows, int epoch);
+  // int8-npu: the q ±1 integer perturbation pairs on the NPU-style net, the update on the host's
+  // master weights, re-quantized with their fixed scales.
+  StepResult npu_step(int64_t rows, int epoch);
+  // int8-npu: observes the float program on the first npu_calibration_batches training batches
+  // and fixes the scales.
+  void calibrate_npu();
+  double evaluate_npu(BatchSource& batches, bool features);
   double evaluate_on(Split split);
   // With cache_features: the frozen layers' output of every example of each split.
   void cache_features();
@@ -139,6 +147,8 @@ class Trainer {
   Arena arena_;
   std::unique_ptr<Network> net_;  // f32 runs; for int8 the description of qnet_, unallocated
   std::unique_ptr<QNetwork> qnet_;
+  std::unique_ptr<NpuNetwork> npu_;   // int8-npu runs (net_ holds the f32 model it came from)
+  std::vector<int8_t> npu_features_;  // one batch of cached int8 features
   std::vector<std::pair<int, double>> bp_bits_;
   int8::StepConfig int8_cfg_;  // of epoch int8_epoch_ (the step number aside)
   int int8_epoch_ = -1;

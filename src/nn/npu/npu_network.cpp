@@ -472,6 +472,25 @@ void NpuNetwork::forward_prefix(int64_t rows, int to) {
   run(rows, 0, to, nullptr);
 }
 
+int64_t NpuNetwork::prefix_numel(int to) const {
+  ZT_ASSERT(to > 0 && to <= num_layers_);
+  return values_[layer_out_[to - 1]].numel();
+}
+
+const int8_t* NpuNetwork::prefix_output(int to) const {
+  ZT_ASSERT(to > 0 && to <= num_layers_);
+  return values_[layer_out_[to - 1]].q.data();
+}
+
+void NpuNetwork::set_prefix_output(int to, const int8_t* x, int64_t rows) {
+  check_rows(rows, "set_prefix_output");
+  std::vector<int8_t>& q = values_[layer_out_[to - 1]].q;
+  std::copy(x, x + rows * prefix_numel(to), q.begin());
+  input_rows_ = 0;  // the input buffer no longer matches the kept outputs
+  kept_rows_ = rows;
+  clean_to_ = to;
+}
+
 size_t NpuNetwork::bytes() const {
   size_t b = col_.size() + wscratch_.size() + zscratch_.size() * sizeof(float);
   for (const Value& v : values_) b += v.q.size();

@@ -78,6 +78,12 @@ class NpuNetwork {
   Tensor forward(int64_t rows, int from, const Perturb* perturb);
   // Runs layers [0, to) only, keeping the output of layer to - 1 for forward(rows, to, ..).
   void forward_prefix(int64_t rows, int to);
+  // The kept int8 output of layer to - 1 (0 < to <= num_layers()), `numel` values a row: read
+  // it after forward_prefix, or write features computed before (a cache), which makes it the
+  // current output for forward(rows, to, ..).
+  int64_t prefix_numel(int to) const;
+  const int8_t* prefix_output(int to) const;
+  void set_prefix_output(int to, const int8_t* x, int64_t rows);
 
   int num_layers() const { return num_layers_; }
   // Scale of the input and of the logits (fixed by calibrate).
