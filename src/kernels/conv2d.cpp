@@ -149,17 +149,26 @@ void forward_offsets(const PhaseLayout& d, int64_t* off) {
     for (int64_t kj = 0; kj < 3; ++kj) off[ki * 3 + kj] = d.at(ki, kj);
 }
 
+// Walks the image's pixels as runs of one row and column phase: calls run(po, xo, j0, j1), where
+// phases[po + j] is pixel x[xo + j * stride] for j in [j0, j1). The runs are contiguous in the
+// phases (and, at stride 1, in the image), so that the copies below vectorize.
+template <typename Run>
+void walk_phase_runs(const Conv2dGeometry& g, const PhaseLayout& d, Run run) {
+  for (int64_t ih = 0; ih < g.in_h; ++ih)
+    for (int64_t pc = 0; pc <= d.sh; ++pc) {
+      // Padded column c = j * stride + pc is image column c - pad, inside for j in [j0, j1).
+      const int64_t j0 = (g.pad - pc + d.sh) >> d.sh;
+      const int64_t j1 = (g.in_w + g.pad - pc + d.sh) >> d.sh;
+      run(d.at(ih + g.pad, pc), ih * g.in_w + pc - g.pad, j0, j1);
+    }
+}
+
 // The plane x, padded, as phases (zeros up to phases_floats()).
 void to_phases(const Conv2dGeometry& g, const PhaseLayout& d, const float* x, float* phases) {
   std::fill(phases, phases + d.phases_floats(), 0.0f);
-  for (int64_t ih = 0; ih < g.in_h; ++ih) {
-    const float* xr = x + ih * g.in_w;
-    if (d.sh == 0) {
-      std::copy(xr, xr + g.in_w, phases + d.at(ih + g.pad, g.pad));
-      continue;
-    }
-    for (int64_t iw = 0; iw < g.in_w; ++iw) phases[d.at(ih + g.pad, iw + g.pad)] = xr[iw];
-  }
+  walk_phase_runs(g, d, [&](int64_t po, int64_t xo, int64_t j0, int64_t j1) {
+    for (int64_t j = j0; j < j1; ++j) phases[po + j] = x[xo + (j << d.sh)];
+  });
 }
 
 // The plane dy at the row pitch wq after `lead` zeros, zeros in the dropped columns and up to
@@ -207,9 +216,9 @@ void depthwise3x3_backward_data(const Conv2dGeometry& g, const float* dy, const 
       active_kernels().tap_sums(d.pq, taps, wt, off, 0.0f, dyp,
                                 phases + ((pr << d.sh) + pc) * d.pq);
     }
-  for (int64_t ih = 0; ih < g.in_h; ++ih)
-    for (int64_t iw = 0; iw < g.in_w; ++iw)
-      dx[ih * g.in_w + iw] = phases[d.at(ih + g.pad, iw + g.pad)];
+  walk_phase_runs(g, d, [&](int64_t po, int64_t xo, int64_t j0, int64_t j1) {
+    for (int64_t j = j0; j < j1; ++j) dx[xo + (j << d.sh)] = phases[po + j];
+  });
 }
 
 void depthwise3x3_backward_weight(const Conv2dGeometry& g, const float* x, const float* dy,
