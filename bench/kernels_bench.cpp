@@ -167,6 +167,28 @@ BENCHMARK(BM_Conv2dBackward)
     ->ArgsProduct({{0, 1}, {0, 1}, {0, 1}});
 
 // Arguments: channels and size of LeNet-5's pooling inputs.
+// MobileNetV2's depthwise 3x3 convolutions at batch 32: 0 = 96 channels of 32x32 at stride 2
+// (mobilenetv2:1.0 on 64x64, first 24-channel block), 1 = 144 channels of 16x16 at stride 1.
+// Arguments: conv, KernelIsa, and 0 forward, 1 backward (dx and dw, twice the multiply-adds).
+void BM_Depthwise3x3(benchmark::State& state) {
+  const bool s2 = state.range(0) == 0;
+  const int64_t c = s2 ? 96 : 144;
+  Shape in{32, c, s2 ? 32 : 16, s2 ? 32 : 16};
+  Conv2d layer(c, c, 3, s2 ? 2 : 1, 1, c, false);
+  if (!select_isa(state, state.range(1))) return;
+  BoundLayer l(layer, in);
+  for (auto _ : state) {
+    if (state.range(2))
+      layer.backward(l.x, l.y, l.dy, l.dx, l.ctx);
+    else
+      layer.forward(l.x, l.y, l.ctx);
+    benchmark::ClobberMemory();
+  }
+  set_rate(state, 2.0 * (1 + state.range(2)) * static_cast<double>(layer.forward_macs(in)),
+           "FLOPS");
+}
+BENCHMARK(BM_Depthwise3x3)->ArgNames({"conv", "isa", "bwd"})->ArgsProduct({{0, 1}, {0, 1}, {0, 1}});
+
 void BM_MaxPool2dForward(benchmark::State& state) {
   const Shape in{kBatch, state.range(0), state.range(1), state.range(1)};
   MaxPool2d layer(2, 2);

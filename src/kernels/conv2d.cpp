@@ -1,9 +1,10 @@
 // Convolution. The forward pass and, for stride 1, the weight gradient run the register-tiled
 // kernels of the active instruction set, which read the image in place of a patch matrix; the
 // input gradient is a forward pass too for stride 1. Other strides go through patch matrices
-// (im2col, col2im) and gemm_f32. A convolution of one channel to one (a depthwise group) runs
-// direct loops instead: the tiles would fill all but one of their channel rows or columns with
-// zeros.
+// (im2col, col2im) and gemm_f32. A convolution of one channel to one (a depthwise group) would
+// fill all but one of the tiles' channel rows or columns with zeros: 3x3 windows at stride 1 or 2
+// (MobileNetV2's) run vector loops over a phase layout of the plane instead, other shapes direct
+// loops.
 #include "zotrain/kernels/conv2d.h"
 
 #include <algorithm>
@@ -102,6 +103,142 @@ void single_channel_backward_weight(const Conv2dGeometry& g, const float* x, con
   });
 }
 
+// ---- Depthwise 3x3, stride 1 or 2 ----
+//
+// The padded plane (hp x wp) is split by the parity of its rows and of its columns into
+// stride^2 phase planes of hq x wq, hq = ceil(hp / stride), wq = ceil(wp / stride) (stride 1:
+// one phase, the padded plane). The input of tap (ki, kj) for output (oh, ow) then lies in phase
+// (ki % stride, kj % stride) at row oh + ki / stride, column ow + kj / stride: with the outputs
+// laid out at the row pitch wq, every tap is one offset, and whole planes run as the vector loops
+// tap_sums and tap_dots (kernel_set.h). Each output row is followed by wq - out_w >= 2 / stride
+// dropped columns, which the gradients keep at zero: reading back at most 2 / stride rows or
+// columns from any position then reads a zero or a real value, never another row's output.
+
+bool depthwise3x3(const Conv2dGeometry& g) {
+  return single_channel(g) && g.k == 3 && (g.stride == 1 || g.stride == 2);
+}
+
+struct PhaseLayout {
+  explicit PhaseLayout(const Conv2dGeometry& g)
+      : sh(g.stride - 1),
+        wq((g.in_w + 2 * g.pad + sh) >> sh),
+        pq(((g.in_h + 2 * g.pad + sh) >> sh) * wq),
+        lead(2 * wq + 2) {}
+  // Past the last phase (or plane of outputs): room for the loops' whole last vectors.
+  static constexpr int64_t kSlack = 4 * kMaxLanes;
+  int64_t sh;    // log2 of the stride: row or column r is index r >> sh of phase r & sh
+  int64_t wq;    // the phases' row pitch
+  int64_t pq;    // floats per phase
+  int64_t lead;  // zeros in front of dy, which backward data reads back from
+  int64_t phases_floats() const { return (pq << 2 * sh) + kSlack; }
+  int64_t dy_floats() const { return lead + pq + kSlack; }
+  // Where padded pixel (r, c) lies in the phases.
+  int64_t at(int64_t r, int64_t c) const {
+    return (((r & sh) << sh) + (c & sh)) * pq + (r >> sh) * wq + (c >> sh);
+  }
+};
+
+int64_t depthwise3x3_work(const Conv2dGeometry& g) {
+  const PhaseLayout d(g);
+  return 2 * d.phases_floats() + d.dy_floats();
+}
+
+// Tap (ki, kj) of the forward pass reads phases[at(oh, ow) + off[3 ki + kj]].
+void forward_offsets(const PhaseLayout& d, int64_t* off) {
+  for (int64_t ki = 0; ki < 3; ++ki)
+    for (int64_t kj = 0; kj < 3; ++kj) off[ki * 3 + kj] = d.at(ki, kj);
+}
+
+// Walks the image's pixels as runs of one row and column phase: calls run(po, xo, j0, j1), where
+// phases[po + j] is pixel x[xo + j * stride] for j in [j0, j1). The runs are contiguous in the
+// phases (and, at stride 1, in the image), so that the copies below vectorize.
+template <typename Run>
+void walk_phase_runs(const Conv2dGeometry& g, const PhaseLayout& d, Run run) {
+  for (int64_t ih = 0; ih < g.in_h; ++ih)
+    for (int64_t pc = 0; pc <= d.sh; ++pc) {
+      // Padded column c = j * stride + pc is image column c - pad, inside for j in [j0, j1).
+      const int64_t j0 = (g.pad - pc + d.sh) >> d.sh;
+      const int64_t j1 = (g.in_w + g.pad - pc + d.sh) >> d.sh;
+      run(d.at(ih + g.pad, pc), ih * g.in_w + pc - g.pad, j0, j1);
+    }
+}
+
+// The plane x, padded, as phases (zeros up to phases_floats()).
+void to_phases(const Conv2dGeometry& g, const PhaseLayout& d, const float* x, float* phases) {
+  std::fill(phases, phases + d.phases_floats(), 0.0f);
+  walk_phase_runs(g, d, [&](int64_t po, int64_t xo, int64_t j0, int64_t j1) {
+    // Constant strides, so that the compiler vectorizes both copies.
+    if (d.sh == 0)
+      std::copy(x + (xo + j0), x + (xo + j1), phases + po + j0);
+    else
+      for (int64_t j = j0; j < j1; ++j) phases[po + j] = x[xo + 2 * j];
+  });
+}
+
+// The plane dy at the row pitch wq after `lead` zeros, zeros in the dropped columns and up to
+// dy_floats(); returns where dy starts.
+float* dy_at_pitch(const Conv2dGeometry& g, const PhaseLayout& d, const float* dy, float* buf) {
+  std::fill(buf, buf + d.dy_floats(), 0.0f);
+  float* out = buf + d.lead;
+  for (int64_t oh = 0; oh < g.out_h; ++oh)
+    std::copy(dy + oh * g.out_w, dy + (oh + 1) * g.out_w, out + oh * d.wq);
+  return out;
+}
+
+void depthwise3x3_forward(const Conv2dGeometry& g, const float* x, const float* w, float b,
+                          float* y, float* work) {
+  const PhaseLayout d(g);
+  float* phases = work;
+  float* out = work + d.phases_floats();  // the outputs at the row pitch wq
+  to_phases(g, d, x, phases);
+  int64_t off[9];
+  forward_offsets(d, off);
+  active_kernels().tap_sums(g.out_h * d.wq, 9, w, off, b, phases, out);
+  for (int64_t oh = 0; oh < g.out_h; ++oh)
+    std::copy(out + oh * d.wq, out + oh * d.wq + g.out_w, y + oh * g.out_w);
+}
+
+// Each phase of the padded dx gathers the taps of its parity: padded pixel (r, c) of phase
+// (r % stride, c % stride) takes w[ki][kj] dy[oh][ow] for r = stride oh + ki, c = stride ow + kj,
+// that is dy at (r / stride - ki / stride, c / stride - kj / stride), a fixed offset back.
+void depthwise3x3_backward_data(const Conv2dGeometry& g, const float* dy, const float* w, float* dx,
+                                float* work) {
+  const PhaseLayout d(g);
+  float* phases = work;
+  const float* dyp = dy_at_pitch(g, d, dy, work + d.phases_floats());
+  // Phases in increasing order: each one's last vector spills into the next, which overwrites it.
+  for (int64_t pr = 0; pr <= d.sh; ++pr)
+    for (int64_t pc = 0; pc <= d.sh; ++pc) {
+      float wt[9];
+      int64_t off[9];
+      int taps = 0;
+      for (int64_t ki = pr; ki < 3; ki += d.sh + 1)
+        for (int64_t kj = pc; kj < 3; kj += d.sh + 1, ++taps) {
+          wt[taps] = w[ki * 3 + kj];
+          off[taps] = -((ki >> d.sh) * d.wq + (kj >> d.sh));
+        }
+      active_kernels().tap_sums(d.pq, taps, wt, off, 0.0f, dyp,
+                                phases + ((pr << d.sh) + pc) * d.pq);
+    }
+  walk_phase_runs(g, d, [&](int64_t po, int64_t xo, int64_t j0, int64_t j1) {
+    if (d.sh == 0)
+      std::copy(phases + po + j0, phases + po + j1, dx + (xo + j0));
+    else
+      for (int64_t j = j0; j < j1; ++j) dx[xo + 2 * j] = phases[po + j];
+  });
+}
+
+void depthwise3x3_backward_weight(const Conv2dGeometry& g, const float* x, const float* dy,
+                                  float* dw, float* work) {
+  const PhaseLayout d(g);
+  float* phases = work;
+  to_phases(g, d, x, phases);
+  const float* dyp = dy_at_pitch(g, d, dy, work + d.phases_floats());
+  int64_t off[9];
+  forward_offsets(d, off);
+  active_kernels().tap_dots(g.out_h * d.wq, dyp, off, phases, dw);
+}
+
 // db[o] += the sum of channel o's planes over the images. Eight interleaved partial sums, added
 // in order at the end, let the compiler vectorize the loop (a single running sum would be a
 // chain of dependent additions) and depend on nothing but the plane size and image count.
@@ -142,11 +279,13 @@ void col2im_add(const Conv2dGeometry& g, const float* col, float* x) {
 }
 
 int64_t conv2d_forward_work(const Conv2dGeometry& g) {
+  if (depthwise3x3(g)) return depthwise3x3_work(g);
   if (single_channel(g)) return 0;
   return work_any_isa(&KernelSet::conv2d_forward_work, g);
 }
 
 int64_t conv2d_backward_data_work(const Conv2dGeometry& g) {
+  if (depthwise3x3(g)) return depthwise3x3_work(g);
   if (single_channel(g)) return 0;
   if (backward_data_by_convolution(g))
     return weight_numel(g) + work_any_isa(&KernelSet::conv2d_forward_work, transposed(g));
@@ -154,6 +293,7 @@ int64_t conv2d_backward_data_work(const Conv2dGeometry& g) {
 }
 
 int64_t conv2d_backward_weight_work(const Conv2dGeometry& g) {
+  if (depthwise3x3(g)) return depthwise3x3_work(g);
   if (single_channel(g)) return 0;
   if (g.stride == 1) return work_any_isa(&KernelSet::conv2d_weight_grad_work, g);
   return g.col_floats() + weight_numel(g);
@@ -162,15 +302,27 @@ int64_t conv2d_backward_weight_work(const Conv2dGeometry& g) {
 void conv2d_forward(const Conv2dGeometry& g, int64_t images, const float* x, const float* w,
                     const float* b, float* y, float* work) {
   if (!single_channel(g)) return active_kernels().conv2d_forward(g, images, x, w, b, y, work);
-  for (int64_t n = 0; n < images; ++n)
-    single_channel_forward(g, x + n * g.in_numel(), w, b ? *b : 0.0f, y + n * g.out_numel());
+  for (int64_t n = 0; n < images; ++n) {
+    const float* xn = x + n * g.in_numel();
+    float* yn = y + n * g.out_numel();
+    if (depthwise3x3(g))
+      depthwise3x3_forward(g, xn, w, b ? *b : 0.0f, yn, work);
+    else
+      single_channel_forward(g, xn, w, b ? *b : 0.0f, yn);
+  }
 }
 
 void conv2d_backward_data(const Conv2dGeometry& g, int64_t images, const float* dy, const float* w,
                           float* dx, float* work) {
   if (single_channel(g)) {
-    for (int64_t n = 0; n < images; ++n)
-      single_channel_backward_data(g, dy + n * g.out_numel(), w, dx + n * g.in_numel());
+    for (int64_t n = 0; n < images; ++n) {
+      const float* dyn = dy + n * g.out_numel();
+      float* dxn = dx + n * g.in_numel();
+      if (depthwise3x3(g))
+        depthwise3x3_backward_data(g, dyn, w, dxn, work);
+      else
+        single_channel_backward_data(g, dyn, w, dxn);
+    }
     return;
   }
   const int64_t kk = g.k * g.k;
@@ -202,8 +354,14 @@ void conv2d_backward_weight(const Conv2dGeometry& g, int64_t o0, int64_t o1, int
                             const float* x, const float* dy, float* dw, float* db, float* work) {
   const int64_t taps = g.patch_size(), plane = g.out_plane(), channels = o1 - o0;
   if (single_channel(g)) {
-    for (int64_t n = 0; o0 < o1 && n < images; ++n)
-      single_channel_backward_weight(g, x + n * g.in_numel(), dy + n * g.out_numel(), dw);
+    for (int64_t n = 0; o0 < o1 && n < images; ++n) {
+      const float* xn = x + n * g.in_numel();
+      const float* dyn = dy + n * g.out_numel();
+      if (depthwise3x3(g))
+        depthwise3x3_backward_weight(g, xn, dyn, dw, work);
+      else
+        single_channel_backward_weight(g, xn, dyn, dw);
+    }
   } else if (g.stride == 1) {
     active_kernels().conv2d_weight_grad(g, o0, o1, images, x, dy, dw, work);
   } else {

@@ -23,6 +23,12 @@ struct KernelSet {
   int64_t (*conv2d_weight_grad_work)(const Conv2dGeometry& g);
   void (*conv2d_weight_grad)(const Conv2dGeometry& g, int64_t o0, int64_t o1, int64_t images,
                              const float* x, const float* dy, float* dw, float* work);
+  // The vector loops of the depthwise 3x3 convolution (conv2d.cpp): out[q] = init + sum over
+  // taps t of w[t] * in[q + off[t]], and sums[t] += sum over q of a[q] * in[q + off[t]] for 9
+  // taps, q in [0, n) rounded up to whole vectors of at most kMaxLanes floats.
+  void (*tap_sums)(int64_t n, int taps, const float* w, const int64_t* off, float init,
+                   const float* in, float* out);
+  void (*tap_dots)(int64_t n, const float* a, const int64_t* off, const float* in, float* sums);
   // What the int8 kernels below run, for `zotrain info`.
   const char* int8_name;
   // int8 convolution forward (conv2d_s8_forward) without patch matrices; null in sets without
@@ -42,6 +48,9 @@ struct KernelSet {
   int64_t (*philox4x32_run)(uint64_t j0, uint32_t c2, uint32_t c3, uint64_t key, int64_t blocks,
                             uint32_t* out);
 };
+
+// The widest vector of any set, in floats.
+constexpr int64_t kMaxLanes = 8;
 
 extern const KernelSet kPortableKernels;
 #if defined(__x86_64__)

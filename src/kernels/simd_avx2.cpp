@@ -34,6 +34,8 @@ const KernelSet kAvx2FmaKernels = {
     .conv2d_forward = avx2::conv2d_forward,
     .conv2d_weight_grad_work = avx2::conv2d_weight_grad_work,
     .conv2d_weight_grad = avx2::conv2d_weight_grad,
+    .tap_sums = avx2::tap_sums,
+    .tap_dots = avx2::tap_dots,
     .int8_name =
         "avx2: conv2d direct 6x16 tiles, A.B^T 3x4 dot tiles, 2x2 max pool, requantization, "
         "Philox x8",

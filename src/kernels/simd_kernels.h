@@ -501,4 +501,55 @@ void conv2d_weight_grad(const Conv2dGeometry& g, int64_t o0, int64_t o1, int64_t
 
 #undef ZT_INLINE
 
+// ---- Depthwise 3x3 convolution ----
+//
+// The driver (conv2d.cpp) lays a plane out so that every tap of a 3x3 window is one fixed offset
+// from the output position; these are the vector loops over such a layout. Each output sums its
+// terms in increasing tap order, so a value depends on nothing but its operands.
+
+// out[q] = init + sum over t < T of w[t] * in[q + off[t]], for q in [0, n) rounded up to whole
+// vectors (out and in hold that much).
+template <int T>
+void tap_sums_of(int64_t n, const float* w, const int64_t* off, float init, const float* in,
+                 float* out) {
+  V wv[T];
+  for (int t = 0; t < T; ++t) wv[t] = splat(w[t]);
+  for (int64_t q = 0; q < n; q += kLanes) {
+    V acc = splat(init);
+    for (int t = 0; t < T; ++t) acc += wv[t] * load(in + q + off[t]);
+    store(out + q, acc);
+  }
+}
+
+// The 3x3 taps at stride 1 or 2 fall into phases of 9, 4, 2 or 1 taps (conv2d.cpp).
+void tap_sums(int64_t n, int taps, const float* w, const int64_t* off, float init, const float* in,
+              float* out) {
+  switch (taps) {
+    case 1:
+      return tap_sums_of<1>(n, w, off, init, in, out);
+    case 2:
+      return tap_sums_of<2>(n, w, off, init, in, out);
+    case 4:
+      return tap_sums_of<4>(n, w, off, init, in, out);
+    default:
+      return tap_sums_of<9>(n, w, off, init, in, out);
+  }
+}
+
+// sums[t] += sum over q in [0, n) rounded up to whole vectors of a[q] * in[q + off[t]], for the
+// 9 taps: one vector of partial sums per tap, whose lanes are added in order at the end.
+void tap_dots(int64_t n, const float* a, const int64_t* off, const float* in, float* sums) {
+  constexpr int kTaps = 9;
+  V acc[kTaps] = {};
+  for (int64_t q = 0; q < n; q += kLanes) {
+    const V av = load(a + q);
+    for (int t = 0; t < kTaps; ++t) acc[t] += av * load(in + q + off[t]);
+  }
+  for (int t = 0; t < kTaps; ++t) {
+    float s = acc[t][0];
+    for (int l = 1; l < kLanes; ++l) s += acc[t][l];
+    sums[t] += s;
+  }
+}
+
 }  // namespace zotrain::kernels::ZT_SIMD_NS

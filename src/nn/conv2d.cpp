@@ -12,14 +12,18 @@ kernels::Conv2dGeometry Conv2d::geometry(const Shape& in) const {
                                        pad_);
 }
 
-// Calls call(n, images, group) to cover images [n0, n1) and every group. The kernels step from
-// one image to the next by one group's channels, which make a whole image only when there is one
-// group: then one call takes all the images, else each call one image.
+// The work splits into units: with one group an image, which one kernel call covers many of;
+// with more a group of an image, one call each (the kernels step from one image to the next by
+// one group's channels), so that threads split batch x groups even for small batches.
+int64_t Conv2d::units(int64_t batch) const {
+  return batch * groups_;
+}
+
+// Calls call(n, images, group) to cover units [u0, u1) in order.
 template <class Call>
-void Conv2d::for_each_block(int64_t n0, int64_t n1, Call call) const {
-  const int64_t step = groups_ == 1 ? n1 - n0 : 1;
-  for (int64_t n = n0; n < n1; n += step)
-    for (int64_t group = 0; group < groups_; ++group) call(n, step, group);
+void Conv2d::for_each_block(int64_t u0, int64_t u1, Call call) const {
+  if (groups_ == 1) return call(u0, u1 - u0, int64_t{0});
+  for (int64_t u = u0; u < u1; ++u) call(u / groups_, int64_t{1}, u % groups_);
 }
 
 std::string Conv2d::describe() const {
@@ -61,9 +65,8 @@ void Conv2d::forward(const Tensor& x, Tensor& y, const ExecContext& ctx) const {
   const int64_t work = thread_workspace(g);
   const float* w = param(ctx, 0).data();
   const float* b = bias_ ? param(ctx, 1).data() : nullptr;
-  // Threads take blocks of images.
-  parallel_for(ctx.pool, x.shape()[0], [&](int slot, int64_t n0, int64_t n1) {
-    for_each_block(n0, n1, [&](int64_t n, int64_t images, int64_t j) {
+  parallel_for(ctx.pool, units(x.shape()[0]), [&](int slot, int64_t u0, int64_t u1) {
+    for_each_block(u0, u1, [&](int64_t n, int64_t images, int64_t j) {
       kernels::conv2d_forward(g, images, x.data() + (n * groups_ + j) * g.in_numel(),
                               w + j * g.out_c * g.patch_size(), b ? b + j * g.out_c : nullptr,
                               y.data() + (n * groups_ + j) * g.out_numel(),
@@ -81,7 +84,7 @@ void Conv2d::backward(const Tensor& x, const Tensor&, const Tensor& dy, Tensor& 
     // Threads take blocks of output channels and run over all images in order, so every weight
     // sums over the batch in the same order whatever the thread count. A block may span groups.
     parallel_for(ctx.pool, out_, [&](int slot, int64_t o0, int64_t o1) {
-      for_each_block(0, batch, [&](int64_t n, int64_t images, int64_t j) {
+      for_each_block(0, units(batch), [&](int64_t n, int64_t images, int64_t j) {
         const int64_t first = j * g.out_c;  // the group's first output channel
         const int64_t lo = std::max(o0, first), hi = std::min(o1, first + g.out_c);
         if (lo >= hi) return;
@@ -95,8 +98,8 @@ void Conv2d::backward(const Tensor& x, const Tensor&, const Tensor& dy, Tensor& 
   }
   if (!dx.empty()) {
     const float* w = params_[0].data();
-    parallel_for(ctx.pool, batch, [&](int slot, int64_t n0, int64_t n1) {
-      for_each_block(n0, n1, [&](int64_t n, int64_t images, int64_t j) {
+    parallel_for(ctx.pool, units(batch), [&](int slot, int64_t u0, int64_t u1) {
+      for_each_block(u0, u1, [&](int64_t n, int64_t images, int64_t j) {
         kernels::conv2d_backward_data(g, images, dy.data() + (n * groups_ + j) * g.out_numel(),
                                       w + j * g.out_c * g.patch_size(),
                                       dx.data() + (n * groups_ + j) * g.in_numel(),

@@ -12,9 +12,11 @@ namespace {
 
 void run_info() {
   std::printf("zotrain %s (%s build, %s)\n", ZOTRAIN_VERSION, ZOTRAIN_BUILD_TYPE, __VERSION__);
-  std::printf("kernels: gemm f32 = %s; conv2d f32 = %s implicit-GEMM tiles; pooling = portable\n",
-              kernels::gemm_f32_kernel_name(),
-              kernels::kernel_isa_name(kernels::active_kernel_isa()));
+  const char* isa = kernels::kernel_isa_name(kernels::active_kernel_isa());
+  std::printf(
+      "kernels: gemm f32 = %s; conv2d f32 = %s implicit-GEMM tiles; depthwise 3x3 f32 = %s "
+      "phase-layout vectors (other depthwise shapes: direct loops); pooling = portable\n",
+      kernels::gemm_f32_kernel_name(), isa, isa);
   std::printf("int8 kernels: %s\n", kernels::int8_kernels_name());
   std::printf("cpu: %u hardware threads; features:", std::thread::hardware_concurrency());
 #if defined(__x86_64__)

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <vector>
 
 #include "kernels/kernel_isas.h"
@@ -166,6 +167,47 @@ TEST(KernelConv2d, BackwardWeightDoesNotDependOnTheChannelRanges) {
       EXPECT_TRUE(test::bitwise_equal(dw_parts, dw));
       EXPECT_TRUE(test::bitwise_equal(db_parts, db));
     }
+  });
+}
+
+// The depthwise 3x3 kernels (stride 1 and 2, a phase layout of the plane) on every width from 1
+// to 17 the padding allows, square and flat planes: forward with bias, dx, and dw accumulated over
+// two images onto its initial values.
+TEST(KernelConv2d, Depthwise3x3MatchesReference) {
+  test::for_each_kernel_isa([] {
+    for (int64_t stride : {1, 2})
+      for (int64_t pad : {0, 1})
+        for (int64_t w = 1; w <= 17; ++w)
+          for (int64_t h : {w, int64_t{3}, int64_t{8}}) {
+            if (w + 2 * pad < 3 || h + 2 * pad < 3) continue;
+            const ref::ConvShape s{2, 1, h, w, 1, 3, stride, pad};
+            SCOPED_TRACE(describe(s));
+            auto g = geometry(s);
+            const uint64_t seed = 60 + static_cast<uint64_t>(w);
+            Tensor x = random_uniform(Shape{s.x_numel()}, seed, 0);
+            Tensor wt = random_uniform(Shape{s.w_numel()}, seed, 1);
+            Tensor b = random_uniform(Shape{1}, seed, 2);
+            Tensor dy = random_uniform(Shape{s.y_numel()}, seed, 3);
+            Tensor y = random_uniform(Shape{s.y_numel()}, seed, 4);   // overwritten
+            Tensor dx = random_uniform(Shape{s.x_numel()}, seed, 5);  // overwritten
+            Tensor dw = random_uniform(Shape{s.w_numel()}, seed, 6);
+            ref::Vec want_dw = ref::conv2d_backward_weight(s, ref::to_vec(x), ref::to_vec(dy));
+            for (int64_t i = 0; i < s.w_numel(); ++i) want_dw[i] += dw[i];
+            Work work(
+                std::max({kernels::conv2d_forward_work(g), kernels::conv2d_backward_data_work(g),
+                          kernels::conv2d_backward_weight_work(g)}));
+            kernels::conv2d_forward(g, s.n, x.data(), wt.data(), b.data(), y.data(), work.data());
+            kernels::conv2d_backward_data(g, s.n, dy.data(), wt.data(), dx.data(), work.data());
+            kernels::conv2d_backward_weight(g, 0, 1, s.n, x.data(), dy.data(), dw.data(), nullptr,
+                                            work.data());
+            EXPECT_TRUE(all_close("y", y.data(),
+                                  ref::conv2d(s, ref::to_vec(x), ref::to_vec(wt), ref::to_vec(b)),
+                                  1e-5));
+            EXPECT_TRUE(all_close("dx", dx.data(),
+                                  ref::conv2d_backward_data(s, ref::to_vec(dy), ref::to_vec(wt)),
+                                  1e-5));
+            EXPECT_TRUE(all_close("dw", dw.data(), want_dw, 1e-5));
+          }
   });
 }
 

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 
 #include "kernels/kernel_isas.h"
 #include "nn/gradient_check.h"
@@ -105,6 +106,33 @@ TEST(LayerConv2d, SameResultForAnyThreadCount) {
     test::expect_same_for_any_thread_count(depthwise, Shape{5, 7, 9, 8}, 35);
     Conv2d grouped(6, 9, 3, 1, 1, 3);
     test::expect_same_for_any_thread_count(grouped, Shape{4, 6, 7, 7}, 36);
+  });
+}
+
+// Depthwise 3x3 layers (the phase-layout kernels) of several channel counts against the
+// reference, on two threads that split batch x channels unevenly.
+TEST(LayerConv2d, Depthwise3x3MatchesReference) {
+  ThreadPool pool(2);
+  test::for_each_kernel_isa([&] {
+    for (int64_t c : {1, 3, 8, 13})
+      for (auto [h, w, stride, pad] :
+           {std::array<int64_t, 4>{7, 9, 1, 1}, {5, 4, 1, 0}, {9, 8, 2, 1}, {6, 11, 2, 0}}) {
+        const ref::ConvShape s{3, c, h, w, c, 3, stride, pad, c};
+        SCOPED_TRACE(ref::describe(s));
+        Conv2d layer(c, c, 3, stride, pad, c);
+        const uint64_t seed = 70 + static_cast<uint64_t>(c);
+        auto params = test::bind_random_params(layer, seed, 0.0f);
+        Tensor x = test::random_uniform(Shape{s.n, c, h, w}, seed, 0);
+        Tensor dy = test::random_uniform(layer.output_shape(x.shape()), seed, 1);
+        test::Pass p = test::run_pass(layer, x, dy, &pool);
+        const ref::Vec wv = ref::to_vec(params[0]), dyv = ref::to_vec(dy);
+        EXPECT_TRUE(test::all_close(
+            "y", p.y.data(), ref::conv2d(s, ref::to_vec(x), wv, ref::to_vec(params[1])), 1e-5));
+        EXPECT_TRUE(
+            test::all_close("dx", p.dx.data(), ref::conv2d_backward_data(s, dyv, wv), 1e-5));
+        EXPECT_TRUE(test::all_close("dw", p.grads[0].data(),
+                                    ref::conv2d_backward_weight(s, ref::to_vec(x), dyv), 1e-5));
+      }
   });
 }
 

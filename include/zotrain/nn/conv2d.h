@@ -37,8 +37,9 @@ class Conv2d : public Layer {
   // The convolution of one group.
   kernels::Conv2dGeometry geometry(const Shape& in) const;
   static int64_t thread_workspace(const kernels::Conv2dGeometry& g);
+  int64_t units(int64_t batch) const;
   template <class Call>
-  void for_each_block(int64_t n0, int64_t n1, Call call) const;
+  void for_each_block(int64_t u0, int64_t u1, Call call) const;
 
   int64_t in_, out_, k_, stride_, pad_, groups_;
   bool bias_;
