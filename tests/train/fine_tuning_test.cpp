@@ -2,6 +2,7 @@
 // (run once per example).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
@@ -126,6 +127,65 @@ TEST(FineTuning, BpAndElasticTrainOnlyTheLastLayers) {
   expect_only_trained_changed(init, elastic.out + "/checkpoint.bin", e.first_trained_layer());
 }
 
+TEST(FineTuning, Int8NpuTrainsMasterWeightsResumesAndCachesIntegerFeatures) {
+  test::TempDir dir;
+  const std::string init = pretrained(dir);
+  TrainConfig cfg = base_config(dir, "npu");
+  cfg.method = "zo";
+  cfg.precision = "int8-npu";
+  cfg.init = init;
+  cfg.train_layers = 2;
+  cfg.q = 4;
+  cfg.zo_lr = 1e-3;
+  cfg.zo_momentum = 0.5;
+  cfg.epochs = 2;
+  Trainer t(cfg);
+  t.run();
+  const Checkpoint ckpt = read_checkpoint(cfg.out + "/checkpoint.bin");
+  const Checkpoint pre = read_checkpoint(init);
+  int masters = 0;
+  for (const ParamRef& p : t.network().params()) {
+    const std::string master = "npu_master/" + std::to_string(p.index);
+    if (p.layer < t.first_trained_layer() || p.name.ends_with("bias")) {
+      EXPECT_TRUE(std::none_of(ckpt.file.tensors.begin(), ckpt.file.tensors.end(),
+                               [&](const auto& t) { return t.first == master; }))
+          << master;
+      continue;
+    }
+    ++masters;
+    const Tensor m = ckpt.file.get(master, p.value.shape(), ckpt.path);
+    const Tensor w = pre.file.get("param/" + p.name, p.value.shape(), pre.path);
+    EXPECT_FALSE(std::equal(m.data(), m.data() + m.numel(), w.data())) << "master moved";
+  }
+  EXPECT_EQ(masters, 2);
+  std::ifstream s(cfg.out + "/summary.json");
+  const json summary = json::parse(s);
+  EXPECT_GE(summary["final_test_acc"].get<double>(), 0.8);
+  EXPECT_GT(summary["npu_bytes"].get<int64_t>(), 0);
+
+  TrainConfig cached = cfg;
+  cached.out = dir.file("npu-cached");
+  cached.cache_features = 1;
+  Trainer(cached).run();
+  EXPECT_EQ(metrics_without_time(cfg.out), metrics_without_time(cached.out));
+
+  TrainConfig parts = cfg;
+  parts.out = dir.file("npu-parts");
+  parts.epochs = 1;
+  Trainer(parts).run();
+  parts.epochs = 2;
+  Trainer resumed(parts);
+  resumed.resume(read_checkpoint(parts.out + "/checkpoint.bin"));
+  resumed.run();
+  EXPECT_EQ(metrics_without_time(cfg.out), metrics_without_time(parts.out));
+
+  TrainConfig recal = cfg;
+  recal.npu_recalibrate = 1;
+  recal.out = parts.out;
+  Trainer no_resume(recal);
+  EXPECT_THROW(no_resume.resume(read_checkpoint(parts.out + "/checkpoint.bin")), InputError);
+}
+
 TEST(FineTuning, RejectsInconsistentSettings) {
   test::TempDir dir;
   test::write_synthetic_data(dir.file("data"), 100, 20, 1);
@@ -142,6 +202,9 @@ TEST(FineTuning, RejectsInconsistentSettings) {
   EXPECT_THROW(validate(cfg), InputError);
   cfg.method = "zo";
   cfg.precision = "int8";
+  EXPECT_THROW(validate(cfg), InputError);
+  cfg.precision = "int8-npu";
+  cfg.method = "bp";
   EXPECT_THROW(validate(cfg), InputError);
 }
 
