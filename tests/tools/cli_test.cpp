@@ -76,6 +76,20 @@ TEST_F(Cli, TrainWritesOutputsAndEvalReproducesTheTestAccuracy) {
   EXPECT_NE(e.out.find(expected), std::string::npos) << e.out << " vs " << expected;
 }
 
+TEST_F(Cli, FineTunesTheLastLayersOnAnInt8NpuAndEvalSaysWhereItsAccuracyIs) {
+  ASSERT_EQ(run(train_args("pre") + " --method bp").code, 0);
+  Result r = run(train_args("npu") + " --init " + dir.file("pre") +
+                 "/checkpoint.bin --method zo --precision int8-npu --train-layers 2 "
+                 "--cache-features 1 --q 2 --zo-lr 0.001");
+  ASSERT_EQ(r.code, 0) << r.err;
+  auto summary = nlohmann::json::parse(slurp(dir.file("npu") + "/summary.json"));
+  EXPECT_GT(summary["feature_cache_bytes"].get<int64_t>(), 0);
+  EXPECT_EQ(summary["config"]["precision"], "int8-npu");
+  expect_usage_error("eval --checkpoint " + dir.file("npu") + "/checkpoint.bin", "metrics.jsonl");
+  expect_usage_error(train_args("x") + " --method bp --precision int8-npu", "method");
+  expect_usage_error(train_args("x") + " --train-layers 9", "--train-layers");
+}
+
 TEST_F(Cli, ConfigFileIsReadAndFlagsOverrideIt) {
   std::ofstream(dir.file("c.toml")) << "model = \"mlp:16\"\nepochs = 3\nlr = 0.01\n";
   Result r = run(train_args("run") + " --config " + dir.file("c.toml"));
