@@ -27,15 +27,6 @@ FixedMultiplier quantize_multiplier(double m) {
 
 namespace {
 
-// Outputs [first, last) of an output row read input columns inside [0, w) for tap kx.
-struct Inside {
-  int64_t first, last;
-};
-Inside inside(int64_t out_w, int64_t in_w, int64_t kx, int64_t s, int64_t p) {
-  const int64_t first = std::min(out_w, std::max<int64_t>(0, (p - kx + s - 1) / s));
-  return {first, std::max(first, std::min(out_w, (in_w - 1 + p - kx) / s + 1))};
-}
-
 // The int8 path's geometry of one group.
 Conv2dGeometry conv_geometry(const NpuConvGeometry& g) {
   return Conv2dGeometry::make(g.in_c / g.groups, g.in_h, g.in_w, g.out_c / g.groups, g.kernel,
@@ -66,37 +57,49 @@ ZT_INT8_CLONES void requantize_sums(int64_t images, int64_t out_c, int64_t posit
   }
 }
 
-// A depthwise convolution, directly: each tap adds its weight times a (strided) input row into
-// the int32 sums of an output row, so no im2col copy is made for its few multiply-adds.
+// A depthwise convolution, one plane at a time. The zero-padded plane is split into its
+// stride x stride phases (phase (a, b) holds the padded pixels (i * stride + a, j * stride + b)),
+// so that every tap reads one phase at a fixed offset from the output position: with the phases'
+// row length as the output's, each tap is one multiply-add over the whole plane of sums, long
+// enough to vectorize, whatever the stride. The wq - out_w sums past each output row are dropped.
 ZT_INT8_CLONES void depthwise_s8(const NpuConvGeometry& g, int64_t rows, const int8_t* x,
                                  const int8_t* w, const int32_t* bias, FixedMultiplier mult,
                                  int32_t lo, int32_t hi, int8_t* y) {
   const int64_t oh = g.out_h(), ow = g.out_w(), k = g.kernel, s = g.stride, p = g.pad;
-  std::vector<int32_t> acc(static_cast<size_t>(ow));
+  const int64_t hp = g.in_h + 2 * p, wp = g.in_w + 2 * p;
+  const int64_t hq = (hp + s - 1) / s, wq = (wp + s - 1) / s;
+  // The last sum reads (k - 1) / s past the phase's hq rows (see offsets below).
+  const int64_t phase = hq * wq + (k - 1) / s, positions = oh * wq;
+  std::vector<int8_t> phases(static_cast<size_t>(s * s * phase));
+  std::vector<int32_t> acc(static_cast<size_t>(positions));
+  std::vector<int64_t> off(static_cast<size_t>(k * k));
+  for (int64_t ky = 0; ky < k; ++ky)
+    for (int64_t kx = 0; kx < k; ++kx)
+      off[ky * k + kx] = (ky % s * s + kx % s) * phase + ky / s * wq + kx / s;
   for (int64_t plane = 0; plane < rows * g.in_c; ++plane) {
     const int64_t c = plane % g.in_c;
     const int8_t* in = x + plane * g.in_h * g.in_w;
     const int8_t* wc = w + c * k * k;
-    for (int64_t oy = 0; oy < oh; ++oy) {
-      std::fill(acc.begin(), acc.end(), bias ? bias[c] : 0);
-      for (int64_t ky = 0; ky < k; ++ky) {
-        const int64_t iy = oy * s - p + ky;
-        if (iy < 0 || iy >= g.in_h) continue;
-        for (int64_t kx = 0; kx < k; ++kx) {
-          const auto wv = static_cast<int16_t>(wc[ky * k + kx]);
-          const Inside r = inside(ow, g.in_w, kx, s, p);
-          const int8_t* src = in + iy * g.in_w + r.first * s - p + kx;
-          int32_t* a = acc.data() + r.first;
-          const int64_t n = r.last - r.first;
-          if (s == 1)
-            for (int64_t j = 0; j < n; ++j) a[j] += static_cast<int16_t>(wv * src[j]);
-          else
-            for (int64_t j = 0; j < n; ++j) a[j] += static_cast<int16_t>(wv * src[j * s]);
-        }
+    for (int64_t iy = 0; iy < g.in_h; ++iy) {
+      const int64_t py = iy + p;
+      const int8_t* src = in + iy * g.in_w;
+      for (int64_t b = 0; b < s; ++b) {  // the input columns of phase column b
+        int8_t* dst = phases.data() + (py % s * s + b) * phase + py / s * wq;
+        for (int64_t ix = ((b - p) % s + s) % s; ix < g.in_w; ix += s) dst[(ix + p) / s] = src[ix];
       }
-      int8_t* out = y + (plane * oh + oy) * ow;
-      for (int64_t j = 0; j < ow; ++j) out[j] = clamp_s8(requantize(acc[j], mult), lo, hi);
     }
+    std::fill(acc.begin(), acc.end(), bias ? bias[c] : 0);
+    for (int64_t t = 0; t < k * k; ++t) {
+      // int8 x int8 products fit int16, the narrower multiply.
+      const auto wt = static_cast<int16_t>(wc[t]);
+      const int8_t* __restrict src = phases.data() + off[t];
+      int32_t* __restrict a = acc.data();
+      for (int64_t q = 0; q < positions; ++q) a[q] += static_cast<int16_t>(wt * src[q]);
+    }
+    int8_t* out = y + plane * oh * ow;
+    for (int64_t oy = 0; oy < oh; ++oy)
+      for (int64_t ox = 0; ox < ow; ++ox)
+        out[oy * ow + ox] = clamp_s8(requantize(acc[oy * wq + ox], mult), lo, hi);
   }
 }
 

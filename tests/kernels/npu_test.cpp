@@ -103,6 +103,8 @@ TEST(NpuKernels, ConvMatchesReferenceOnIntegerData) {
       {{6, 9, 11, 9, 3, 1, 1, 3}, false, -127, 127},   // grouped, 3 outputs per group
       {{8, 8, 8, 8, 3, 1, 1, 8}, false, 0, 100},       // depthwise, ReLU6-like clamp
       {{6, 9, 9, 6, 3, 2, 1, 6}, true, -127, 127},     // depthwise strided
+      {{5, 7, 10, 5, 5, 2, 2, 5}, true, 0, 127},       // depthwise 5x5, odd sizes
+      {{3, 11, 8, 3, 3, 3, 0, 3}, false, -127, 127},   // depthwise stride 3, no padding
       {{5, 6, 6, 7, 1, 1, 0, 1}, true, -127, 127},     // pointwise (no im2col)
       {{5, 7, 7, 4, 1, 2, 0, 1}, false, -127, 127},    // strided 1x1
       {{37, 1, 1, 10, 1, 1, 0, 1}, true, -127, 127},   // a linear layer
