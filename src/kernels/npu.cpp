@@ -7,6 +7,7 @@
 
 #include "target_clones.h"
 #include "zotrain/core/error.h"
+#include "zotrain/kernels/int8.h"
 
 namespace zotrain::kernels {
 
@@ -24,171 +25,125 @@ FixedMultiplier quantize_multiplier(double m) {
   return {static_cast<int32_t>(m0), exp};
 }
 
-int64_t NpuConvGeometry::col_bytes() const {
-  const bool depthwise = in_c == groups && out_c == groups;
-  if (depthwise || (kernel == 1 && stride == 1 && pad == 0)) return 0;
-  return in_c / groups * kernel * kernel * out_h() * out_w();
-}
-
 namespace {
 
-// Outputs [first, last) of an output row read input columns inside [0, w) for tap kx.
-struct Inside {
-  int64_t first, last;
+// The int8 path's geometry of one group.
+Conv2dGeometry conv_geometry(const NpuConvGeometry& g) {
+  return Conv2dGeometry::make(g.in_c / g.groups, g.in_h, g.in_w, g.out_c / g.groups, g.kernel,
+                              g.stride, g.pad);
+}
+
+// conv_s8 computes the int32 sums of `images` images (rows) at a time, about kSumInts of them
+// so that they stay in cache until requantized; grouped convolutions one image at a time, as
+// the groups of several images are not contiguous.
+struct Sums {
+  int64_t images, positions;
 };
-Inside inside(int64_t out_w, int64_t in_w, int64_t kx, int64_t s, int64_t p) {
-  const int64_t first = std::min(out_w, std::max<int64_t>(0, (p - kx + s - 1) / s));
-  return {first, std::max(first, std::min(out_w, (in_w - 1 + p - kx) / s + 1))};
+Sums sums_plan(const NpuConvGeometry& g) {
+  constexpr int64_t kSumInts = 16384;
+  const int64_t positions = g.out_h() * g.out_w();
+  return {g.groups == 1 ? std::max<int64_t>(1, kSumInts / (g.out_c * positions)) : 1, positions};
 }
 
-// col[(c * k + ky) * k + kx, oy * ow + ox] = x[c, oy * s - p + ky, ox * s - p + kx] (0 outside).
-void im2col(const NpuConvGeometry& g, int64_t channels, const int8_t* x, int8_t* col) {
-  const int64_t oh = g.out_h(), ow = g.out_w(), k = g.kernel, s = g.stride, p = g.pad;
-  for (int64_t c = 0; c < channels; ++c)
-    for (int64_t ky = 0; ky < k; ++ky)
-      for (int64_t kx = 0; kx < k; ++kx) {
-        int8_t* row = col + ((c * k + ky) * k + kx) * oh * ow;
-        for (int64_t oy = 0; oy < oh; ++oy) {
-          int8_t* out = row + oy * ow;
-          const int64_t iy = oy * s - p + ky;
-          if (iy < 0 || iy >= g.in_h) {
-            std::memset(out, 0, static_cast<size_t>(ow));
-            continue;
-          }
-          const auto [first, last] = inside(ow, g.in_w, kx, s, p);
-          const int8_t* in = x + (c * g.in_h + iy) * g.in_w + first * s - p + kx;
-          std::memset(out, 0, static_cast<size_t>(first));
-          if (s == 1)
-            std::memcpy(out + first, in, static_cast<size_t>(last - first));
-          else
-            for (int64_t ox = first; ox < last; ++ox) out[ox] = in[(ox - first) * s];
-          std::memset(out + last, 0, static_cast<size_t>(ow - last));
-        }
-      }
-}
-
-// y[r][j] = clamp(requantize(bias_r + sum_kk w[r][kk] * col[kk][j])) for R output channels.
-// Blocks of 16 positions keep their R * 16 int32 sums in registers over the whole sum, and each
-// column value, loaded once, feeds the R channels; int8 * int8 products fit int16. GCC/Clang
-// vector types of at most 32 bytes, since the compiler spilled the plain loops' sums.
-typedef int8_t S8x8 __attribute__((vector_size(8)));
-typedef int16_t S16x8 __attribute__((vector_size(16)));
-typedef int32_t S32x8 __attribute__((vector_size(32)));
-
-template <int R>
-__attribute__((always_inline)) inline void dot_rows(int64_t kk_count, int64_t positions,
-                                                    const int8_t* const* w, const int32_t* bias,
-                                                    const int8_t* col, FixedMultiplier mult,
-                                                    int32_t lo, int32_t hi, int8_t* y) {
-  constexpr int kBlock = 16;
-  const int8_t* wr[R];
-  for (int r = 0; r < R; ++r) wr[r] = w[r];
-  int64_t j0 = 0;
-  for (; j0 + kBlock <= positions; j0 += kBlock) {
-    S32x8 a0[R], a1[R];  // positions j0..j0+7 and j0+8..j0+15
-    for (int r = 0; r < R; ++r) a0[r] = a1[r] = S32x8{} + (bias ? bias[r] : 0);
-    const int8_t* c = col + j0;
-    for (int64_t kk = 0; kk < kk_count; ++kk, c += positions) {
-      S8x8 c0, c1;
-      std::memcpy(&c0, c, sizeof c0);
-      std::memcpy(&c1, c + 8, sizeof c1);
-      const S16x8 d0 = __builtin_convertvector(c0, S16x8), d1 = __builtin_convertvector(c1, S16x8);
-      for (int r = 0; r < R; ++r) {
-        const auto v = static_cast<int16_t>(wr[r][kk]);
-        a0[r] += __builtin_convertvector(d0 * v, S32x8);
-        a1[r] += __builtin_convertvector(d1 * v, S32x8);
-      }
-    }
-    for (int r = 0; r < R; ++r)
-      for (int t = 0; t < 8; ++t) {
-        y[r * positions + j0 + t] = clamp_s8(requantize(a0[r][t], mult), lo, hi);
-        y[r * positions + j0 + 8 + t] = clamp_s8(requantize(a1[r][t], mult), lo, hi);
-      }
+// y[i, o, j] = clamp(requantize(bias[o] + sums[i, o, j])) for `images` outputs [out_c, positions].
+ZT_INT8_CLONES void requantize_sums(int64_t images, int64_t out_c, int64_t positions,
+                                    const int32_t* sums, const int32_t* bias, FixedMultiplier mult,
+                                    int32_t lo, int32_t hi, int8_t* y) {
+  for (int64_t plane = 0; plane < images * out_c; ++plane) {
+    const int32_t b = bias ? bias[plane % out_c] : 0;
+    const int32_t* s = sums + plane * positions;
+    int8_t* out = y + plane * positions;
+    for (int64_t j = 0; j < positions; ++j) out[j] = clamp_s8(requantize(b + s[j], mult), lo, hi);
   }
-  for (int r = 0; r < R; ++r)
-    for (int64_t j = j0; j < positions; ++j) {
-      int32_t a = bias ? bias[r] : 0;
-      for (int64_t kk = 0; kk < kk_count; ++kk) a += wr[r][kk] * col[kk * positions + j];
-      y[r * positions + j] = clamp_s8(requantize(a, mult), lo, hi);
-    }
 }
 
-ZT_INT8_CLONES void dot_rows4(int64_t kk_count, int64_t positions, const int8_t* const* w,
-                              const int32_t* bias, const int8_t* col, FixedMultiplier mult,
-                              int32_t lo, int32_t hi, int8_t* y) {
-  dot_rows<4>(kk_count, positions, w, bias, col, mult, lo, hi, y);
-}
-
-ZT_INT8_CLONES void dot_rows1(int64_t kk_count, int64_t positions, const int8_t* const* w,
-                              const int32_t* bias, const int8_t* col, FixedMultiplier mult,
-                              int32_t lo, int32_t hi, int8_t* y) {
-  dot_rows<1>(kk_count, positions, w, bias, col, mult, lo, hi, y);
-}
-
-// A depthwise convolution, directly: each tap adds its weight times a (strided) input row into
-// the int32 sums of an output row, so no im2col copy is made for its few multiply-adds.
+// A depthwise convolution, one plane at a time. The zero-padded plane is split into its
+// stride x stride phases (phase (a, b) holds the padded pixels (i * stride + a, j * stride + b)),
+// so that every tap reads one phase at a fixed offset from the output position: with the phases'
+// row length as the output's, each tap is one multiply-add over the whole plane of sums, long
+// enough to vectorize, whatever the stride. The wq - out_w sums past each output row are dropped.
 ZT_INT8_CLONES void depthwise_s8(const NpuConvGeometry& g, int64_t rows, const int8_t* x,
                                  const int8_t* w, const int32_t* bias, FixedMultiplier mult,
                                  int32_t lo, int32_t hi, int8_t* y) {
   const int64_t oh = g.out_h(), ow = g.out_w(), k = g.kernel, s = g.stride, p = g.pad;
-  std::vector<int32_t> acc(static_cast<size_t>(ow));
+  const int64_t hp = g.in_h + 2 * p, wp = g.in_w + 2 * p;
+  const int64_t hq = (hp + s - 1) / s, wq = (wp + s - 1) / s;
+  // The last sum reads (k - 1) / s past the phase's hq rows (see offsets below).
+  const int64_t phase = hq * wq + (k - 1) / s, positions = oh * wq;
+  std::vector<int8_t> phases(static_cast<size_t>(s * s * phase));
+  std::vector<int32_t> acc(static_cast<size_t>(positions));
+  std::vector<int64_t> off(static_cast<size_t>(k * k));
+  for (int64_t ky = 0; ky < k; ++ky)
+    for (int64_t kx = 0; kx < k; ++kx)
+      off[ky * k + kx] = (ky % s * s + kx % s) * phase + ky / s * wq + kx / s;
   for (int64_t plane = 0; plane < rows * g.in_c; ++plane) {
     const int64_t c = plane % g.in_c;
     const int8_t* in = x + plane * g.in_h * g.in_w;
     const int8_t* wc = w + c * k * k;
-    for (int64_t oy = 0; oy < oh; ++oy) {
-      std::fill(acc.begin(), acc.end(), bias ? bias[c] : 0);
-      for (int64_t ky = 0; ky < k; ++ky) {
-        const int64_t iy = oy * s - p + ky;
-        if (iy < 0 || iy >= g.in_h) continue;
-        for (int64_t kx = 0; kx < k; ++kx) {
-          const auto wv = static_cast<int16_t>(wc[ky * k + kx]);
-          const Inside r = inside(ow, g.in_w, kx, s, p);
-          const int8_t* src = in + iy * g.in_w + r.first * s - p + kx;
-          int32_t* a = acc.data() + r.first;
-          const int64_t n = r.last - r.first;
-          if (s == 1)
-            for (int64_t j = 0; j < n; ++j) a[j] += static_cast<int16_t>(wv * src[j]);
-          else
-            for (int64_t j = 0; j < n; ++j) a[j] += static_cast<int16_t>(wv * src[j * s]);
-        }
+    for (int64_t iy = 0; iy < g.in_h; ++iy) {
+      const int64_t py = iy + p;
+      const int8_t* src = in + iy * g.in_w;
+      for (int64_t b = 0; b < s; ++b) {  // the input columns of phase column b
+        int8_t* dst = phases.data() + (py % s * s + b) * phase + py / s * wq;
+        for (int64_t ix = ((b - p) % s + s) % s; ix < g.in_w; ix += s) dst[(ix + p) / s] = src[ix];
       }
-      int8_t* out = y + (plane * oh + oy) * ow;
-      for (int64_t j = 0; j < ow; ++j) out[j] = clamp_s8(requantize(acc[j], mult), lo, hi);
     }
+    std::fill(acc.begin(), acc.end(), bias ? bias[c] : 0);
+    for (int64_t t = 0; t < k * k; ++t) {
+      // int8 x int8 products fit int16, the narrower multiply.
+      const auto wt = static_cast<int16_t>(wc[t]);
+      const int8_t* __restrict src = phases.data() + off[t];
+      int32_t* __restrict a = acc.data();
+      for (int64_t q = 0; q < positions; ++q) a[q] += static_cast<int16_t>(wt * src[q]);
+    }
+    int8_t* out = y + plane * oh * ow;
+    for (int64_t oy = 0; oy < oh; ++oy)
+      for (int64_t ox = 0; ox < ow; ++ox)
+        out[oy * ow + ox] = clamp_s8(requantize(acc[oy * wq + ox], mult), lo, hi);
   }
 }
 
 }  // namespace
 
+int64_t NpuConvGeometry::work_bytes() const {
+  if (in_c == groups && out_c == groups) return 0;  // depthwise: no scratch
+  const Sums s = sums_plan(*this);
+  return s.images * out_c / groups * s.positions * static_cast<int64_t>(sizeof(int32_t)) +
+         conv2d_s8_work_bytes(conv_geometry(*this));
+}
+
 void conv_s8(const NpuConvGeometry& g, int64_t rows, const int8_t* x, const int8_t* w,
              const int32_t* bias, FixedMultiplier mult, int32_t lo, int32_t hi, int8_t* y,
-             int8_t* col) {
+             void* work) {
   const int64_t cg = g.in_c / g.groups, og = g.out_c / g.groups;
-  const int64_t positions = g.out_h() * g.out_w(), kk_count = cg * g.kernel * g.kernel;
-  const int64_t in_plane = g.in_h * g.in_w;
   if (cg == 1 && og == 1) return depthwise_s8(g, rows, x, w, bias, mult, lo, hi, y);
-  const bool direct = g.col_bytes() == 0;
-  for (int64_t n = 0; n < rows; ++n)
-    for (int64_t grp = 0; grp < g.groups; ++grp) {
-      const int8_t* xg = x + (n * g.in_c + grp * cg) * in_plane;
-      if (!direct) im2col(g, cg, xg, col);
-      const int8_t* src = direct ? xg : col;
-      int64_t o = 0;
-      for (; o + 4 <= og; o += 4) {
-        const int64_t first = grp * og + o;
-        const int8_t* wr[4];
-        for (int i = 0; i < 4; ++i) wr[i] = w + (first + i) * kk_count;
-        dot_rows4(kk_count, positions, wr, bias ? bias + first : nullptr, src, mult, lo, hi,
-                  y + (n * g.out_c + first) * positions);
-      }
-      for (; o < og; ++o) {  // depthwise convolutions have one output per group
-        const int64_t first = grp * og + o;
-        const int8_t* wr[1] = {w + first * kk_count};
-        dot_rows1(kk_count, positions, wr, bias ? bias + first : nullptr, src, mult, lo, hi,
-                  y + (n * g.out_c + first) * positions);
-      }
+  const Sums s = sums_plan(g);
+  int32_t* sums = static_cast<int32_t*>(work);
+  if (g.in_h * g.in_w == 1 && g.kernel == 1 && g.pad == 0 && g.groups == 1) {
+    // A linear layer: rows x out_c dot products of contiguous rows, the int8 path's A.B^T.
+    for (int64_t n = 0; n < rows; n += s.images) {
+      const int64_t m = std::min(s.images, rows - n);
+      gemm_s8(false, true, m, g.out_c, g.in_c, x + n * g.in_c, g.in_c, w, g.in_c, sums, g.out_c,
+              false);
+      requantize_sums(m, g.out_c, 1, sums, bias, mult, lo, hi, y + n * g.out_c);
     }
+    return;
+  }
+  // The int8 path's convolution (no bias) of one group, over a few images at a time when the
+  // groups are whole images.
+  const Conv2dGeometry cg2 = conv_geometry(g);
+  void* conv_work = sums + s.images * s.positions * og;
+  const int64_t in_plane = g.in_h * g.in_w;
+  for (int64_t n = 0; n < rows; n += s.images) {
+    const int64_t images = std::min(s.images, rows - n);
+    for (int64_t grp = 0; grp < g.groups; ++grp) {
+      const int64_t first = grp * og;
+      conv2d_s8_forward(cg2, images, x + (n * g.in_c + grp * cg) * in_plane,
+                        w + first * cg2.patch_size(), sums, conv_work);
+      requantize_sums(images, og, s.positions, sums, bias ? bias + first : nullptr, mult, lo, hi,
+                      y + (n * g.out_c + first) * s.positions);
+    }
+  }
 }
 
 void max_pool_s8(int64_t planes, int64_t h, int64_t w, int64_t k, int64_t stride, const int8_t* x,

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "kernel_isas.h"
 #include "zotrain/core/error.h"
 #include "zotrain/core/rng.h"
 
@@ -93,36 +94,48 @@ std::vector<int8_t> reference_conv(const kernels::NpuConvGeometry& g, int64_t ro
   return y;
 }
 
+// In every instruction set: the sums come from its int8 kernels, whose tiles and tails these
+// odd shapes exercise.
 TEST(NpuKernels, ConvMatchesReferenceOnIntegerData) {
   const ConvCase cases[] = {
-      {{3, 9, 9, 5, 3, 1, 1, 1}, true, -127, 127},    // padded 3x3, 5 outputs (a partial block)
-      {{4, 10, 7, 6, 3, 2, 1, 2}, true, 0, 127},      // grouped, strided, ReLU clamp
-      {{8, 8, 8, 8, 3, 1, 1, 8}, false, 0, 100},      // depthwise, ReLU6-like clamp
-      {{6, 9, 9, 6, 3, 2, 1, 6}, true, -127, 127},    // depthwise strided
-      {{5, 6, 6, 7, 1, 1, 0, 1}, true, -127, 127},    // pointwise (no im2col)
-      {{5, 7, 7, 4, 1, 2, 0, 1}, false, -127, 127},   // strided 1x1
-      {{37, 1, 1, 10, 1, 1, 0, 1}, true, -127, 127},  // a linear layer
-      {{2, 5, 5, 3, 5, 1, 2, 1}, true, -127, 127},    // 5x5, pad 2
+      {{3, 9, 9, 5, 3, 1, 1, 1}, true, -127, 127},     // padded 3x3, 5 outputs (a partial block)
+      {{4, 10, 7, 6, 3, 2, 1, 2}, true, 0, 127},       // grouped, strided, ReLU clamp
+      {{6, 9, 11, 9, 3, 1, 1, 3}, false, -127, 127},   // grouped, 3 outputs per group
+      {{8, 8, 8, 8, 3, 1, 1, 8}, false, 0, 100},       // depthwise, ReLU6-like clamp
+      {{6, 9, 9, 6, 3, 2, 1, 6}, true, -127, 127},     // depthwise strided
+      {{5, 7, 10, 5, 5, 2, 2, 5}, true, 0, 127},       // depthwise 5x5, odd sizes
+      {{3, 11, 8, 3, 3, 3, 0, 3}, false, -127, 127},   // depthwise stride 3, no padding
+      {{5, 6, 6, 7, 1, 1, 0, 1}, true, -127, 127},     // pointwise (no im2col)
+      {{5, 7, 7, 4, 1, 2, 0, 1}, false, -127, 127},    // strided 1x1
+      {{37, 1, 1, 10, 1, 1, 0, 1}, true, -127, 127},   // a linear layer
+      {{131, 1, 1, 17, 1, 1, 0, 1}, true, 0, 127},     // linear, odd sizes past a vector
+      {{2, 5, 5, 3, 5, 1, 2, 1}, true, -127, 127},     // 5x5, pad 2
+      {{13, 7, 5, 19, 3, 2, 1, 1}, true, -127, 127},   // odd channels, strided, padded
+      {{9, 12, 12, 23, 3, 1, 0, 1}, false, 0, 127},    // unpadded, channels past a tile
+      {{17, 4, 4, 33, 1, 1, 0, 1}, true, -127, 127},   // pointwise, odd channels
+      {{1, 40, 40, 11, 3, 1, 1, 1}, true, -127, 127},  // sums of one image at a time
   };
-  Rng rng(3, 2);
-  for (const ConvCase& c : cases) {
-    const auto& g = c.g;
-    const int64_t rows = 3;
-    const auto x = random_s8(rows * g.in_c * g.in_h * g.in_w, rng);
-    const auto w = random_s8(g.out_c * g.in_c / g.groups * g.kernel * g.kernel, rng);
-    std::vector<int32_t> bias;
-    if (c.bias)
-      for (int64_t o = 0; o < g.out_c; ++o)
-        bias.push_back(static_cast<int32_t>(rng.below(20001)) - 10000);
-    const FixedMultiplier m = kernels::quantize_multiplier(0.0137);
-    std::vector<int8_t> y(static_cast<size_t>(rows * g.out_c * g.out_h() * g.out_w()));
-    std::vector<int8_t> col(static_cast<size_t>(g.col_bytes()));
-    kernels::conv_s8(g, rows, x.data(), w.data(), c.bias ? bias.data() : nullptr, m, c.lo, c.hi,
-                     y.data(), col.data());
-    EXPECT_EQ(y, reference_conv(g, rows, x, w, bias, m, c.lo, c.hi))
-        << "conv " << g.in_c << "->" << g.out_c << " k" << g.kernel << " s" << g.stride << " p"
-        << g.pad << " g" << g.groups;
-  }
+  test::for_each_kernel_isa([&] {
+    Rng rng(3, 2);
+    for (const ConvCase& c : cases) {
+      const auto& g = c.g;
+      const int64_t rows = 3;
+      const auto x = random_s8(rows * g.in_c * g.in_h * g.in_w, rng);
+      const auto w = random_s8(g.out_c * g.in_c / g.groups * g.kernel * g.kernel, rng);
+      std::vector<int32_t> bias;
+      if (c.bias)
+        for (int64_t o = 0; o < g.out_c; ++o)
+          bias.push_back(static_cast<int32_t>(rng.below(20001)) - 10000);
+      const FixedMultiplier m = kernels::quantize_multiplier(0.0137);
+      std::vector<int8_t> y(static_cast<size_t>(rows * g.out_c * g.out_h() * g.out_w()));
+      std::vector<int8_t> work(static_cast<size_t>(g.work_bytes()));
+      kernels::conv_s8(g, rows, x.data(), w.data(), c.bias ? bias.data() : nullptr, m, c.lo, c.hi,
+                       y.data(), work.data());
+      EXPECT_EQ(y, reference_conv(g, rows, x, w, bias, m, c.lo, c.hi))
+          << "conv " << g.in_c << "->" << g.out_c << " k" << g.kernel << " s" << g.stride << " p"
+          << g.pad << " g" << g.groups;
+    }
+  });
 }
 
 TEST(NpuKernels, PoolsAndAddMatchDoubleArithmetic) {

@@ -1,7 +1,8 @@
 // Integer kernels of an INT8 NPU (TFLite-style): int8 operands, int32 accumulation and
 // requantization of the int32 results to int8 by a fixed-point multiplier, per-tensor symmetric
-// scales (zero point 0). Portable C++, one thread, written for the compiler to vectorize (an AVX2
-// version is picked at load time on x86-64).
+// scales (zero point 0). One thread; convolutions and linear layers take their int32 sums from
+// the int8 path's kernels of the active instruction set (kernels/isa.h), the rest is portable C++
+// written for the compiler to vectorize (an AVX2 clone is picked at load time on x86-64).
 #pragma once
 
 #include <cstdint>
@@ -35,15 +36,17 @@ struct NpuConvGeometry {
   int64_t in_c, in_h, in_w, out_c, kernel, stride, pad, groups;
   int64_t out_h() const { return (in_h + 2 * pad - kernel) / stride + 1; }
   int64_t out_w() const { return (in_w + 2 * pad - kernel) / stride + 1; }
-  // int8 scratch conv_s8 needs: its im2col buffer (none for a 1x1 stride-1 unpadded conv, nor
-  // for a depthwise one, run directly).
-  int64_t col_bytes() const;
+  // Scratch bytes conv_s8 needs: int32 sums of a few rows and the int8 path's convolution
+  // scratch (none for a depthwise convolution, run directly).
+  int64_t work_bytes() const;
 };
 // y[n, o] = clamp(requantize(bias[o] + sum w[o, .] * x[n, .], mult), lo, hi) for n < rows.
-// w: [out_c, in_c / groups, k, k]; bias may be null; col: col_bytes() int8 scratch.
+// w: [out_c, in_c / groups, k, k]; bias may be null; work: work_bytes() of scratch. The sums
+// are the int8 path's (kernels/int8.h: conv2d_s8_forward, gemm_s8 for a linear layer), so the
+// active instruction set's kernels run them; integer sums are exact, so every set gives the same y.
 void conv_s8(const NpuConvGeometry& g, int64_t rows, const int8_t* x, const int8_t* w,
              const int32_t* bias, FixedMultiplier mult, int32_t lo, int32_t hi, int8_t* y,
-             int8_t* col);
+             void* work);
 
 // Max pooling (k x k, stride, no padding, floor): the scale stays, so no requantization.
 void max_pool_s8(int64_t planes, int64_t h, int64_t w, int64_t k, int64_t stride, const int8_t* x,

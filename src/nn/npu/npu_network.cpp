@@ -78,13 +78,13 @@ NpuNetwork::NpuNetwork(const Network& net, int64_t batch)
   for (int i = 0; i < num_layers_; ++i) specs.push_back(net.spec(i));
   build_chain(net, specs, 0, "", 0, true);
   classes_ = net.num_classes();
-  size_t col = 0, weights = 0;
+  size_t work = 0, weights = 0;
   for (const Node& n : nodes_)
     if (n.kind == Kind::kConv) {
-      col = std::max(col, static_cast<size_t>(n.geom.col_bytes()));
+      work = std::max(work, static_cast<size_t>(n.geom.work_bytes()));
       weights = std::max(weights, n.qweight.size());
     }
-  col_.resize(col);
+  work_.resize(work);
   wscratch_.resize(weights);
   zscratch_.resize(weights);
   logits_ = Tensor::zeros(Shape{batch_, classes_});
@@ -405,7 +405,7 @@ void NpuNetwork::int8_node(Node& n, int64_t rows, const int8_t* weight) {
   switch (n.kind) {
     case Kind::kConv:
       kernels::conv_s8(n.geom, rows, x, weight, n.qbias.empty() ? nullptr : n.qbias.data(), n.mult,
-                       n.lo, n.hi, y, col_.data());
+                       n.lo, n.hi, y, work_.data());
       break;
     case Kind::kClamp:
       kernels::clamp_s8(rows * in.numel(), x, n.lo, n.hi, y);
@@ -492,7 +492,7 @@ void NpuNetwork::set_prefix_output(int to, const int8_t* x, int64_t rows) {
 }
 
 size_t NpuNetwork::bytes() const {
-  size_t b = col_.size() + wscratch_.size() + zscratch_.size() * sizeof(float);
+  size_t b = work_.size() + wscratch_.size() + zscratch_.size() * sizeof(float);
   for (const Value& v : values_) b += v.q.size();
   for (const Node& n : nodes_) b += n.qweight.size() + n.qbias.size() * sizeof(int32_t);
   return b;

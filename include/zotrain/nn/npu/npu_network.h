@@ -145,7 +145,7 @@ class NpuNetwork {
   int64_t input_rows_ = 0, kept_rows_ = 0;
   int clean_to_ = 0;
   int64_t classes_ = 0;
-  std::vector<int8_t> col_, wscratch_;
+  std::vector<int8_t> work_, wscratch_;
   std::vector<float> zscratch_;
   Tensor logits_;
 };
