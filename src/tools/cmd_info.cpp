@@ -18,6 +18,15 @@ void run_info() {
       "phase-layout vectors (other depthwise shapes: direct loops); pooling = portable\n",
       kernels::gemm_f32_kernel_name(), isa, isa);
   std::printf("int8 kernels: %s\n", kernels::int8_kernels_name());
+  std::printf(
+      "npu int8 kernels (--precision int8-npu): conv, linear = int32 sums of the int8 kernels "
+      "above; depthwise, pooling, residual add, requantization = portable%s\n",
+#if defined(__x86_64__)
+      " (avx2 clone on avx2 cpus)"
+#else
+      ""
+#endif
+  );
   std::printf("cpu: %u hardware threads; features:", std::thread::hardware_concurrency());
 #if defined(__x86_64__)
   __builtin_cpu_init();
