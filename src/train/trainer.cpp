@@ -212,6 +212,8 @@ Trainer::Trainer(const TrainConfig& cfg, RunData data)
   if (!cfg_.init.empty()) load_init();
   if (cfg_.precision == "int8-npu") {
     npu_ = std::make_unique<NpuNetwork>(*net_, cfg_.batch);
+    if (cfg_.cache_features)
+      npu_features_.resize(static_cast<size_t>(cfg_.batch * npu_->prefix_numel(frozen_)));
     calibrate_npu();
     for (const NpuParam& p : npu_->params())
       if (p.layer >= frozen_ && cfg_.zo_momentum > 0) {
@@ -333,7 +335,6 @@ void Trainer::cache_features() {
 int64_t Trainer::fill_features(const BatchSource& features, int64_t index) {
   features_filled_ = true;
   if (!npu_) return features.fill(index, net_->frozen_output(cfg_.batch).data(), labels_);
-  npu_features_.resize(static_cast<size_t>(cfg_.batch * npu_->prefix_numel(frozen_)));
   const int64_t rows = features.fill(index, npu_features_.data(), labels_);
   npu_->set_prefix_output(frozen_, npu_features_.data(), rows);
   return rows;
@@ -395,7 +396,7 @@ Trainer::StepResult Trainer::step(int64_t rows, int epoch) {
   stats_pass_ = true;
   if (!qnet_ && !npu_ && !features_filled_) net_->forward_frozen(rows);
   StepResult r = qnet_              ? int8_step(rows, epoch)
-                 : npu_             ? npu_step(rows, epoch)
+                 : npu_             ? npu_step(rows, zo_lr, epoch)
                  : head_ == frozen_ ? bp_step(rows, lr)
                                     : zo_step(rows, lr, zo_lr, epoch);
   features_filled_ = false;
@@ -414,7 +415,7 @@ void Trainer::calibrate_npu() {
   npu_->calibrate();
 }
 
-Trainer::StepResult Trainer::npu_step(int64_t rows, int epoch) {
+Trainer::StepResult Trainer::npu_step(int64_t rows, double zo_lr, int epoch) {
   const zo::PerturbationSpec spec{zo::Distribution::kRademacher,
                                   static_cast<float>(schedule_at(sparsity_, epoch))};
   if (!features_filled_) {
@@ -441,13 +442,13 @@ Trainer::StepResult Trainer::npu_step(int64_t rows, int epoch) {
     est.g.push_back(static_cast<float>(0.5 * (loss[0] - loss[1])));
   }
   r.loss = sum / (2 * q);
-  const float zo_lr = static_cast<float>(learning_rates(epoch).second);
   size_t m = 0;
   for (NpuParam& p : npu_->params())
     if (p.layer >= frozen_) {
       Tensor* mom = zo_momentum_.empty() ? nullptr : &zo_momentum_[m++];
-      zo::apply_update(spec, est, static_cast<uint32_t>(p.param_index), zo_lr / p.scale, p.master,
-                       mom, static_cast<float>(cfg_.zo_momentum), &pool_);
+      zo::apply_update(spec, est, static_cast<uint32_t>(p.param_index),
+                       static_cast<float>(zo_lr) / p.scale, p.master, mom,
+                       static_cast<float>(cfg_.zo_momentum), &pool_);
       npu_->requantize(p);
     }
   return r;
@@ -457,7 +458,6 @@ double Trainer::evaluate_npu(BatchSource& batches, bool features) {
   return accuracy(batches, cfg_.batch, [&](int64_t b, uint8_t* labels) {
     int64_t rows = 0;
     if (features) {
-      npu_features_.resize(static_cast<size_t>(cfg_.batch * npu_->prefix_numel(frozen_)));
       rows = batches.fill(b, npu_features_.data(), labels);
       npu_->set_prefix_output(frozen_, npu_features_.data(), rows);
     } else {

@@ -117,7 +117,7 @@ class Trainer {
   StepResult int8_step(int64_t rows, int epoch);
   // int8-npu: the q ±1 integer perturbation pairs on the NPU-style net, the update on the host's
   // master weights, re-quantized with their fixed scales.
-  StepResult npu_step(int64_t rows, int epoch);
+  StepResult npu_step(int64_t rows, double zo_lr, int epoch);
   // int8-npu: observes the float program on the first npu_calibration_batches training batches
   // and fixes the scales.
   void calibrate_npu();
@@ -148,7 +148,7 @@ class Trainer {
   std::unique_ptr<Network> net_;  // f32 runs; for int8 the description of qnet_, unallocated
   std::unique_ptr<QNetwork> qnet_;
   std::unique_ptr<NpuNetwork> npu_;   // int8-npu runs (net_ holds the f32 model it came from)
-  std::vector<int8_t> npu_features_;  // one batch of cached int8 features
+  std::vector<int8_t> npu_features_;  // one batch of cached int8 features (cache_features)
   std::vector<std::pair<int, double>> bp_bits_;
   int8::StepConfig int8_cfg_;  // of epoch int8_epoch_ (the step number aside)
   int int8_epoch_ = -1;
