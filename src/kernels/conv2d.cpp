@@ -20,10 +20,8 @@ namespace {
 // The largest scratch of a kernel over the instruction sets compiled in, so that a workspace
 // sized once serves whichever set is active.
 int64_t work_any_isa(int64_t (*KernelSet::*work)(const Conv2dGeometry&), const Conv2dGeometry& g) {
-  int64_t floats = (kPortableKernels.*work)(g);
-#if defined(__x86_64__)
-  floats = std::max(floats, (kAvx2FmaKernels.*work)(g));
-#endif
+  int64_t floats = 0;
+  for (const KernelSet* set : compiled_kernel_sets()) floats = std::max(floats, (set->*work)(g));
   return floats;
 }
 
@@ -276,6 +274,10 @@ void im2col(const Conv2dGeometry& g, const float* x, float* col) {
 
 void col2im_add(const Conv2dGeometry& g, const float* col, float* x) {
   col2im_add_any(g, col, x);
+}
+
+const char* conv2d_f32_kernel_name() {
+  return active_kernels().conv2d_name;
 }
 
 int64_t conv2d_forward_work(const Conv2dGeometry& g) {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "zotrain/kernels/conv2d.h"
 #include "zotrain/kernels/isa.h"
@@ -16,6 +17,8 @@ struct KernelSet {
   void (*gemm)(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha,
                const float* a, int64_t lda, const float* b, int64_t ldb, float beta, float* c,
                int64_t ldc);
+  // What conv2d_forward runs, for `zotrain info`.
+  const char* conv2d_name;
   int64_t (*conv2d_forward_work)(const Conv2dGeometry& g);
   void (*conv2d_forward)(const Conv2dGeometry& g, int64_t images, const float* x, const float* w,
                          const float* b, float* y, float* work);
@@ -56,6 +59,12 @@ extern const KernelSet kPortableKernels;
 #if defined(__x86_64__)
 extern const KernelSet kAvx2FmaKernels;
 #endif
+#if defined(ZOTRAIN_HAVE_ONEDNN) && defined(__x86_64__)
+const KernelSet& onednn_kernels();
+#endif
+
+// Every set compiled in, supported by the CPU or not (for scratch sizes that serve them all).
+std::vector<const KernelSet*> compiled_kernel_sets();
 
 // The set of the active instruction set (isa.h).
 const KernelSet& active_kernels();

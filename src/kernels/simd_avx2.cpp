@@ -30,6 +30,7 @@ const KernelSet kAvx2FmaKernels = {
     .isa = KernelIsa::kAvx2Fma,
     .gemm_name = "avx2+fma 6x16 tiles",
     .gemm = avx2::gemm,
+    .conv2d_name = "avx2+fma implicit-GEMM tiles",
     .conv2d_forward_work = avx2::conv2d_forward_work,
     .conv2d_forward = avx2::conv2d_forward,
     .conv2d_weight_grad_work = avx2::conv2d_weight_grad_work,

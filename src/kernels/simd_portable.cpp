@@ -12,6 +12,7 @@ const KernelSet kPortableKernels = {
     .isa = KernelIsa::kPortable,
     .gemm_name = "portable 6x8 tiles",
     .gemm = portable::gemm,
+    .conv2d_name = "portable implicit-GEMM tiles",
     .conv2d_forward_work = portable::conv2d_forward_work,
     .conv2d_forward = portable::conv2d_forward,
     .conv2d_weight_grad_work = portable::conv2d_weight_grad_work,

@@ -2,6 +2,7 @@
 #include <thread>
 
 #include "commands.h"
+#include "zotrain/kernels/conv2d.h"
 #include "zotrain/kernels/gemm.h"
 #include "zotrain/kernels/int8.h"
 #include "zotrain/kernels/isa.h"
@@ -13,10 +14,11 @@ namespace {
 void run_info() {
   std::printf("zotrain %s (%s build, %s)\n", ZOTRAIN_VERSION, ZOTRAIN_BUILD_TYPE, __VERSION__);
   const char* isa = kernels::kernel_isa_name(kernels::active_kernel_isa());
+  std::printf("kernel set: %s (ZOTRAIN_KERNELS chooses another)\n", isa);
   std::printf(
-      "kernels: gemm f32 = %s; conv2d f32 = %s implicit-GEMM tiles; depthwise 3x3 f32 = %s "
-      "phase-layout vectors (other depthwise shapes: direct loops); pooling = portable\n",
-      kernels::gemm_f32_kernel_name(), isa, isa);
+      "kernels: gemm f32 = %s; conv2d f32 = %s; depthwise 3x3 f32 = %s phase-layout vectors "
+      "(other depthwise shapes: direct loops); pooling = portable\n",
+      kernels::gemm_f32_kernel_name(), kernels::conv2d_f32_kernel_name(), isa);
   std::printf("int8 kernels: %s\n", kernels::int8_kernels_name());
   std::printf(
       "npu int8 kernels (--precision int8-npu): conv, linear = int32 sums of the int8 kernels "

@@ -6,6 +6,7 @@
 
 #include "commands.h"
 #include "zotrain/core/error.h"
+#include "zotrain/kernels/isa.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"zotrain: on-device training with forward passes only (zeroth-order, ElasticZO)"};
@@ -30,6 +31,9 @@ int main(int argc, char** argv) {
     }
   }
   try {
+    // Chooses the kernel set now, on this thread, so that a bad ZOTRAIN_KERNELS is reported
+    // here rather than from inside the first kernel call.
+    zotrain::kernels::active_kernel_isa();
     app.parse(argc, argv);
   } catch (const CLI::Success& e) {
     return app.exit(e);

@@ -16,10 +16,10 @@ namespace {
 using test::all_close;
 using test::random_uniform;
 
-// Fixed corner cases (1x1, stride 2 with padding, kernel larger than the unpadded input, a
-// stride that skips pixels, non-square input), LeNet-5's two convolutions, many channels, one
-// channel to one (a depthwise group: direct loops) and random geometries. Output channel counts
-// range over partial and several register tiles.
+// Fixed corner cases (1x1, MobileNetV2-like pointwise layers, stride 2 with padding, kernel larger
+// than the unpadded input, a stride that skips pixels, non-square input), LeNet-5's two
+// convolutions, many channels, one channel to one (a depthwise group: direct loops) and random
+// geometries. Output channel counts range over partial and several register tiles.
 std::vector<ref::ConvShape> conv_cases(int64_t images) {
   std::vector<ref::ConvShape> cases = {
       {images, 3, 7, 6, 4, 3, 1, 0},   {images, 3, 7, 6, 4, 3, 2, 1},
@@ -30,6 +30,7 @@ std::vector<ref::ConvShape> conv_cases(int64_t images) {
       {images, 3, 10, 9, 37, 3, 2, 1}, {images, 1, 9, 8, 1, 3, 1, 1},
       {images, 1, 9, 8, 1, 3, 2, 1},   {images, 1, 7, 11, 1, 5, 2, 2},
       {images, 1, 6, 5, 1, 3, 3, 0},   {images, 1, 3, 4, 1, 4, 1, 2},
+      {images, 24, 7, 7, 40, 1, 1, 0}, {images, 40, 5, 6, 13, 1, 1, 0},
   };
   Rng rng(11, 0);
   for (int i = 0; i < 30; ++i) {

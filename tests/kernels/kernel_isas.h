@@ -16,7 +16,7 @@ void for_each_kernel_isa(Body body) {
     kernels::KernelIsa isa = kernels::active_kernel_isa();
     ~Restore() { kernels::set_active_kernel_isa(isa); }
   } restore;
-  for (auto isa : {kernels::KernelIsa::kPortable, kernels::KernelIsa::kAvx2Fma}) {
+  for (auto isa : kernels::kAllKernelIsas) {
     if (!kernels::kernel_isa_supported(isa)) continue;
     SCOPED_TRACE(kernels::kernel_isa_name(isa));
     kernels::set_active_kernel_isa(isa);

@@ -32,6 +32,9 @@ void im2col(const Conv2dGeometry& g, const float* x, float* col);
 // x += the adjoint of im2col applied to col (each entry added to the pixel it was read from).
 void col2im_add(const Conv2dGeometry& g, const float* col, float* x);
 
+// What conv2d_forward runs with the active instruction set, for `zotrain info`.
+const char* conv2d_f32_kernel_name();
+
 // Scratch floats one call of each function below needs (one per thread), whatever the active
 // instruction set.
 int64_t conv2d_forward_work(const Conv2dGeometry& g);
