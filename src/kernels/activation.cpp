@@ -2,16 +2,18 @@
 // select, since a load inside one arm of the select would be a branch.
 #include "zotrain/kernels/activation.h"
 
+#include "target_clones.h"
+
 namespace zotrain::kernels {
 
-void relu_forward(int64_t n, const float* x, float* y, float cap) {
+ZT_CLONES void relu_forward(int64_t n, const float* x, float* y, float cap) {
   for (int64_t i = 0; i < n; ++i) {
     const float v = x[i];
     y[i] = v > 0.0f ? (v < cap ? v : cap) : 0.0f;
   }
 }
 
-void relu_backward(int64_t n, const float* y, const float* dy, float* dx, float cap) {
+ZT_CLONES void relu_backward(int64_t n, const float* y, const float* dy, float* dx, float cap) {
   for (int64_t i = 0; i < n; ++i) {
     const float g = dy[i], v = y[i];
     dx[i] = v > 0.0f && v < cap ? g : 0.0f;

@@ -13,7 +13,7 @@ namespace {
 
 // C[i, :] (+)= Σ_k op(A)[i, k] · B[k, :], four rows of B at a time so that each pass over the
 // row of C does four products; zero entries of A (ReLU outputs) are skipped.
-ZT_INT8_CLONES void gemm_rows(bool trans_a, int64_t m, int64_t n, int64_t k, const int8_t* a,
+ZT_CLONES void gemm_rows(bool trans_a, int64_t m, int64_t n, int64_t k, const int8_t* a,
                               int64_t lda, const int8_t* b, int64_t ldb, int32_t* c, int64_t ldc,
                               bool accumulate) {
   auto at = [&](int64_t i, int64_t p) -> int16_t {
@@ -46,7 +46,7 @@ ZT_INT8_CLONES void gemm_rows(bool trans_a, int64_t m, int64_t n, int64_t k, con
 }
 
 // C[i, j] (+)= Σ_k A[i, k] · B[j, k].
-ZT_INT8_CLONES void gemm_dots(int64_t m, int64_t n, int64_t k, const int8_t* a, int64_t lda,
+ZT_CLONES void gemm_dots(int64_t m, int64_t n, int64_t k, const int8_t* a, int64_t lda,
                               const int8_t* b, int64_t ldb, int32_t* c, int64_t ldc,
                               bool accumulate) {
   for (int64_t i = 0; i < m; ++i) {

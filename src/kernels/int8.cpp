@@ -15,7 +15,7 @@ namespace zotrain::kernels {
 
 namespace {
 
-ZT_INT8_CLONES int range_bits_s32(const int32_t* x, int64_t n) {
+ZT_CLONES int range_bits_s32(const int32_t* x, int64_t n) {
   int64_t hi = 0, lo = 0;
   for (int64_t i = 0; i < n; ++i) {
     hi = x[i] > hi ? x[i] : hi;
@@ -50,16 +50,16 @@ inline void round_shift_to_s8(const T* in, int64_t n, int s, int8_t* out) {
   }
 }
 
-ZT_INT8_CLONES void round_shift_s32(const int32_t* acc, int64_t n, int s, int8_t* out) {
+ZT_CLONES void round_shift_s32(const int32_t* acc, int64_t n, int s, int8_t* out) {
   round_shift_to_s8(acc, n, s, out);
 }
 
-ZT_INT8_CLONES void round_shift_s16(const int16_t* stage, int64_t n, int s, int8_t* out) {
+ZT_CLONES void round_shift_s16(const int16_t* stage, int64_t n, int s, int8_t* out) {
   round_shift_to_s8(stage, n, s, out);
 }
 
 // Shift by a rounding to odd: the last kept bit ORed with "anything discarded" (stage_s16).
-ZT_INT8_CLONES void round_to_odd_s16(const int32_t* acc, int64_t n, int a, int16_t* stage) {
+ZT_CLONES void round_to_odd_s16(const int32_t* acc, int64_t n, int a, int16_t* stage) {
   const uint32_t below = (uint32_t{1} << a) - 1;
   for (int64_t i = 0; i < n; ++i) {
     const int32_t v = acc[i];
@@ -87,7 +87,7 @@ int requantize_any(const Acc* acc, int64_t n, int bits, Rounding r, int8_t* out)
 
 // The value of a window's maximum does not depend on which element is its first maximum: plain
 // maxima, which vectorize (the sizes are copied out of g, which int8 stores could alias).
-ZT_INT8_CLONES void max_pool_2x2_s8(const Pool2dGeometry& g, int64_t planes, const int8_t* x,
+ZT_CLONES void max_pool_2x2_s8(const Pool2dGeometry& g, int64_t planes, const int8_t* x,
                                     int8_t* y) {
   const int64_t in_w = g.in_w, out_h = g.out_h, out_w = g.out_w;
   for (int64_t p = 0; p < planes; ++p)
@@ -220,7 +220,7 @@ void conv2d_s8_backward_weight(const Conv2dGeometry& g, int64_t images, const in
 }
 
 // Byte maxima need SSE4.1 or AVX2 to vectorize: x86-64's baseline has none.
-ZT_INT8_CLONES void relu_s8(const int8_t* x, int8_t* y, int64_t n) {
+ZT_CLONES void relu_s8(const int8_t* x, int8_t* y, int64_t n) {
   for (int64_t i = 0; i < n; ++i) y[i] = x[i] > 0 ? x[i] : 0;
 }
 

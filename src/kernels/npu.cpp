@@ -46,7 +46,7 @@ Sums sums_plan(const NpuConvGeometry& g) {
 }
 
 // y[i, o, j] = clamp(requantize(bias[o] + sums[i, o, j])) for `images` outputs [out_c, positions].
-ZT_INT8_CLONES void requantize_sums(int64_t images, int64_t out_c, int64_t positions,
+ZT_CLONES void requantize_sums(int64_t images, int64_t out_c, int64_t positions,
                                     const int32_t* sums, const int32_t* bias, FixedMultiplier mult,
                                     int32_t lo, int32_t hi, int8_t* y) {
   for (int64_t plane = 0; plane < images * out_c; ++plane) {
@@ -62,7 +62,7 @@ ZT_INT8_CLONES void requantize_sums(int64_t images, int64_t out_c, int64_t posit
 // so that every tap reads one phase at a fixed offset from the output position: with the phases'
 // row length as the output's, each tap is one multiply-add over the whole plane of sums, long
 // enough to vectorize, whatever the stride. The wq - out_w sums past each output row are dropped.
-ZT_INT8_CLONES void depthwise_s8(const NpuConvGeometry& g, int64_t rows, const int8_t* x,
+ZT_CLONES void depthwise_s8(const NpuConvGeometry& g, int64_t rows, const int8_t* x,
                                  const int8_t* w, const int32_t* bias, FixedMultiplier mult,
                                  int32_t lo, int32_t hi, int8_t* y) {
   const int64_t oh = g.out_h(), ow = g.out_w(), k = g.kernel, s = g.stride, p = g.pad;

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "zotrain/core/error.h"
+#include "zotrain/kernels/batch_norm.h"
 
 namespace zotrain {
 namespace {
@@ -25,21 +26,22 @@ struct Stats {
   double unbiased_var;  // what the running variance averages
 };
 
-// Mean, 1 / sqrt(variance + eps) and unbiased variance of channel c, two-pass in double: one
-// thread reduces a whole channel, so the result does not depend on the thread count.
+// Mean, 1 / sqrt(variance + eps) and unbiased variance of channel c, in one pass in double
+// around the channel's first value. One thread reduces a whole channel, so the result does not
+// depend on the thread count.
 Stats channel_stats(const float* x, const ChannelLayout& l, int64_t c) {
-  double sum = 0;
-  for (int64_t b = 0; b < l.n; ++b)
-    for (int64_t i = 0; i < l.inner; ++i) sum += x[l.offset(c, b) + i];
-  const double mean = sum / l.count();
-  double sq = 0;
-  for (int64_t b = 0; b < l.n; ++b)
-    for (int64_t i = 0; i < l.inner; ++i) {
-      const double d = x[l.offset(c, b) + i] - mean;
-      sq += d * d;
-    }
-  return {mean, 1 / std::sqrt(sq / l.count() + BatchNorm::kEps),
-          sq / std::max<int64_t>(l.count() - 1, 1)};
+  const float pivot = x[l.offset(c, 0)];
+  double sum = 0, sq = 0;
+  for (int64_t b = 0; b < l.n; ++b) {
+    const kernels::DeviationSums s =
+        kernels::deviation_sums_f64(l.inner, x + l.offset(c, b), pivot);
+    sum += s.sum;
+    sq += s.sq;
+  }
+  const auto count = static_cast<double>(l.count());
+  const double shift = sum / count, var = std::max(sq / count - shift * shift, 0.0);
+  return {pivot + shift, 1 / std::sqrt(var + BatchNorm::kEps),
+          var * count / std::max(count - 1, 1.0)};
 }
 
 }  // namespace
@@ -79,8 +81,8 @@ void BatchNorm::forward(const Tensor& x, Tensor& y, const ExecContext& ctx) cons
       const auto scale = static_cast<float>(gamma[c] * s.inv_std);
       const auto mean = static_cast<float>(s.mean);
       for (int64_t b = 0; b < l.n; ++b)
-        for (int64_t i = 0; i < l.inner; ++i)
-          y.data()[l.offset(c, b) + i] = scale * (x.data()[l.offset(c, b) + i] - mean) + beta[c];
+        kernels::scale_shift(l.inner, x.data() + l.offset(c, b), mean, scale, beta[c],
+                             y.data() + l.offset(c, b));
     }
   });
 }
@@ -92,13 +94,17 @@ void BatchNorm::backward(const Tensor& x, const Tensor&, const Tensor& dy, Tenso
   parallel_for(ctx.pool, channels_, [&](int64_t c0, int64_t c1) {
     for (int64_t c = c0; c < c1; ++c) {
       const Stats s = channel_stats(x.data(), l, c);
+      const float* xd = x.data();
+      const float* dyd = dy.data();
       double sum_dy = 0, sum_dy_xhat = 0;
-      for (int64_t b = 0; b < l.n; ++b)
-        for (int64_t i = 0; i < l.inner; ++i) {
-          const int64_t k = l.offset(c, b) + i;
-          sum_dy += dy[k];
-          sum_dy_xhat += dy[k] * (x[k] - s.mean) * s.inv_std;
-        }
+      for (int64_t b = 0; b < l.n; ++b) {
+        const int64_t o = l.offset(c, b);
+        const kernels::GradientSums g =
+            kernels::gradient_sums_f64(l.inner, dyd + o, xd + o, s.mean);
+        sum_dy += g.dy;
+        sum_dy_xhat += g.dy_dev;
+      }
+      sum_dy_xhat *= s.inv_std;
       if (has_grads()) {
         grads_[0][c] += static_cast<float>(sum_dy_xhat);
         grads_[1][c] += static_cast<float>(sum_dy);
@@ -107,13 +113,13 @@ void BatchNorm::backward(const Tensor& x, const Tensor&, const Tensor& dy, Tenso
       // dx = gamma / sigma * (dy - mean(dy) - xhat * mean(dy * xhat)): the batch's mean and
       // variance depend on every x, hence the two correction terms.
       const double m = static_cast<double>(l.count());
-      for (int64_t b = 0; b < l.n; ++b)
-        for (int64_t i = 0; i < l.inner; ++i) {
-          const int64_t k = l.offset(c, b) + i;
-          const double xhat = (x[k] - s.mean) * s.inv_std;
-          dx[k] = static_cast<float>(gamma[c] * s.inv_std *
-                                     (dy[k] - sum_dy / m - xhat * sum_dy_xhat / m));
-        }
+      const double scale = gamma[c] * s.inv_std, mean_dy = sum_dy / m,
+                   mean_dy_xhat = sum_dy_xhat / m;
+      for (int64_t b = 0; b < l.n; ++b) {
+        const int64_t o = l.offset(c, b);
+        kernels::batch_norm_backward_data(l.inner, xd + o, dyd + o, s.mean, s.inv_std, scale,
+                                          mean_dy, mean_dy_xhat, dx.data() + o);
+      }
     }
   });
 }

@@ -1,9 +1,11 @@
 #include "zotrain/zo/perturbation.h"
 
-#include <cmath>
+#include <algorithm>
 
 #include "zotrain/core/error.h"
 #include "zotrain/core/rng.h"
+#include "zotrain/kernels/gaussian.h"
+#include "zotrain/kernels/philox_run.h"
 
 namespace zotrain::zo {
 
@@ -28,57 +30,49 @@ const char* distribution_name(Distribution d) {
 
 namespace {
 
-// Writes z for elements 2j and 2j+1 into z[0], z[1].
-inline void pair_values(const PerturbationSpec& spec, const Philox4x32& w, float z[2]) {
+// Pairs of elements per chunk of add_perturbation: words and values stay in L1.
+constexpr int64_t kChunkPairs = 256;
+
+// z[2 b], z[2 b + 1] for the pairs of the Philox blocks words[4 b .. 4 b + 3], b < pairs.
+void pair_values(const PerturbationSpec& spec, int64_t pairs, const uint32_t* words, float* z) {
   switch (spec.dist) {
-    case Distribution::kGaussian: {
-      // Box-Muller: both outputs of one transform, independent standard normals.
-      float r = std::sqrt(-2.0f * std::log(u32_to_unit_open0(w[0])));
-      float a = 6.28318530717958647692f * u32_to_unit(w[1]);
-      z[0] = r * std::cos(a);
-      z[1] = r * std::sin(a);
+    case Distribution::kGaussian:
+      kernels::gaussian_pairs(pairs, words, z);
       break;
-    }
     case Distribution::kRademacher:
-      z[0] = (w[0] >> 31) ? 1.0f : -1.0f;
-      z[1] = (w[1] >> 31) ? 1.0f : -1.0f;
+      for (int64_t k = 0; k < 2 * pairs; ++k)
+        z[k] = (words[4 * (k / 2) + k % 2] >> 31) ? 1.0f : -1.0f;
       break;
     case Distribution::kUniform:
-      z[0] = 1.7320508075688772f * (2.0f * u32_to_unit(w[0]) - 1.0f);
-      z[1] = 1.7320508075688772f * (2.0f * u32_to_unit(w[1]) - 1.0f);
+      for (int64_t k = 0; k < 2 * pairs; ++k)
+        z[k] = 1.7320508075688772f * (2.0f * u32_to_unit(words[4 * (k / 2) + k % 2]) - 1.0f);
       break;
   }
-  if (spec.p_zero > 0.0f) {
-    if (u32_to_unit(w[2]) < spec.p_zero) z[0] = 0.0f;
-    if (u32_to_unit(w[3]) < spec.p_zero) z[1] = 0.0f;
-  }
+  if (spec.p_zero > 0.0f)
+    for (int64_t k = 0; k < 2 * pairs; ++k)
+      if (u32_to_unit(words[4 * (k / 2) + 2 + k % 2]) < spec.p_zero) z[k] = 0.0f;
 }
 
 }  // namespace
 
 float perturbation(const PerturbationSpec& spec, uint64_t seed, uint32_t tensor, uint64_t i) {
-  float z[2] = {0.0f, 0.0f};
-  pair_values(spec, perturbation_block(seed, tensor, i / 2), z);
+  float z[2];
+  pair_values(spec, 1, perturbation_block(seed, tensor, i / 2).data(), z);
   return z[i % 2];
 }
 
 void add_perturbation(const PerturbationSpec& spec, uint64_t seed, uint32_t tensor, float scale,
                       const float* src, float* dst, int64_t begin, int64_t end) {
-  int64_t i = begin;
-  float z[2] = {0.0f, 0.0f};
-  if (i < end && (i & 1)) {  // an odd start uses the second half of its pair
-    pair_values(spec, perturbation_block(seed, tensor, i / 2), z);
-    dst[i] = src[i] + scale * z[1];
-    ++i;
-  }
-  for (; i + 1 < end; i += 2) {
-    pair_values(spec, perturbation_block(seed, tensor, i / 2), z);
-    dst[i] = src[i] + scale * z[0];
-    dst[i + 1] = src[i + 1] + scale * z[1];
-  }
-  if (i < end) {
-    pair_values(spec, perturbation_block(seed, tensor, i / 2), z);
-    dst[i] = src[i] + scale * z[0];
+  uint32_t words[4 * kChunkPairs];
+  float z[2 * kChunkPairs];
+  for (int64_t i = begin; i < end;) {
+    const int64_t j0 = i / 2, pairs = std::min(kChunkPairs, (end + 1) / 2 - j0);
+    kernels::philox4x32_run(static_cast<uint64_t>(j0), tensor, kPerturbationWord3, seed, pairs,
+                            words);
+    pair_values(spec, pairs, words, z);
+    const float* zc = z - 2 * j0;  // element k's value is zc[k]
+    for (const int64_t stop = std::min(end, 2 * (j0 + pairs)); i < stop; ++i)
+      dst[i] = src[i] + scale * zc[i];
   }
 }
 

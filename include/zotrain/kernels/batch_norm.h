@@ -1,0 +1,31 @@
+// Batch normalization over one contiguous run of a channel's values (a plane of one image).
+// The sums are in double, in eight interleaved partial sums added in order at the end: the
+// loops vectorize (one running sum would be a chain of dependent additions) and the result
+// depends only on the run.
+#pragma once
+
+#include <cstdint>
+
+namespace zotrain::kernels {
+
+// One pass over the run: the sums of x[i] - pivot and of (x[i] - pivot)^2, each term exact in
+// double (a difference of two floats, and its square, fit in 53 bits). With a pivot among the
+// values the variance sq / n - (sum / n)^2 then keeps its precision.
+struct DeviationSums {
+  double sum = 0, sq = 0;
+};
+DeviationSums deviation_sums_f64(int64_t n, const float* x, float pivot);
+// One pass over the run: the sums of dy[i] and of dy[i] * (x[i] - mean).
+struct GradientSums {
+  double dy = 0, dy_dev = 0;
+};
+GradientSums gradient_sums_f64(int64_t n, const float* dy, const float* x, double mean);
+// y[i] = scale * (x[i] - mean) + shift (x and y may alias).
+void scale_shift(int64_t n, const float* x, float mean, float scale, float shift, float* y);
+// dx[i] = scale * (dy[i] - mean_dy - (x[i] - mean) * inv_std * mean_dy_xhat), in double: the
+// input gradient of batch normalization with the batch's statistics.
+void batch_norm_backward_data(int64_t n, const float* x, const float* dy, double mean,
+                              double inv_std, double scale, double mean_dy, double mean_dy_xhat,
+                              float* dx);
+
+}  // namespace zotrain::kernels
