@@ -1,11 +1,20 @@
-// Micro-benchmarks of the f32 and int8 kernels at LeNet-5's shapes (28x28 inputs, batch 256), on
-// one thread. Compute-bound kernels report FLOPS or OPS (2 per multiply-add), pooling reports
-// input elements per second. GEMM, the convolutions and pooling run once per instruction set the
-// CPU supports; gemm_f32_ref and gemm_s8_ref give the baselines.
+// Micro-benchmarks of the f32 and int8 kernels at LeNet-5's shapes (28x28 inputs, batch 256) and
+// the convolutions of ResNet18 and MobileNetV2 (kConvCases), on one thread; with oneDNN, its own
+// convolution primitive on the same shapes as the peer. Compute-bound kernels report FLOPS or OPS
+// (2 per multiply-add), pooling reports input elements per second. GEMM, the convolutions and
+// pooling run once per instruction set the CPU supports; gemm_f32_ref and gemm_s8_ref give the
+// baselines.
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
+#include <string>
 #include <vector>
+
+#if defined(ZOTRAIN_HAVE_ONEDNN)
+#include <omp.h>
+
+#include <dnnl.hpp>
+#endif
 
 #include "zotrain/core/arena.h"
 #include "zotrain/core/rng.h"
@@ -126,16 +135,32 @@ struct BoundLayer {
   ExecContext ctx;
 };
 
-// LeNet-5's convolutions: 0 = conv1 (1->6, 28x28, pad 2), 1 = conv2 (6->16, 14x14).
-Conv2d lenet_conv(int64_t which, Shape& in) {
-  in = which == 0 ? Shape{kBatch, 1, 28, 28} : Shape{kBatch, 6, 14, 14};
-  return which == 0 ? Conv2d(1, 6, 5, 1, 2) : Conv2d(6, 16, 5, 1, 0);
+// Convolutions of the models: batch, in channels, size, out channels, kernel, stride, pad.
+struct ConvCase {
+  int64_t batch, in_c, hw, out_c, k, stride, pad;
+};
+constexpr ConvCase kConvCases[] = {
+    {kBatch, 1, 28, 6, 5, 1, 2},   // 0: LeNet-5 conv1
+    {kBatch, 6, 14, 16, 5, 1, 0},  // 1: LeNet-5 conv2
+    {32, 16, 28, 16, 3, 1, 1},     // 2: resnet18:0.25 on 28x28, first stage
+    {32, 64, 7, 64, 3, 1, 1},      // 3: resnet18:0.25, last stage
+    {8, 64, 56, 64, 3, 1, 1},      // 4: resnet18 at ImageNet's first stage
+    {32, 32, 14, 192, 1, 1, 0},    // 5: mobilenetv2:1.0 expansion 1x1
+    {32, 192, 14, 32, 1, 1, 0},    // 6: mobilenetv2:1.0 projection 1x1
+    {32, 96, 7, 576, 1, 1, 0},     // 7: mobilenetv2:1.0 late expansion 1x1
+};
+constexpr int64_t kConvCaseCount = sizeof kConvCases / sizeof kConvCases[0];
+
+Conv2d conv_case(int64_t which, Shape& in) {
+  const ConvCase& c = kConvCases[which];
+  in = Shape{c.batch, c.in_c, c.hw, c.hw};
+  return Conv2d(c.in_c, c.out_c, c.k, c.stride, c.pad);
 }
 
-// Arguments: conv (0, 1), KernelIsa.
+// Arguments: conv (kConvCases), KernelIsa.
 void BM_Conv2dForward(benchmark::State& state) {
   Shape in;
-  Conv2d layer = lenet_conv(state.range(0), in);
+  Conv2d layer = conv_case(state.range(0), in);
   if (!select_isa(state, state.range(1))) return;
   BoundLayer l(layer, in);
   for (auto _ : state) {
@@ -144,14 +169,70 @@ void BM_Conv2dForward(benchmark::State& state) {
   }
   set_rate(state, 2.0 * static_cast<double>(layer.forward_macs(in)), "FLOPS");
 }
-BENCHMARK(BM_Conv2dForward)->ArgNames({"conv", "isa"})->ArgsProduct({{0, 1}, {0, 1}});
+BENCHMARK(BM_Conv2dForward)
+    ->ArgNames({"conv", "isa"})
+    ->ArgsProduct({benchmark::CreateDenseRange(0, kConvCaseCount - 1, 1), {0, 1, 2}});
+
+#if defined(ZOTRAIN_HAVE_ONEDNN)
+// The peer: oneDNN's own convolution primitive on the same shapes, one thread, on zotrain's NCHW
+// layout (arg 0) and on the blocked layouts oneDNN picks for itself (arg 1, inputs reordered
+// once outside the loop: what a network kept in oneDNN's layouts end to end would pay).
+void BM_OnednnConv2dForward(benchmark::State& state) {
+  omp_set_num_threads(1);
+  const ConvCase& c = kConvCases[state.range(0)];
+  const bool blocked = state.range(1) != 0;
+  using dnnl::memory;
+  dnnl::engine eng(dnnl::engine::kind::cpu, 0);
+  dnnl::stream stream(eng);
+  const int64_t out = (c.hw + 2 * c.pad - c.k) / c.stride + 1;
+  const memory::dims src{c.batch, c.in_c, c.hw, c.hw}, wei{c.out_c, c.in_c, c.k, c.k},
+      bias{c.out_c}, dst{c.batch, c.out_c, out, out};
+  const auto f32 = memory::data_type::f32;
+  const auto any = memory::format_tag::any;
+  const memory::desc src_nchw(src, f32, memory::format_tag::nchw),
+      wei_oihw(wei, f32, memory::format_tag::oihw), bias_x(bias, f32, memory::format_tag::x),
+      dst_nchw(dst, f32, memory::format_tag::nchw);
+  const dnnl::convolution_forward::primitive_desc pd(
+      {dnnl::prop_kind::forward_inference,
+       dnnl::algorithm::convolution_direct,
+       blocked ? memory::desc(src, f32, any) : src_nchw,
+       blocked ? memory::desc(wei, f32, any) : wei_oihw,
+       bias_x,
+       blocked ? memory::desc(dst, f32, any) : dst_nchw,
+       {c.stride, c.stride},
+       {c.pad, c.pad},
+       {c.pad, c.pad}},
+      eng);
+  Tensor x = random_tensor(Shape{c.batch, c.in_c, c.hw, c.hw}, 3);
+  Tensor w = random_tensor(Shape{c.out_c, c.in_c, c.k, c.k}, 4),
+         b = random_tensor(Shape{c.out_c}, 5);
+  memory x_user(src_nchw, eng, x.data()), w_user(wei_oihw, eng, w.data()),
+      b_mem(bias_x, eng, b.data());
+  memory x_mem(pd.src_desc(), eng), w_mem(pd.weights_desc(), eng), y_mem(pd.dst_desc(), eng);
+  dnnl::reorder(x_user, x_mem).execute(stream, x_user, x_mem);
+  dnnl::reorder(w_user, w_mem).execute(stream, w_user, w_mem);
+  dnnl::convolution_forward conv(pd);
+  for (auto _ : state) {
+    conv.execute(stream, {{DNNL_ARG_SRC, x_mem},
+                          {DNNL_ARG_WEIGHTS, w_mem},
+                          {DNNL_ARG_BIAS, b_mem},
+                          {DNNL_ARG_DST, y_mem}});
+    stream.wait();
+  }
+  state.SetLabel(std::string("oneDNN ") + pd.impl_info_str());
+  set_rate(state, 2.0 * c.batch * c.out_c * out * out * c.in_c * c.k * c.k, "FLOPS");
+}
+BENCHMARK(BM_OnednnConv2dForward)
+    ->ArgNames({"conv", "blocked"})
+    ->ArgsProduct({benchmark::CreateDenseRange(0, kConvCaseCount - 1, 1), {0, 1}});
+#endif
 
 // Arguments: conv, KernelIsa, and 1 to compute the input gradient besides the weight gradient
 // (a network computes none for its first layer). Each gradient has as many multiply-adds as the
 // forward pass.
 void BM_Conv2dBackward(benchmark::State& state) {
   Shape in;
-  Conv2d layer = lenet_conv(state.range(0), in);
+  Conv2d layer = conv_case(state.range(0), in);
   if (!select_isa(state, state.range(1))) return;
   BoundLayer l(layer, in);
   Tensor dx = state.range(2) ? l.dx : Tensor();
@@ -258,9 +339,9 @@ BENCHMARK(BM_GemmS8)->Apply(gemm_shapes);
 // Arguments: conv (0, 1), KernelIsa.
 void BM_Conv2dS8Forward(benchmark::State& state) {
   Shape in;
-  const Conv2d layer = lenet_conv(state.range(0), in);
+  const Conv2d layer = conv_case(state.range(0), in);
   if (!select_isa(state, state.range(1))) return;
-  // LeNet-5's convolutions: 5x5, stride 1, conv1 padded by 2 (lenet_conv).
+  // LeNet-5's convolutions: 5x5, stride 1, conv1 padded by 2 (kConvCases).
   const int64_t out_c = state.range(0) == 0 ? 6 : 16, pad = state.range(0) == 0 ? 2 : 0;
   const auto g = kernels::Conv2dGeometry::make(in[1], in[2], in[3], out_c, 5, 1, pad);
   std::vector<int8_t> x = random_s8(in.numel(), 3), w = random_s8(g.out_c * g.patch_size(), 4);
