@@ -25,20 +25,6 @@ int64_t work_any_isa(int64_t (*KernelSet::*work)(const Conv2dGeometry&), const C
   return floats;
 }
 
-// For stride 1 and pad < k, dx is the convolution of dy, padded by k - 1 - pad, with the
-// weights flipped in both spatial directions and the channel axes swapped.
-bool backward_data_by_convolution(const Conv2dGeometry& g) {
-  return g.stride == 1 && g.pad <= g.k - 1;
-}
-
-Conv2dGeometry transposed(const Conv2dGeometry& g) {
-  return Conv2dGeometry::make(g.out_c, g.out_h, g.out_w, g.in_c, g.k, 1, g.k - 1 - g.pad);
-}
-
-int64_t weight_numel(const Conv2dGeometry& g) {
-  return g.out_c * g.patch_size();
-}
-
 bool single_channel(const Conv2dGeometry& g) {
   return g.in_c == 1 && g.out_c == 1;
 }
@@ -327,13 +313,9 @@ void conv2d_backward_data(const Conv2dGeometry& g, int64_t images, const float* 
     }
     return;
   }
-  const int64_t kk = g.k * g.k;
   if (backward_data_by_convolution(g)) {
-    float* flipped = work;  // [in_c, out_c, k, k]
-    for (int64_t o = 0; o < g.out_c; ++o)
-      for (int64_t c = 0; c < g.in_c; ++c)
-        for (int64_t t = 0; t < kk; ++t)
-          flipped[(c * g.out_c + o) * kk + kk - 1 - t] = w[(o * g.in_c + c) * kk + t];
+    float* flipped = work;
+    flip_weights(g, w, flipped);
     conv2d_forward(transposed(g), images, dy, flipped, nullptr, dx, work + weight_numel(g));
     return;
   }

@@ -9,6 +9,31 @@
 
 namespace zotrain::kernels {
 
+// For stride 1 and pad < k, dx is the convolution of dy, padded by k - 1 - pad, with the
+// weights flipped in both spatial directions and the channel axes swapped (flip_weights): the
+// forward kernels compute the input gradient too.
+inline bool backward_data_by_convolution(const Conv2dGeometry& g) {
+  return g.stride == 1 && g.pad <= g.k - 1;
+}
+
+inline Conv2dGeometry transposed(const Conv2dGeometry& g) {
+  return Conv2dGeometry::make(g.out_c, g.out_h, g.out_w, g.in_c, g.k, 1, g.k - 1 - g.pad);
+}
+
+inline int64_t weight_numel(const Conv2dGeometry& g) {
+  return g.out_c * g.patch_size();
+}
+
+// flipped [in_c, out_c, k, k] = w [out_c, in_c, k, k] with the taps in reverse order.
+template <typename T>
+void flip_weights(const Conv2dGeometry& g, const T* w, T* flipped) {
+  const int64_t kk = g.k * g.k;
+  for (int64_t o = 0; o < g.out_c; ++o)
+    for (int64_t c = 0; c < g.in_c; ++c)
+      for (int64_t t = 0; t < kk; ++t)
+        flipped[(c * g.out_c + o) * kk + kk - 1 - t] = w[(o * g.in_c + c) * kk + t];
+}
+
 // Walks the patch matrix one run of out_w entries (c, ki, kj, oh) at a time: calls
 // run(col_offset, x_offset, lo, hi), where the entries ow in [lo, hi) read x[x_offset + ow *
 // stride] and the others lie in the zero padding (x_offset is meaningless when lo == hi).

@@ -164,6 +164,16 @@ int finish_s16(const int16_t* stage, int64_t n, int64_t rows, const int32_t* ran
   return shift;
 }
 
+namespace {
+
+// The flipped int8 weights of an input gradient by convolution, rounded up to keep the direct
+// kernel's scratch after them aligned.
+int64_t flipped_bytes(const Conv2dGeometry& g) {
+  return (weight_numel(g) + 63) / 64 * 64;
+}
+
+}  // namespace
+
 int64_t conv2d_s8_work_bytes(const Conv2dGeometry& g) {
   // An int8 patch matrix (forward, weight gradient), or an int32 one (input gradient), and the
   // int32 weight gradient of one image; or a direct kernel's scratch, in whichever set is active.
@@ -174,6 +184,11 @@ int64_t conv2d_s8_work_bytes(const Conv2dGeometry& g) {
 #if defined(__x86_64__)
   const int64_t direct = kAvx2FmaKernels.conv2d_s8_direct_work_bytes(g);
   bytes = direct > bytes ? direct : bytes;
+  if (backward_data_by_convolution(g)) {
+    const int64_t by_convolution =
+        flipped_bytes(g) + kAvx2FmaKernels.conv2d_s8_direct_work_bytes(transposed(g));
+    bytes = by_convolution > bytes ? by_convolution : bytes;
+  }
 #endif
   return bytes;
 }
@@ -194,8 +209,16 @@ void conv2d_s8_forward(const Conv2dGeometry& g, int64_t images, const int8_t* x,
   }
 }
 
+// With a direct kernel and stride 1, a forward convolution of dy (conv_walk.h); else w^T dy as
+// patch matrices, added back to the pixels they came from. Both are exact integer sums.
 void conv2d_s8_backward_data(const Conv2dGeometry& g, int64_t images, const int8_t* dy,
                              const int8_t* w, int32_t* dx, void* work) {
+  const auto direct = active_kernels().conv2d_s8_direct;
+  if (direct && backward_data_by_convolution(g)) {
+    int8_t* flipped = static_cast<int8_t*>(work);
+    flip_weights(g, w, flipped);
+    return direct(transposed(g), images, dy, flipped, dx, flipped + flipped_bytes(g));
+  }
   int32_t* col = static_cast<int32_t*>(work);
   for (int64_t n = 0; n < images; ++n) {
     gemm_s8(true, false, g.patch_size(), g.out_plane(), g.out_c, w, g.patch_size(),
