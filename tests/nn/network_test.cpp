@@ -143,6 +143,26 @@ TEST(Network, HeadGradientsEqualFullBackpropOnes) {
   }
 }
 
+// A forward-only pass runs each ReLU before a max pooling after the pooling instead; a pass that
+// backpropagates through them does not. Both give the same logits, bit for bit.
+TEST(Network, ReluBeforeMaxPoolingRunsAfterItInForwardOnlyPasses) {
+  for (const ModelSpec& m : {lenet5(Shape{1, 28, 28}, 10), pointnet(Shape{3, 1, 16}, 5, true)})
+    for (bool training : {false, true}) {
+      SCOPED_TRACE(m.name + (training ? " training" : " evaluation"));
+      std::vector<std::vector<float>> logits;
+      for (bool forward_only : {false, true}) {
+        Network net(m.item_shape, m.layers);
+        Arena arena;
+        net.allocate(arena, 4, forward_only ? net.num_layers() : 0, nullptr, 7);
+        net.set_mode({training, 0, false});
+        fill_input(net, 4, 3);
+        Tensor y = net.forward(4);
+        logits.emplace_back(y.data(), y.data() + y.numel());
+      }
+      EXPECT_EQ(logits[0], logits[1]);
+    }
+}
+
 TEST(Network, ResultsDoNotDependOnThreadCount) {
   std::vector<std::vector<float>> grads;
   for (int threads : {1, 2, 3}) {

@@ -65,6 +65,11 @@ class Layer {
   // Whether forward may write y over x (same storage); forward-only passes then need no
   // buffer of their own for the layer.
   virtual bool in_place() const { return false; }
+  // Whether forward is an element-wise, non-decreasing map: it then commutes with max pooling,
+  // and a forward-only pass runs it after the pooling, on fewer elements (Network::run).
+  virtual bool monotone_elementwise() const { return false; }
+  // Whether each output is the maximum of some of the inputs.
+  virtual bool max_pooling() const { return false; }
   // Multiply-adds of one forward pass on `in`, for reports and benchmarks.
   virtual int64_t forward_macs(const Shape& in) const {
     (void)in;

@@ -11,6 +11,7 @@ class MaxPool2d : public Pool2d {
   using Pool2d::Pool2d;
 
   std::string describe() const override { return describe_as("max_pool2d"); }
+  bool max_pooling() const override { return true; }
   void forward(const Tensor& x, Tensor& y, const ExecContext& ctx) const override;
   void backward(const Tensor& x, const Tensor& y, const Tensor& dy, Tensor& dx,
                 const ExecContext& ctx) override;

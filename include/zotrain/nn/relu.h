@@ -12,6 +12,7 @@ class ReLU : public Layer {
   explicit ReLU(float cap = kernels::kNoCap) : cap_(cap) {}
   std::string describe() const override;
   bool in_place() const override { return true; }
+  bool monotone_elementwise() const override { return true; }
   Shape output_shape(const Shape& in) const override { return in; }
   bool backward_needs_output() const override { return true; }
   void forward(const Tensor& x, Tensor& y, const ExecContext& ctx) const override;
