@@ -2,11 +2,13 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <vector>
 
 #include "kernels/reference.h"
 #include "test_util.h"
 #include "zotrain/core/rng.h"
+#include "zotrain/kernels/global_max_pool.h"
 
 namespace zotrain {
 namespace {
@@ -88,6 +90,27 @@ TEST(KernelPool, MaxTiesGoToFirstInScanOrder2x2) {
   std::vector<float> want(15, 0.0f);
   want[1] = 1.0f, want[2] = 2.0f;
   EXPECT_EQ(dx, want);
+}
+
+// The interleaved running maxima give std::max_element's value at every length (partial and
+// whole groups of eight, the maximum in any lane or the tail), for f32 and int8.
+TEST(KernelPool, GlobalMaxMatchesMaxElement) {
+  Rng rng(21, 0);
+  for (int64_t p = 1; p <= 40; ++p)
+    for (int trial = 0; trial < 20; ++trial) {
+      std::vector<float> x(p);
+      std::vector<int8_t> q(p);
+      for (int64_t i = 0; i < p; ++i) {
+        x[i] = rng.uniform(-1.0f, 1.0f);
+        q[i] = static_cast<int8_t>(static_cast<int>(rng.below(256)) - 128);
+      }
+      float y = 0;
+      int8_t yq = 0;
+      kernels::global_max_pool_forward(x.data(), 1, p, &y);
+      kernels::global_max_pool_forward(q.data(), 1, p, &yq);
+      ASSERT_EQ(y, *std::max_element(x.begin(), x.end())) << p;
+      ASSERT_EQ(yq, *std::max_element(q.begin(), q.end())) << p;
+    }
 }
 
 }  // namespace
