@@ -1,11 +1,12 @@
-// Internal to src/kernels: the AVX2 kernels of the integer path (conv_s8_avx2.cpp,
-// gemm_s8_avx2.cpp, pool_s8_avx2.cpp, requant_s8_avx2.cpp, philox_avx2.cpp), which the AVX2 kernel
-// set (kernel_set.h) points to. Only called on CPUs with AVX2.
+// Internal to src/kernels: the AVX2 kernels of the integer path and the NPU kernels
+// (conv_s8_avx2.cpp, gemm_s8_avx2.cpp, pool_s8_avx2.cpp, requant_s8_avx2.cpp, philox_avx2.cpp),
+// which the AVX2 kernel set (kernel_set.h) points to. Only called on CPUs with AVX2.
 #pragma once
 
 #include <cstdint>
 
 #include "zotrain/kernels/conv2d.h"
+#include "zotrain/kernels/npu.h"
 #include "zotrain/kernels/pool.h"
 
 namespace zotrain::kernels::avx2 {
@@ -26,6 +27,14 @@ void max_pool_2x2_s8(const Pool2dGeometry& g, int64_t planes, const int8_t* x, i
 // stage_s16 (kernels/int8.h), and the int16 -> int8 rounding shift of finish_s16.
 int stage_s16(const int32_t* acc, int64_t n, int16_t* stage);
 void round_shift_s16(const int16_t* stage, int64_t n, int s, int8_t* out);
+
+// The NPU kernels' requantize_s8, depthwise_taps_s8 and add_s8_steps (kernel_set.h).
+void requantize_s8(int64_t n, const int32_t* acc, FixedMultiplier mult, int32_t lo, int32_t hi,
+                   int8_t* y);
+void depthwise_taps_s8(int64_t n, int taps, const int8_t* w, const int64_t* off, const int8_t* in,
+                       int32_t bias, FixedMultiplier mult, int32_t lo, int32_t hi, int8_t* y);
+void add_s8_steps(int64_t n, const int8_t* a, FixedMultiplier ma, const int8_t* b,
+                  FixedMultiplier mb, FixedMultiplier down, int32_t lo, int32_t hi, int8_t* y);
 
 // philox4x32_run (kernels/philox_run.h) for the first blocks rounded down to 8; returns how many.
 int64_t philox4x32_run(uint64_t j0, uint32_t c2, uint32_t c3, uint64_t key, int64_t blocks,

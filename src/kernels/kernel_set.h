@@ -7,6 +7,7 @@
 
 #include "zotrain/kernels/conv2d.h"
 #include "zotrain/kernels/isa.h"
+#include "zotrain/kernels/npu.h"
 #include "zotrain/kernels/pool.h"
 
 namespace zotrain::kernels {
@@ -47,6 +48,20 @@ struct KernelSet {
   // stage_s16 and the int16 -> int8 rounding shift of finish_s16; null in sets without them.
   int (*stage_s16)(const int32_t* acc, int64_t n, int16_t* stage);
   void (*round_shift_s16)(const int16_t* stage, int64_t n, int s, int8_t* out);
+  // The NPU kernels' fixed-point requantization (npu.h), null in sets without them; lo and hi lie
+  // in [-128, 127]. y[j] = clamp(requantize(acc[j], mult), lo, hi) for j < n:
+  void (*requantize_s8)(int64_t n, const int32_t* acc, FixedMultiplier mult, int32_t lo, int32_t hi,
+                        int8_t* y);
+  // the depthwise convolution's y[q] = clamp(requantize(bias + sum over taps t of w[t] *
+  // in[q + off[t]], mult), lo, hi) for q in [0, n) rounded up to whole vectors of at most
+  // kMaxDepthwiseLanes outputs (in and y have room), taps <= kMaxDepthwiseTaps;
+  void (*depthwise_taps_s8)(int64_t n, int taps, const int8_t* w, const int64_t* off,
+                            const int8_t* in, int32_t bias, FixedMultiplier mult, int32_t lo,
+                            int32_t hi, int8_t* y);
+  // and add_s8's steps y[i] = clamp(requantize(requantize(a[i], ma) + requantize(b[i], mb),
+  // down), lo, hi) for i < n.
+  void (*add_s8_steps)(int64_t n, const int8_t* a, FixedMultiplier ma, const int8_t* b,
+                       FixedMultiplier mb, FixedMultiplier down, int32_t lo, int32_t hi, int8_t* y);
   // philox4x32_run for a prefix of the blocks, returning its length; null in sets without one.
   int64_t (*philox4x32_run)(uint64_t j0, uint32_t c2, uint32_t c3, uint64_t key, int64_t blocks,
                             uint32_t* out);
@@ -54,6 +69,9 @@ struct KernelSet {
 
 // The widest vector of any set, in floats.
 constexpr int64_t kMaxLanes = 8;
+// depthwise_taps_s8's widest vector, in outputs, and its most taps (a 7x7 kernel).
+constexpr int64_t kMaxDepthwiseLanes = 16;
+constexpr int kMaxDepthwiseTaps = 49;
 
 extern const KernelSet kPortableKernels;
 #if defined(__x86_64__)

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <string>
 
+#include "kernel_set.h"
 #include "target_clones.h"
 #include "zotrain/core/error.h"
 #include "zotrain/kernels/int8.h"
@@ -45,62 +46,126 @@ Sums sums_plan(const NpuConvGeometry& g) {
   return {g.groups == 1 ? std::max<int64_t>(1, kSumInts / (g.out_c * positions)) : 1, positions};
 }
 
-// y[i, o, j] = clamp(requantize(bias[o] + sums[i, o, j])) for `images` outputs [out_c, positions].
-ZT_CLONES void requantize_sums(int64_t images, int64_t out_c, int64_t positions,
-                                    const int32_t* sums, const int32_t* bias, FixedMultiplier mult,
-                                    int32_t lo, int32_t hi, int8_t* y) {
-  for (int64_t plane = 0; plane < images * out_c; ++plane) {
-    const int32_t b = bias ? bias[plane % out_c] : 0;
-    const int32_t* s = sums + plane * positions;
-    int8_t* out = y + plane * positions;
-    for (int64_t j = 0; j < positions; ++j) out[j] = clamp_s8(requantize(b + s[j], mult), lo, hi);
+// The portable requantize_s8 (kernel_set.h).
+void requantize_s8(int64_t n, const int32_t* acc, FixedMultiplier mult, int32_t lo, int32_t hi,
+                   int8_t* y) {
+  for (int64_t j = 0; j < n; ++j) y[j] = clamp_s8(requantize(acc[j], mult), lo, hi);
+}
+
+// y[i, o, j] = clamp(requantize(bias[o] + sums[i, o, j])) for `images` outputs [out_c, positions],
+// the bias added in place first, so that the requantization runs over all of them at once.
+ZT_CLONES void requantize_sums(int64_t images, int64_t out_c, int64_t positions, int32_t* sums,
+                               const int32_t* bias, FixedMultiplier mult, int32_t lo, int32_t hi,
+                               int8_t* y) {
+  if (bias)
+    for (int64_t plane = 0; plane < images * out_c; ++plane)
+      for (int64_t j = 0; j < positions; ++j) sums[plane * positions + j] += bias[plane % out_c];
+  const auto fast = active_kernels().requantize_s8;
+  (fast ? fast : requantize_s8)(images * out_c * positions, sums, mult, lo, hi, y);
+}
+
+// The portable depthwise_taps_s8 (kernel_set.h), over exactly n outputs, kBlock int32 sums at a
+// time on the stack.
+ZT_CLONES void depthwise_taps_s8(int64_t n, int taps, const int8_t* w, const int64_t* off,
+                                 const int8_t* in, int32_t bias, FixedMultiplier mult, int32_t lo,
+                                 int32_t hi, int8_t* y) {
+  constexpr int64_t kBlock = 256;
+  int32_t acc[kBlock];
+  for (int64_t q0 = 0; q0 < n; q0 += kBlock) {
+    const int64_t len = std::min(kBlock, n - q0);
+    std::fill(acc, acc + len, bias);
+    for (int t = 0; t < taps; ++t) {
+      // int8 x int8 products fit int16, the narrower multiply.
+      const auto wt = static_cast<int16_t>(w[t]);
+      const int8_t* __restrict src = in + q0 + off[t];
+      for (int64_t q = 0; q < len; ++q) acc[q] += static_cast<int16_t>(wt * src[q]);
+    }
+    requantize_s8(len, acc, mult, lo, hi, y + q0);
   }
 }
 
-// A depthwise convolution, one plane at a time. The zero-padded plane is split into its
-// stride x stride phases (phase (a, b) holds the padded pixels (i * stride + a, j * stride + b)),
-// so that every tap reads one phase at a fixed offset from the output position: with the phases'
-// row length as the output's, each tap is one multiply-add over the whole plane of sums, long
-// enough to vectorize, whatever the stride. The wq - out_w sums past each output row are dropped.
+// dst[j] = src[j * stride] for j < n, a row of a small plane: stride 1 by a few (overlapping)
+// moves rather than a library call, stride 2 with the stride written out for the compiler to
+// vectorize.
+inline void copy_row(int8_t* dst, const int8_t* src, int64_t stride, int64_t n) {
+  if (stride == 1 && n >= 8) {
+    for (int64_t j = 0; j + 8 < n; j += 8) std::memcpy(dst + j, src + j, 8);
+    std::memcpy(dst + n - 8, src + n - 8, 8);
+  } else if (stride == 1 && n >= 4) {
+    std::memcpy(dst, src, 4);
+    std::memcpy(dst + n - 4, src + n - 4, 4);
+  } else if (stride == 2) {
+    for (int64_t j = 0; j < n; ++j) dst[j] = src[2 * j];
+  } else {
+    for (int64_t j = 0; j < n; ++j) dst[j] = src[j * stride];
+  }
+}
+
+// A depthwise convolution, one channel at a time over a few images. The zero-padded planes are
+// split into their stride x stride phases (phase (a, b) holds the padded pixels (i * stride + a,
+// j * stride + b)), the images' phase planes back to back, so that every tap reads one phase at
+// a fixed offset from the output position: with the phases' row length as the output's, each tap
+// is one multiply-add over the images' planes of sums, long enough to vectorize, whatever the
+// stride and however small the plane. The sums past each output row (wq - out_w) and past the
+// out_h rows of an image are dropped.
 ZT_CLONES void depthwise_s8(const NpuConvGeometry& g, int64_t rows, const int8_t* x,
-                                 const int8_t* w, const int32_t* bias, FixedMultiplier mult,
-                                 int32_t lo, int32_t hi, int8_t* y) {
+                            const int8_t* w, const int32_t* bias, FixedMultiplier mult, int32_t lo,
+                            int32_t hi, int8_t* y) {
   const int64_t oh = g.out_h(), ow = g.out_w(), k = g.kernel, s = g.stride, p = g.pad;
-  const int64_t hp = g.in_h + 2 * p, wp = g.in_w + 2 * p;
-  const int64_t hq = (hp + s - 1) / s, wq = (wp + s - 1) / s;
-  // The last sum reads (k - 1) / s past the phase's hq rows (see offsets below).
-  const int64_t phase = hq * wq + (k - 1) / s, positions = oh * wq;
-  std::vector<int8_t> phases(static_cast<size_t>(s * s * phase));
-  std::vector<int32_t> acc(static_cast<size_t>(positions));
+  const int64_t hq = (g.in_h + 2 * p + s - 1) / s, wq = (g.in_w + 2 * p + s - 1) / s;
+  // About kBytes of phases at a time, which stay in cache while the taps read them.
+  constexpr int64_t kBytes = 16384;
+  const int64_t plane = hq * wq;
+  const int64_t images = std::max<int64_t>(1, std::min(rows, kBytes / (s * s * plane)));
+  // An image's last output row reads (k - 1) / s past its phase plane (see offsets below), and
+  // the last vector of the active set's kernel up to kMaxDepthwiseLanes past the last phase.
+  const int64_t phase = images * plane + (k - 1) / s;
+  std::vector<int8_t> phases(static_cast<size_t>(s * s * phase + kMaxDepthwiseLanes));
+  std::vector<int8_t> out(static_cast<size_t>(images * plane + kMaxDepthwiseLanes));
   std::vector<int64_t> off(static_cast<size_t>(k * k));
   for (int64_t ky = 0; ky < k; ++ky)
     for (int64_t kx = 0; kx < k; ++kx)
       off[ky * k + kx] = (ky % s * s + kx % s) * phase + ky / s * wq + kx / s;
-  for (int64_t plane = 0; plane < rows * g.in_c; ++plane) {
-    const int64_t c = plane % g.in_c;
-    const int8_t* in = x + plane * g.in_h * g.in_w;
-    const int8_t* wc = w + c * k * k;
-    for (int64_t iy = 0; iy < g.in_h; ++iy) {
-      const int64_t py = iy + p;
-      const int8_t* src = in + iy * g.in_w;
-      for (int64_t b = 0; b < s; ++b) {  // the input columns of phase column b
-        int8_t* dst = phases.data() + (py % s * s + b) * phase + py / s * wq;
-        for (int64_t ix = ((b - p) % s + s) % s; ix < g.in_w; ix += s) dst[(ix + p) / s] = src[ix];
-      }
-    }
-    std::fill(acc.begin(), acc.end(), bias ? bias[c] : 0);
-    for (int64_t t = 0; t < k * k; ++t) {
-      // int8 x int8 products fit int16, the narrower multiply.
-      const auto wt = static_cast<int16_t>(wc[t]);
-      const int8_t* __restrict src = phases.data() + off[t];
-      int32_t* __restrict a = acc.data();
-      for (int64_t q = 0; q < positions; ++q) a[q] += static_cast<int16_t>(wt * src[q]);
-    }
-    int8_t* out = y + plane * oh * ow;
-    for (int64_t oy = 0; oy < oh; ++oy)
-      for (int64_t ox = 0; ox < ow; ++ox)
-        out[oy * ow + ox] = clamp_s8(requantize(acc[oy * wq + ox], mult), lo, hi);
+  // Where input row iy's columns ix0[b], ix0[b] + s, ... (count[b] of them) go: phase column b
+  // at `at[iy * s + b]`.
+  std::vector<int64_t> ix0(static_cast<size_t>(s)), count(static_cast<size_t>(s));
+  std::vector<int64_t> at(static_cast<size_t>(g.in_h * s));
+  for (int64_t b = 0; b < s; ++b) {
+    ix0[b] = ((b - p) % s + s) % s;
+    count[b] = (g.in_w - ix0[b] + s - 1) / s;
   }
+  for (int64_t iy = 0; iy < g.in_h; ++iy)
+    for (int64_t b = 0; b < s; ++b) {
+      const int64_t py = iy + p;
+      at[iy * s + b] = (py % s * s + b) * phase + py / s * wq + (ix0[b] + p) / s;
+    }
+  const auto fast = k * k <= kMaxDepthwiseTaps ? active_kernels().depthwise_taps_s8 : nullptr;
+  for (int64_t c = 0; c < g.in_c; ++c) {
+    for (int64_t n0 = 0; n0 < rows; n0 += images) {
+      const int64_t m = std::min(images, rows - n0);
+      for (int64_t i = 0; i < m; ++i) {
+        const int8_t* in = x + ((n0 + i) * g.in_c + c) * g.in_h * g.in_w;
+        int8_t* image = phases.data() + i * plane;
+        for (int64_t iy = 0; iy < g.in_h; ++iy)
+          for (int64_t b = 0; b < s; ++b)
+            copy_row(image + at[iy * s + b], in + iy * g.in_w + ix0[b], s, count[b]);
+      }
+      (fast ? fast : depthwise_taps_s8)((m - 1) * plane + oh * wq, static_cast<int>(k * k),
+                                        w + c * k * k, off.data(), phases.data(),
+                                        bias ? bias[c] : 0, mult, lo, hi, out.data());
+      for (int64_t i = 0; i < m; ++i)
+        for (int64_t oy = 0; oy < oh; ++oy)
+          copy_row(y + ((n0 + i) * g.in_c + c) * oh * ow + oy * ow,
+                   out.data() + i * plane + oy * wq, 1, ow);
+    }
+  }
+}
+
+// The portable add_s8_steps (kernel_set.h).
+void add_s8_steps(int64_t n, const int8_t* a, FixedMultiplier ma, const int8_t* b,
+                  FixedMultiplier mb, FixedMultiplier down, int32_t lo, int32_t hi, int8_t* y) {
+  for (int64_t i = 0; i < n; ++i)
+    y[i] = clamp_s8(requantize(requantize(a[i], ma) + requantize(b[i], mb), down), lo, hi);
 }
 
 }  // namespace
@@ -192,8 +257,8 @@ void add_s8(int64_t n, const int8_t* a, FixedMultiplier ma, const int8_t* b, Fix
   constexpr int kExtra = 16;
   const FixedMultiplier fa{ma.m0, ma.shift + kExtra}, fb{mb.m0, mb.shift + kExtra};
   const FixedMultiplier down{1 << 30, 1 - kExtra};  // 2^-kExtra
-  for (int64_t i = 0; i < n; ++i)
-    y[i] = clamp_s8(requantize(requantize(a[i], fa) + requantize(b[i], fb), down), lo, hi);
+  const auto fast = active_kernels().add_s8_steps;
+  (fast ? fast : add_s8_steps)(n, a, fa, b, fb, down, lo, hi, y);
 }
 
 void clamp_s8(int64_t n, const int8_t* x, int32_t lo, int32_t hi, int8_t* y) {

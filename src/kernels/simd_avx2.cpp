@@ -46,6 +46,9 @@ const KernelSet kAvx2FmaKernels = {
     .max_pool_2x2_s8 = avx2::max_pool_2x2_s8,
     .stage_s16 = avx2::stage_s16,
     .round_shift_s16 = avx2::round_shift_s16,
+    .requantize_s8 = avx2::requantize_s8,
+    .depthwise_taps_s8 = avx2::depthwise_taps_s8,
+    .add_s8_steps = avx2::add_s8_steps,
     .philox4x32_run = avx2::philox4x32_run,
 };
 

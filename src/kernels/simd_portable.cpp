@@ -26,6 +26,9 @@ const KernelSet kPortableKernels = {
     .max_pool_2x2_s8 = nullptr,
     .stage_s16 = nullptr,
     .round_shift_s16 = nullptr,
+    .requantize_s8 = nullptr,
+    .depthwise_taps_s8 = nullptr,
+    .add_s8_steps = nullptr,
     .philox4x32_run = nullptr,
 };
 

@@ -22,7 +22,8 @@ void run_info() {
   std::printf("int8 kernels: %s\n", kernels::int8_kernels_name());
   std::printf(
       "npu int8 kernels (--precision int8-npu): conv, linear = int32 sums of the int8 kernels "
-      "above; depthwise, pooling, residual add, requantization = portable%s\n",
+      "above; depthwise taps, requantization, residual add = %s; pooling = portable%s\n",
+      isa,
 #if defined(__x86_64__)
       " (avx2 clone on avx2 cpus)"
 #else

@@ -3,8 +3,10 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <vector>
 
 #include "kernel_isas.h"
@@ -20,6 +22,27 @@ std::vector<int8_t> random_s8(int64_t n, Rng& rng) {
   std::vector<int8_t> v(static_cast<size_t>(n));
   for (auto& x : v) x = static_cast<int8_t>(static_cast<int>(rng.below(255)) - 127);
   return v;
+}
+
+// Every int8 value, -128 included.
+std::vector<int8_t> random_bytes(int64_t n, Rng& rng) {
+  std::vector<int8_t> v(static_cast<size_t>(n));
+  for (auto& x : v) x = static_cast<int8_t>(static_cast<int>(rng.below(256)) - 128);
+  return v;
+}
+
+// Multipliers for every rounding case: ties (2^-k), saturation, M0 odd, the shift of 64 that
+// rounds everything to 0 (below 2^-32), no right shift at all (2^30 and above; products wrap).
+std::vector<FixedMultiplier> extreme_multipliers() {
+  std::vector<FixedMultiplier> m;
+  for (double v : {0.0137, 0.5, 0.25, 0.0625, std::ldexp(1.0, -20), 0.999999999, 1.0, 3.7, 1e-12,
+                   1e-9, std::ldexp(1.0, 30), std::ldexp(1.5, 30)})
+    m.push_back(kernels::quantize_multiplier(v));
+  m.push_back({1 << 30, -31});  // right shift 62, the largest that is no shortcut to 0
+  m.push_back({2147483647, 0});
+  m.push_back({(1 << 30) + (1 << 29) - 1, 1});  // 1.5 - 2^-30: 1 * M is one below a tie
+  m.push_back({1234567891, 33});  // left shifts, which quantize_multiplier never makes
+  return m;
 }
 
 // The exact real value x * M0 * 2^(shift - 31) rounded half away from zero (long double holds
@@ -191,6 +214,131 @@ TEST(NpuKernels, PoolsAndAddMatchDoubleArithmetic) {
     ASSERT_EQ(y[i], std::clamp(v, -127.0, 127.0)) << int{a[i]} << " " << int{b[i]};
     ASSERT_EQ(r[i], std::clamp(v, 0.0, 127.0));
   }
+}
+
+// Each instruction set's requantization of int32 values against the scalar requantize: the
+// values are the biases of a linear layer and of a depthwise convolution that add up nothing
+// (zero inputs or weights), chosen around the extremes of int32 and on rounding ties.
+TEST(NpuKernels, RequantizationIsScalarRequantizeOnEveryIsa) {
+  Rng rng(11, 4);
+  for (const FixedMultiplier m : extreme_multipliers()) {
+    std::vector<int32_t> bias = {0,
+                                 1,
+                                 -1,
+                                 std::numeric_limits<int32_t>::max(),
+                                 std::numeric_limits<int32_t>::min(),
+                                 std::numeric_limits<int32_t>::min() + 1};
+    // Ties x * M0 = (2j + 1) 2^(right - 1), where M0 is a power of two: both signs, rounded
+    // to int8 values.
+    const int t = 30 - m.shift - std::countr_zero(static_cast<uint32_t>(m.m0));
+    if (std::has_single_bit(static_cast<uint32_t>(m.m0)) && t >= 0 && t <= 22)
+      for (int64_t j = -140; j <= 140; ++j) bias.push_back(static_cast<int32_t>((2 * j + 1) << t));
+    while (bias.size() < 1003) {  // all magnitudes, and an odd count
+      const int bits = 1 + static_cast<int>(rng.below(31));
+      const int64_t mag = rng.next_u32() >> (32 - bits);
+      bias.push_back(static_cast<int32_t>(rng.below(2) ? -mag : mag));
+    }
+    const auto n = static_cast<int64_t>(bias.size());
+    std::vector<int8_t> expected;
+    for (int32_t b : bias)
+      expected.push_back(kernels::clamp_s8(kernels::requantize(b, m), -128, 127));
+    test::for_each_kernel_isa([&] {
+      const kernels::NpuConvGeometry linear{1, 1, 1, n, 1, 1, 0, 1};
+      const std::vector<int8_t> x(1, 0), w(static_cast<size_t>(n), 1);
+      std::vector<int8_t> y(static_cast<size_t>(n));
+      std::vector<int8_t> work(static_cast<size_t>(linear.work_bytes()));
+      kernels::conv_s8(linear, 1, x.data(), w.data(), bias.data(), m, -128, 127, y.data(),
+                       work.data());
+      ASSERT_EQ(y, expected) << m.m0 << " " << m.shift;
+      // 2x2 planes of one channel per bias, each output the bias alone.
+      const kernels::NpuConvGeometry depthwise{n, 2, 2, n, 3, 1, 1, n};
+      const auto dx = random_bytes(n * 4, rng);
+      const std::vector<int8_t> dw(static_cast<size_t>(n * 9), 0);
+      std::vector<int8_t> dy(static_cast<size_t>(n * 4));
+      kernels::conv_s8(depthwise, 1, dx.data(), dw.data(), bias.data(), m, -128, 127, dy.data(),
+                       nullptr);
+      for (int64_t c = 0; c < n; ++c)
+        for (int64_t j = 0; j < 4; ++j)
+          ASSERT_EQ(dy[c * 4 + j], expected[c]) << "channel " << c << " " << m.m0 << " " << m.shift;
+    });
+  }
+}
+
+// Depthwise convolutions of every stride, padding and kernel size (beyond 7x7 the portable
+// taps), on int8 data of the whole range, large biases, and multipliers that round ties and
+// saturate; enough images that several share the phases, and chunks of them.
+TEST(NpuKernels, DepthwiseMatchesReferenceOnFullRangeData) {
+  const kernels::NpuConvGeometry shapes[] = {
+      {6, 28, 28, 6, 3, 1, 1, 6},  // MobileNetV2's shapes
+      {6, 28, 28, 6, 3, 2, 1, 6}, {5, 7, 7, 5, 3, 1, 1, 5}, {5, 7, 7, 5, 3, 2, 1, 5},
+      {4, 4, 4, 4, 3, 1, 1, 4},   {4, 2, 2, 4, 3, 1, 1, 4}, {3, 1, 1, 3, 3, 1, 1, 3},
+      {3, 9, 13, 3, 5, 2, 2, 3},   // 5x5
+      {3, 11, 8, 3, 3, 3, 0, 3},   // stride 3, no padding
+      {2, 10, 9, 2, 7, 1, 3, 2},   // 7x7, the most taps of the vector kernel
+      {2, 12, 12, 2, 9, 2, 4, 2},  // 9x9: the portable taps in every set
+      {2, 5, 6, 2, 1, 1, 0, 2},    // 1x1
+      {2, 45, 41, 2, 3, 1, 1, 2},  // images in several chunks, the last one partial
+  };
+  const auto multipliers = extreme_multipliers();
+  test::for_each_kernel_isa([&] {
+    Rng rng(13, 5);
+    for (const auto& g : shapes)
+      for (size_t i = 0; i < multipliers.size(); ++i) {
+        const FixedMultiplier m = multipliers[i];
+        const int64_t rows = i % 3 == 2 ? 1 : 17;
+        const auto x = random_bytes(rows * g.in_c * g.in_h * g.in_w, rng);
+        const auto w = random_bytes(g.in_c * g.kernel * g.kernel, rng);
+        std::vector<int32_t> bias;
+        for (int64_t c = 0; c < g.in_c; ++c)
+          bias.push_back(static_cast<int32_t>(rng.below(1u << 21)) - (1 << 20));
+        const bool with_bias = i % 2 == 0;
+        const int32_t lo = i % 3 == 0 ? 0 : -128, hi = i % 3 == 1 ? 100 : 127;
+        std::vector<int8_t> y(static_cast<size_t>(rows * g.out_c * g.out_h() * g.out_w()));
+        kernels::conv_s8(g, rows, x.data(), w.data(), with_bias ? bias.data() : nullptr, m, lo, hi,
+                         y.data(), nullptr);
+        ASSERT_EQ(
+            y, reference_conv(g, rows, x, w, with_bias ? bias : std::vector<int32_t>{}, m, lo, hi))
+            << rows << " x " << g.in_c << "x" << g.in_h << "x" << g.in_w << " k" << g.kernel << " s"
+            << g.stride << " p" << g.pad << ", multiplier " << m.m0 << " " << m.shift;
+      }
+  });
+}
+
+// The residual add on every pair of int8 values, in every instruction set, against the portable
+// kernels; ties and saturation included. With both multipliers 1/2 the sum is exact before its
+// one rounding, so ties must go away from zero.
+TEST(NpuKernels, AddIsPortableOnEveryPairOfValues) {
+  std::vector<int8_t> a, b;
+  for (int i = -128; i < 128; ++i)
+    for (int j = -128; j < 128; ++j) {
+      a.push_back(static_cast<int8_t>(i));
+      b.push_back(static_cast<int8_t>(j));
+    }
+  a.resize(a.size() + 13, -128);  // a partial last vector
+  b.resize(b.size() + 13, 127);
+  const auto n = static_cast<int64_t>(a.size());
+  // The last pairs' first branches shift left or not at all (multipliers from 2^14 on).
+  const std::pair<double, double> multipliers[] = {{0.5, 0.5},     {0.6137, 0.2719}, {3.7, 2.1},
+                                                   {0.0137, 1.9},  {1e-6, 0.25},     {20000.0, 0.3},
+                                                   {123457.0, 0.3}};
+  for (const auto& [ma, mb] : multipliers)
+    for (const auto& [lo, hi] : {std::pair{-128, 127}, std::pair{0, 100}}) {
+      std::vector<int8_t> portable;  // the first set (kernel_isas.h) is the portable one
+      test::for_each_kernel_isa([&] {
+        std::vector<int8_t> y(static_cast<size_t>(n));
+        kernels::add_s8(n, a.data(), kernels::quantize_multiplier(ma), b.data(),
+                        kernels::quantize_multiplier(mb), lo, hi, y.data());
+        if (portable.empty())
+          portable = y;
+        else
+          ASSERT_EQ(y, portable) << ma << " " << mb;
+      });
+      if (ma == 0.5 && mb == 0.5) {
+        for (int64_t i = 0; i < n; ++i)
+          ASSERT_EQ(portable[i], std::clamp(std::round((a[i] + b[i]) / 2.0), 1.0 * lo, 1.0 * hi))
+              << int{a[i]} << " + " << int{b[i]};
+      }
+    }
 }
 
 }  // namespace

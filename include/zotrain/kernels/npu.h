@@ -1,8 +1,10 @@
 // Integer kernels of an INT8 NPU (TFLite-style): int8 operands, int32 accumulation and
 // requantization of the int32 results to int8 by a fixed-point multiplier, per-tensor symmetric
 // scales (zero point 0). One thread; convolutions and linear layers take their int32 sums from
-// the int8 path's kernels of the active instruction set (kernels/isa.h), the rest is portable C++
-// written for the compiler to vectorize (an AVX2 clone is picked at load time on x86-64).
+// the int8 path's kernels of the active instruction set (kernels/isa.h), which also has the
+// depthwise convolution's taps, the requantization of int32 sums and the residual add; the rest
+// is portable C++ written for the compiler to vectorize (an AVX2 clone is picked at load time on
+// x86-64). Every set gives the same integers.
 #pragma once
 
 #include <cstdint>
