@@ -95,8 +95,13 @@ void BM_Gemm(benchmark::State& state) {
   state.SetLabel(g.isa < 0 ? "reference" : kernels::gemm_f32_kernel_name());
 }
 
-void gemm_shapes(benchmark::internal::Benchmark* b) {
-  b->ArgNames({"ta", "tb", "m", "n", "k", "isa"});
+// The int8 products take a last argument too: whether A (the activations) is nonnegative, as the
+// ReLU outputs that reach every layer but the first are.
+void gemm_shapes_of(benchmark::internal::Benchmark* b, bool s8) {
+  if (s8)
+    b->ArgNames({"ta", "tb", "m", "n", "k", "isa", "a_nonneg"});
+  else
+    b->ArgNames({"ta", "tb", "m", "n", "k", "isa"});
   const std::vector<std::vector<int64_t>> shapes = {
       {0, 1, kBatch, 120, 400},  // fc1 forward: x W^T
       {0, 1, kBatch, 84, 120},   // fc2 forward
@@ -106,11 +111,22 @@ void gemm_shapes(benchmark::internal::Benchmark* b) {
       {0, 0, 256, 256, 256},     // square
   };
   for (const auto& s : shapes)
-    for (int64_t isa : {-1, 0, 1}) {
-      auto args = s;
-      args.push_back(isa);
-      b->Args(args);
-    }
+    for (int64_t isa : {-1, 0, 1})
+      for (int64_t nonneg : {0, 1}) {
+        if (nonneg && !s8) continue;
+        auto args = s;
+        args.push_back(isa);
+        if (s8) args.push_back(nonneg);
+        b->Args(args);
+      }
+}
+
+void gemm_shapes(benchmark::internal::Benchmark* b) {
+  gemm_shapes_of(b, false);
+}
+
+void gemm_s8_shapes(benchmark::internal::Benchmark* b) {
+  gemm_shapes_of(b, true);
 }
 BENCHMARK(BM_Gemm)->Apply(gemm_shapes);
 
@@ -315,10 +331,12 @@ BENCHMARK(BM_LeNet5Forward)->ArgNames({"isa"})->Arg(0)->Arg(1)->Unit(benchmark::
 
 // ---- int8 (NITI) kernels ----
 
-std::vector<int8_t> random_s8(int64_t n, uint64_t stream) {
+// Values in [-127, 127], or in [0, 127] (ReLU outputs) if nonneg.
+std::vector<int8_t> random_s8(int64_t n, uint64_t stream, bool nonneg = false) {
   std::vector<int8_t> v(static_cast<size_t>(n));
   Rng rng(7, stream);
-  for (int8_t& x : v) x = static_cast<int8_t>(static_cast<int>(rng.below(255)) - 127);
+  for (int8_t& x : v)
+    x = static_cast<int8_t>(nonneg ? rng.below(128) : static_cast<int>(rng.below(255)) - 127);
   return v;
 }
 
@@ -326,17 +344,17 @@ void BM_GemmS8(benchmark::State& state) {
   const GemmArgs g(state);
   if (g.isa >= 0 && !select_isa(state, g.isa)) return;
   auto run = g.isa < 0 ? kernels::gemm_s8_ref : kernels::gemm_s8;
-  std::vector<int8_t> a = random_s8(g.m * g.k, 0), b = random_s8(g.k * g.n, 1);
+  std::vector<int8_t> a = random_s8(g.m * g.k, 0, state.range(6)), b = random_s8(g.k * g.n, 1);
   std::vector<int32_t> c(static_cast<size_t>(g.m * g.n));
   time_gemm(state, g, "OPS", [&] {
     run(g.ta, g.tb, g.m, g.n, g.k, a.data(), g.lda(), b.data(), g.ldb(), c.data(), g.n, false);
   });
   if (g.isa < 0) state.SetLabel("reference");
 }
-BENCHMARK(BM_GemmS8)->Apply(gemm_shapes);
+BENCHMARK(BM_GemmS8)->Apply(gemm_s8_shapes);
 
 // One int8 convolution forward over the batch (int32 out), as an int8 Conv2d layer runs it.
-// Arguments: conv (0, 1), KernelIsa.
+// Arguments: conv (0, 1), KernelIsa, whether the input is nonnegative (ReLU outputs).
 void BM_Conv2dS8Forward(benchmark::State& state) {
   Shape in;
   const Conv2d layer = conv_case(state.range(0), in);
@@ -344,7 +362,8 @@ void BM_Conv2dS8Forward(benchmark::State& state) {
   // LeNet-5's convolutions: 5x5, stride 1, conv1 padded by 2 (kConvCases).
   const int64_t out_c = state.range(0) == 0 ? 6 : 16, pad = state.range(0) == 0 ? 2 : 0;
   const auto g = kernels::Conv2dGeometry::make(in[1], in[2], in[3], out_c, 5, 1, pad);
-  std::vector<int8_t> x = random_s8(in.numel(), 3), w = random_s8(g.out_c * g.patch_size(), 4);
+  std::vector<int8_t> x = random_s8(in.numel(), 3, state.range(2)),
+                      w = random_s8(g.out_c * g.patch_size(), 4);
   std::vector<int32_t> y(static_cast<size_t>(kBatch * g.out_numel()));
   std::vector<uint64_t> work(static_cast<size_t>(kernels::conv2d_s8_work_bytes(g) / 8 + 1));
   for (auto _ : state) {
@@ -353,7 +372,9 @@ void BM_Conv2dS8Forward(benchmark::State& state) {
   }
   set_rate(state, 2.0 * static_cast<double>(layer.forward_macs(in)), "OPS");
 }
-BENCHMARK(BM_Conv2dS8Forward)->ArgNames({"conv", "isa"})->ArgsProduct({{0, 1}, {0, 1}});
+BENCHMARK(BM_Conv2dS8Forward)
+    ->ArgNames({"conv", "isa", "nonneg"})
+    ->ArgsProduct({{0, 1}, {0, 1}, {0, 1}});
 
 // Arguments: channels and size of LeNet-5's pooling inputs, KernelIsa.
 void BM_MaxPool2dS8Forward(benchmark::State& state) {
