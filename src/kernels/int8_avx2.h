@@ -11,6 +11,10 @@
 
 namespace zotrain::kernels::avx2 {
 
+// Whether x[0..n) all lie in [0, 127]: the kernels below multiply such operands (ReLU outputs)
+// as unsigned bytes, with vpmaddubsw, at a cost of O(n) to find out.
+bool all_nonneg_s8(const int8_t* x, int64_t n);
+
 // conv2d_s8_forward, reading a padded copy of each image in place of a patch matrix, the
 // weights packed once per call; `work` needs conv2d_s8_direct_work_bytes(g) bytes.
 int64_t conv2d_s8_direct_work_bytes(const Conv2dGeometry& g);

@@ -374,7 +374,7 @@ std::vector<GemmCase> gemm_cases() {
     for (bool tb : {false, true})
       for (int64_t m : sizes)
         for (int64_t n : sizes)
-          for (int64_t k : {1, 4, 5, 13, 33, 120}) {
+          for (int64_t k : {1, 4, 5, 13, 31, 33, 63, 120}) {
             ++i;
             cases.push_back({ta, tb, m, n, k, i % 3, (i / 3) % 4, (i / 2) % 3});
           }
@@ -390,9 +390,9 @@ std::vector<GemmCase> gemm_cases() {
 
 using GemmS8Fn = decltype(&kernels::gemm_s8);
 
-// C against the double product for every case, accumulate on and off; the padding of C must
-// be left untouched.
-void expect_gemm_matches_double(GemmS8Fn gemm, int lo, int hi) {
+// C against the double product for every case, accumulate on and off, A's values in [lo, hi]
+// and B's in [b_lo, b_hi]; the padding of C must be left untouched.
+void expect_gemm_matches_double(GemmS8Fn gemm, int lo, int hi, int b_lo, int b_hi) {
   uint64_t stream = 0;
   for (const GemmCase& g : gemm_cases())
     for (bool accumulate : {false, true}) {
@@ -401,7 +401,7 @@ void expect_gemm_matches_double(GemmS8Fn gemm, int lo, int hi) {
       const int64_t b_rows = g.tb ? g.n : g.k, b_cols = g.tb ? g.k : g.n;
       const int64_t lda = a_cols + g.pad_a, ldb = b_cols + g.pad_b, ldc = g.n + g.pad_c;
       std::vector<int8_t> a = random_s8(a_rows * lda, 108, stream++, lo, hi);
-      std::vector<int8_t> b = random_s8(b_rows * ldb, 108, stream++, lo, hi);
+      std::vector<int8_t> b = random_s8(b_rows * ldb, 108, stream++, b_lo, b_hi);
       Rng rng(109, stream++);
       std::vector<int32_t> c(g.m * ldc);
       for (auto& v : c) v = static_cast<int32_t>(rng.next_u32() % 2000001) - 1000000;
@@ -414,18 +414,49 @@ void expect_gemm_matches_double(GemmS8Fn gemm, int lo, int hi) {
 }
 
 TEST(Int8Gemm, ReferenceMatchesDoublePrecision) {
-  expect_gemm_matches_double(kernels::gemm_s8_ref, -127, 127);
+  expect_gemm_matches_double(kernels::gemm_s8_ref, -127, 127, -127, 127);
 }
 
 // Every instruction set's kernels: register tiles of 3 x 4 dot products along k by 16 and 8,
 // which the sizes fill in part or not at all.
 TEST(Int8Gemm, FastKernelMatchesDoublePrecision) {
-  test::for_each_kernel_isa([] { expect_gemm_matches_double(kernels::gemm_s8, -127, 127); });
+  test::for_each_kernel_isa(
+      [] { expect_gemm_matches_double(kernels::gemm_s8, -127, 127, -127, 127); });
 }
 
 // The whole int8 range, -128 included: 16-bit products still fit.
 TEST(Int8Gemm, FastKernelHandlesMinus128) {
-  test::for_each_kernel_isa([] { expect_gemm_matches_double(kernels::gemm_s8, -128, 127); });
+  test::for_each_kernel_isa(
+      [] { expect_gemm_matches_double(kernels::gemm_s8, -128, 127, -128, 127); });
+}
+
+// One operand in [0, 127] (ReLU outputs), which the AVX2 kernel multiplies as unsigned bytes
+// (A, or B through C^T = B A^T), the other over the whole int8 range.
+TEST(Int8Gemm, FastKernelWithANonnegativeOperand) {
+  test::for_each_kernel_isa([] {
+    expect_gemm_matches_double(kernels::gemm_s8, 0, 127, -128, 127);
+    expect_gemm_matches_double(kernels::gemm_s8, -128, 127, 0, 127);
+  });
+}
+
+// The largest products, 127 * -128 and 127 * 127 in every pair (as unsigned bytes, the limit of
+// vpmaddubsw's 16-bit sums of pairs), and a single negative value as A's last element, which
+// must keep the kernel off the unsigned path.
+TEST(Int8Gemm, ExtremeProductsAreExact) {
+  const int64_t m = 5, n = 7, k = 77;
+  for (int8_t bv : {int8_t{-128}, int8_t{127}})
+    for (bool last_negative : {false, true}) {
+      SCOPED_TRACE(::testing::Message() << "b " << int{bv} << " last negative " << last_negative);
+      std::vector<int8_t> a(m * k, 127), b(n * k, bv);
+      if (last_negative) a.back() = -1;
+      std::vector<int32_t> want(m * n);
+      kernels::gemm_s8_ref(false, true, m, n, k, a.data(), k, b.data(), k, want.data(), n, false);
+      test::for_each_kernel_isa([&] {
+        std::vector<int32_t> c(m * n);
+        kernels::gemm_s8(false, true, m, n, k, a.data(), k, b.data(), k, c.data(), n, false);
+        EXPECT_EQ(c, want);
+      });
+    }
 }
 
 // Sparse A (ReLU outputs, which the fast kernel skips) and an all-zero A.
@@ -493,15 +524,17 @@ struct Work {
   std::vector<uint64_t> buffer;  // 8-byte aligned
 };
 
-// Every instruction set's kernel (the AVX2 one reads the image in place), over the whole int8
-// range: -128 included.
-TEST(Int8Conv2d, ForwardMatchesDirectConvolution) {
-  test::for_each_kernel_isa([] {
+// Every instruction set's kernel (the AVX2 one reads the image in place), weights over the whole
+// int8 range, -128 included, and inputs in [lo, hi]; edit(x) changes the input before the call.
+template <typename Edit>
+void expect_conv_forward_matches(int lo, int hi, Edit edit) {
+  test::for_each_kernel_isa([&] {
     for (const auto& s : conv_cases(2)) {
       SCOPED_TRACE(describe(s));
       auto g = geometry(s);
-      std::vector<int8_t> x = random_s8(s.x_numel(), 112, 0, -128),
+      std::vector<int8_t> x = random_s8(s.x_numel(), 112, 0, lo, hi),
                           w = random_s8(s.w_numel(), 112, 1, -128);
+      edit(x, w);
       std::vector<int32_t> y(s.y_numel(), 12345);  // overwritten
       Work work(kernels::conv2d_s8_work_bytes(g));
       kernels::conv2d_s8_forward(g, s.n, x.data(), w.data(), y.data(), work.data());
@@ -509,6 +542,31 @@ TEST(Int8Conv2d, ForwardMatchesDirectConvolution) {
       for (int64_t i = 0; i < s.y_numel(); ++i) ASSERT_EQ(static_cast<double>(y[i]), want[i]) << i;
     }
   });
+}
+
+void no_edit(std::vector<int8_t>&, std::vector<int8_t>&) {}
+
+TEST(Int8Conv2d, ForwardMatchesDirectConvolution) {
+  expect_conv_forward_matches(-128, 127, no_edit);
+}
+
+// Inputs in [0, 127] (ReLU outputs), which the AVX2 kernel multiplies as unsigned bytes, groups
+// of 4 taps with partial last groups in these shapes.
+TEST(Int8Conv2d, ForwardWithNonnegativeInputs) {
+  expect_conv_forward_matches(0, 127, no_edit);
+}
+
+// The largest products, 127 * -128 (or * 127) at every tap; then a single negative value as the
+// last input element, which must keep the kernel off the unsigned path.
+TEST(Int8Conv2d, ForwardExtremeProductsAreExact) {
+  for (int8_t wv : {int8_t{-128}, int8_t{127}}) {
+    SCOPED_TRACE(int{wv});
+    expect_conv_forward_matches(127, 127, [wv](std::vector<int8_t>&, std::vector<int8_t>& w) {
+      std::fill(w.begin(), w.end(), wv);
+    });
+  }
+  expect_conv_forward_matches(0, 127,
+                              [](std::vector<int8_t>& x, std::vector<int8_t>&) { x.back() = -1; });
 }
 
 // Every instruction set: stride 1 runs the direct forward kernel on flipped weights where there
@@ -529,21 +587,24 @@ TEST(Int8Conv2d, BackwardDataMatchesReference) {
   });
 }
 
-// dw += the weight gradient summed over the images: starts from nonzero values.
+// dw += the weight gradient summed over the images: starts from nonzero values. Inputs over the
+// int8 range and in [0, 127] (ReLU outputs: patches the AVX2 kernel multiplies as unsigned).
 TEST(Int8Conv2d, BackwardWeightAddsIntoDw) {
-  for (const auto& s : conv_cases(3)) {
-    SCOPED_TRACE(describe(s));
-    auto g = geometry(s);
-    std::vector<int8_t> x = random_s8(s.x_numel(), 114, 0), dy = random_s8(s.y_numel(), 114, 1);
-    Rng rng(114, 2);
-    std::vector<int64_t> dw(s.w_numel());
-    for (auto& v : dw) v = random_int(rng, 40);
-    ref::Vec want = ref::conv2d_backward_weight(s, to_double(x), to_double(dy));
-    for (int64_t i = 0; i < s.w_numel(); ++i) want[i] += static_cast<double>(dw[i]);
-    Work work(kernels::conv2d_s8_work_bytes(g));
-    kernels::conv2d_s8_backward_weight(g, s.n, x.data(), dy.data(), dw.data(), work.data());
-    for (int64_t i = 0; i < s.w_numel(); ++i) ASSERT_EQ(static_cast<double>(dw[i]), want[i]) << i;
-  }
+  for (const auto& s : conv_cases(3))
+    for (int lo : {-127, 0}) {
+      SCOPED_TRACE(describe(s) + " inputs from " + std::to_string(lo));
+      auto g = geometry(s);
+      std::vector<int8_t> x = random_s8(s.x_numel(), 114, 0, lo),
+                          dy = random_s8(s.y_numel(), 114, 1);
+      Rng rng(114, 2);
+      std::vector<int64_t> dw(s.w_numel());
+      for (auto& v : dw) v = random_int(rng, 40);
+      ref::Vec want = ref::conv2d_backward_weight(s, to_double(x), to_double(dy));
+      for (int64_t i = 0; i < s.w_numel(); ++i) want[i] += static_cast<double>(dw[i]);
+      Work work(kernels::conv2d_s8_work_bytes(g));
+      kernels::conv2d_s8_backward_weight(g, s.n, x.data(), dy.data(), dw.data(), work.data());
+      for (int64_t i = 0; i < s.w_numel(); ++i) ASSERT_EQ(static_cast<double>(dw[i]), want[i]) << i;
+    }
 }
 
 // ---- ReLU and max pooling: the f32 kernels on the same values ----

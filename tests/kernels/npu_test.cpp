@@ -118,7 +118,8 @@ std::vector<int8_t> reference_conv(const kernels::NpuConvGeometry& g, int64_t ro
 }
 
 // In every instruction set: the sums come from its int8 kernels, whose tiles and tails these
-// odd shapes exercise.
+// odd shapes exercise, with inputs over the int8 range and in [0, 127] (ReLU outputs, which the
+// AVX2 kernels multiply as unsigned bytes).
 TEST(NpuKernels, ConvMatchesReferenceOnIntegerData) {
   const ConvCase cases[] = {
       {{3, 9, 9, 5, 3, 1, 1, 1}, true, -127, 127},     // padded 3x3, 5 outputs (a partial block)
@@ -140,24 +141,27 @@ TEST(NpuKernels, ConvMatchesReferenceOnIntegerData) {
   };
   test::for_each_kernel_isa([&] {
     Rng rng(3, 2);
-    for (const ConvCase& c : cases) {
-      const auto& g = c.g;
-      const int64_t rows = 3;
-      const auto x = random_s8(rows * g.in_c * g.in_h * g.in_w, rng);
-      const auto w = random_s8(g.out_c * g.in_c / g.groups * g.kernel * g.kernel, rng);
-      std::vector<int32_t> bias;
-      if (c.bias)
-        for (int64_t o = 0; o < g.out_c; ++o)
-          bias.push_back(static_cast<int32_t>(rng.below(20001)) - 10000);
-      const FixedMultiplier m = kernels::quantize_multiplier(0.0137);
-      std::vector<int8_t> y(static_cast<size_t>(rows * g.out_c * g.out_h() * g.out_w()));
-      std::vector<int8_t> work(static_cast<size_t>(g.work_bytes()));
-      kernels::conv_s8(g, rows, x.data(), w.data(), c.bias ? bias.data() : nullptr, m, c.lo, c.hi,
-                       y.data(), work.data());
-      EXPECT_EQ(y, reference_conv(g, rows, x, w, bias, m, c.lo, c.hi))
-          << "conv " << g.in_c << "->" << g.out_c << " k" << g.kernel << " s" << g.stride << " p"
-          << g.pad << " g" << g.groups;
-    }
+    for (const ConvCase& c : cases)
+      for (bool nonneg : {false, true}) {
+        const auto& g = c.g;
+        const int64_t rows = 3;
+        auto x = random_s8(rows * g.in_c * g.in_h * g.in_w, rng);
+        if (nonneg)
+          for (auto& v : x) v = static_cast<int8_t>(v < 0 ? -v : v);
+        const auto w = random_s8(g.out_c * g.in_c / g.groups * g.kernel * g.kernel, rng);
+        std::vector<int32_t> bias;
+        if (c.bias)
+          for (int64_t o = 0; o < g.out_c; ++o)
+            bias.push_back(static_cast<int32_t>(rng.below(20001)) - 10000);
+        const FixedMultiplier m = kernels::quantize_multiplier(0.0137);
+        std::vector<int8_t> y(static_cast<size_t>(rows * g.out_c * g.out_h() * g.out_w()));
+        std::vector<int8_t> work(static_cast<size_t>(g.work_bytes()));
+        kernels::conv_s8(g, rows, x.data(), w.data(), c.bias ? bias.data() : nullptr, m, c.lo, c.hi,
+                         y.data(), work.data());
+        EXPECT_EQ(y, reference_conv(g, rows, x, w, bias, m, c.lo, c.hi))
+            << "conv " << g.in_c << "->" << g.out_c << " k" << g.kernel << " s" << g.stride << " p"
+            << g.pad << " g" << g.groups << (nonneg ? " nonnegative" : "");
+      }
   });
 }
 
