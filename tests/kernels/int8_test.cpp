@@ -498,6 +498,13 @@ std::vector<ref::ConvShape> conv_cases(int64_t images) {
                                   {images, 1, 3, 3, 7, 1, 1, 0},   {images, 3, 6, 6, 16, 3, 1, 0},
                                   {images, 3, 11, 9, 21, 3, 2, 1}, {images, 5, 7, 8, 40, 2, 1, 1}};
   cases.insert(cases.end(), std::begin(tiles), std::end(tiles));
+  // Tap counts in whole groups of 4 (the AVX2 kernel's unsigned path, for nonnegative inputs),
+  // both layouts, partial tiles.
+  const ref::ConvShape quads[] = {{images, 4, 9, 7, 13, 3, 1, 1},
+                                  {images, 8, 9, 9, 21, 3, 2, 1},
+                                  {images, 4, 6, 6, 5, 1, 1, 0},
+                                  {images, 12, 5, 6, 17, 3, 1, 1}};
+  cases.insert(cases.end(), std::begin(quads), std::end(quads));
   Rng rng(111, 0);
   for (int i = 0; i < 16; ++i) {
     const int64_t k = 1 + rng.below(4), pad = rng.below(3);
