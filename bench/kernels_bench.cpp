@@ -354,27 +354,27 @@ void BM_GemmS8(benchmark::State& state) {
 BENCHMARK(BM_GemmS8)->Apply(gemm_s8_shapes);
 
 // One int8 convolution forward over the batch (int32 out), as an int8 Conv2d layer runs it.
-// Arguments: conv (0, 1), KernelIsa, whether the input is nonnegative (ReLU outputs).
+// Arguments: conv (kConvCases: LeNet-5's two, ResNet18's 3x3), KernelIsa, whether the input is
+// nonnegative (ReLU outputs).
 void BM_Conv2dS8Forward(benchmark::State& state) {
   Shape in;
   const Conv2d layer = conv_case(state.range(0), in);
   if (!select_isa(state, state.range(1))) return;
-  // LeNet-5's convolutions: 5x5, stride 1, conv1 padded by 2 (kConvCases).
-  const int64_t out_c = state.range(0) == 0 ? 6 : 16, pad = state.range(0) == 0 ? 2 : 0;
-  const auto g = kernels::Conv2dGeometry::make(in[1], in[2], in[3], out_c, 5, 1, pad);
+  const ConvCase& c = kConvCases[state.range(0)];
+  const auto g = kernels::Conv2dGeometry::make(in[1], in[2], in[3], c.out_c, c.k, c.stride, c.pad);
   std::vector<int8_t> x = random_s8(in.numel(), 3, state.range(2)),
                       w = random_s8(g.out_c * g.patch_size(), 4);
-  std::vector<int32_t> y(static_cast<size_t>(kBatch * g.out_numel()));
+  std::vector<int32_t> y(static_cast<size_t>(c.batch * g.out_numel()));
   std::vector<uint64_t> work(static_cast<size_t>(kernels::conv2d_s8_work_bytes(g) / 8 + 1));
   for (auto _ : state) {
-    kernels::conv2d_s8_forward(g, kBatch, x.data(), w.data(), y.data(), work.data());
+    kernels::conv2d_s8_forward(g, c.batch, x.data(), w.data(), y.data(), work.data());
     benchmark::ClobberMemory();
   }
   set_rate(state, 2.0 * static_cast<double>(layer.forward_macs(in)), "OPS");
 }
 BENCHMARK(BM_Conv2dS8Forward)
     ->ArgNames({"conv", "isa", "nonneg"})
-    ->ArgsProduct({{0, 1}, {0, 1}, {0, 1}});
+    ->ArgsProduct({{0, 1, 2, 3}, {0, 1}, {0, 1}});
 
 // Arguments: channels and size of LeNet-5's pooling inputs, KernelIsa.
 void BM_MaxPool2dS8Forward(benchmark::State& state) {

@@ -1,6 +1,9 @@
 // The AVX2 int8 product C (+)= A · B^T: register tiles of 3 x 4 dot products, each a vector of
-// int32 partial sums along k, multiplied either way of int8_products_avx2.h (kStep bytes of k a
-// vector). Integer sums are exact, so C is bit for bit the portable kernel's.
+// int32 partial sums along k, multiplied one of two ways (Widened, Unsigned below). Integer sums
+// are exact either way, so C is bit for bit the portable kernel's. Unsigned does the same
+// multiplies in fewer instructions (no widening, half the loads and adds) but needs one operand
+// in [0, 127]; the convolution (conv_s8_avx2.cpp), whose operands need no widening per product,
+// measured slower with it (docs/benchmarks.md).
 #include "int8_avx2.h"
 
 #if defined(__x86_64__)
@@ -8,10 +11,12 @@
 #include <immintrin.h>
 
 #include "avx2_target.h"
-#include "int8_products_avx2.h"
 
 namespace zotrain::kernels::avx2 {
 
+namespace {
+
+// Whether x[0..n) all lie in [0, 127].
 ZT_AVX2 bool all_nonneg_s8(const int8_t* x, int64_t n) {
   // The sign bits ORed together: one OR a vector, no branch until the end.
   __m256i any = _mm256_setzero_si256();
@@ -23,13 +28,38 @@ ZT_AVX2 bool all_nonneg_s8(const int8_t* x, int64_t n) {
   return _mm256_movemask_epi8(any) == 0 && rest >= 0;
 }
 
-namespace {
-
 constexpr int kRowsA = 3, kRowsB = 4;  // a tile: 12 accumulators, 3 A vectors, a B vector
 
-// Bytes of k an operand vector holds.
-template <class P>
-constexpr int kStep = 8 * P::kGroup;
+// Bytes sign-extended to int16, pairs of products summed into int32 by vpmaddwd, exact for all
+// of -128..127.
+struct Widened {
+  static constexpr int kStep = 16;  // bytes of k a vector
+  // 16 contiguous bytes (8 and zeros above them for K = 8) as one operand vector.
+  template <int K>
+  ZT_AVX2_INLINE static __m256i load(const int8_t* p) {
+    if constexpr (K == 16)
+      return _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+    return _mm256_cvtepi8_epi16(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p)));
+  }
+  ZT_AVX2_INLINE static __m256i madd(__m256i x, __m256i w) { return _mm256_madd_epi16(x, w); }
+};
+
+// x's bytes taken as unsigned by vpmaddubsw (u8 x s8 -> int16 sums of pairs), then pairs of those
+// summed into int32 by vpmaddwd with ones. Exact for x in [0, 127]: a pair sum is at most
+// 2 * 127 * 128 = 32512 in size, short of vpmaddubsw's saturation at 32767 (which x up to 255
+// would reach).
+struct Unsigned {
+  static constexpr int kStep = 32;
+  // 32 contiguous bytes.
+  template <int K>
+  ZT_AVX2_INLINE static __m256i load(const int8_t* p) {
+    static_assert(K == 32);
+    return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
+  }
+  ZT_AVX2_INLINE static __m256i madd(__m256i x, __m256i w) {
+    return _mm256_madd_epi16(_mm256_maddubs_epi16(x, w), _mm256_set1_epi16(1));
+  }
+};
 
 template <class P, int K>
 ZT_AVX2_INLINE void dot_step(const int8_t* const (&a)[kRowsA], const int8_t* const (&b)[kRowsB],
@@ -45,9 +75,10 @@ ZT_AVX2_INLINE void dot_step(const int8_t* const (&a)[kRowsA], const int8_t* con
   }
 }
 
-// C[i][j] for the kRowsA x kRowsB rows a[i], b[j]: vector partial sums along k (a whole vector,
-// then half of one at a time), then the lanes added, then the last products. Rows past m or n
-// are given as copies of the last one, and their results dropped.
+// C[i][j] for the kRowsA x kRowsB rows a[i], b[j]: vector partial sums along k (whole vectors,
+// then the rest under 32 in Widened's vectors of 16 and 8, whose part-filled vectors cost fewer
+// multiplies than Unsigned's would), then the lanes added, then the last k % 8 products. Rows
+// past m or n are given as copies of the last one, and their results dropped.
 template <class P>
 ZT_AVX2 void dot_tile(int64_t k, const int8_t* const (&a)[kRowsA], const int8_t* const (&b)[kRowsB],
                       int32_t (&out)[kRowsA][kRowsB]) {
@@ -57,8 +88,9 @@ ZT_AVX2 void dot_tile(int64_t k, const int8_t* const (&a)[kRowsA], const int8_t*
 #pragma GCC unroll 4
     for (int j = 0; j < kRowsB; ++j) acc[i][j] = _mm256_setzero_si256();
   int64_t p = 0;
-  for (; p + kStep<P> <= k; p += kStep<P>) dot_step<P, kStep<P>>(a, b, p, acc);
-  if (p + kStep<P> / 2 <= k) dot_step<P, kStep<P> / 2>(a, b, p, acc), p += kStep<P> / 2;
+  for (; p + P::kStep <= k; p += P::kStep) dot_step<P, P::kStep>(a, b, p, acc);
+  for (; p + 16 <= k; p += 16) dot_step<Widened, 16>(a, b, p, acc);
+  if (p + 8 <= k) dot_step<Widened, 8>(a, b, p, acc), p += 8;
 #pragma GCC unroll 4
   for (int i = 0; i < kRowsA; ++i) {
     // Lanes of the four accumulators of row i added into one vector of 4 sums.
@@ -102,9 +134,10 @@ ZT_AVX2 bool rows_nonneg(int64_t rows, int64_t k, const int8_t* x, int64_t ld) {
 
 // Unsigned wherever one operand lies in [0, 127] (ReLU outputs: A in the linear layers' forward,
 // B, the patches, in a convolution's weight gradient), which a scan of O(m k) or O(n k) finds
-// against the product's O(m n k).
+// against the product's O(m n k); not for k under one of its vectors, which it would not use.
 ZT_AVX2 void gemm_s8_nt(int64_t m, int64_t n, int64_t k, const int8_t* a, int64_t lda,
                         const int8_t* b, int64_t ldb, int32_t* c, int64_t ldc, bool accumulate) {
+  if (k < Unsigned::kStep) return gemm_nt<Widened>(m, n, k, a, lda, b, ldb, c, ldc, 1, accumulate);
   if (rows_nonneg(m, k, a, lda))
     return gemm_nt<Unsigned>(m, n, k, a, lda, b, ldb, c, ldc, 1, accumulate);
   if (rows_nonneg(n, k, b, ldb))

@@ -11,17 +11,14 @@
 
 namespace zotrain::kernels::avx2 {
 
-// Whether x[0..n) all lie in [0, 127]: the kernels below multiply such operands (ReLU outputs)
-// as unsigned bytes, with vpmaddubsw, at a cost of O(n) to find out.
-bool all_nonneg_s8(const int8_t* x, int64_t n);
-
 // conv2d_s8_forward, reading a padded copy of each image in place of a patch matrix, the
 // weights packed once per call; `work` needs conv2d_s8_direct_work_bytes(g) bytes.
 int64_t conv2d_s8_direct_work_bytes(const Conv2dGeometry& g);
 void conv2d_s8_direct(const Conv2dGeometry& g, int64_t images, const int8_t* x, const int8_t* w,
                       int32_t* y, void* work);
 
-// C (+)= A · B^T (gemm_s8 with op(A) = A, op(B) = B^T): rows of both operands contiguous.
+// C (+)= A · B^T (gemm_s8 with op(A) = A, op(B) = B^T): rows of both operands contiguous;
+// u8 x s8 products (vpmaddubsw) where a scan finds A or B in [0, 127].
 void gemm_s8_nt(int64_t m, int64_t n, int64_t k, const int8_t* a, int64_t lda, const int8_t* b,
                 int64_t ldb, int32_t* c, int64_t ldc, bool accumulate);
 

@@ -38,8 +38,8 @@ const KernelSet kAvx2FmaKernels = {
     .tap_sums = avx2::tap_sums,
     .tap_dots = avx2::tap_dots,
     .int8_name =
-        "avx2: conv2d direct 6x16 tiles, A.B^T 3x4 dot tiles, 2x2 max pool, requantization, "
-        "Philox x8",
+        "avx2: conv2d direct 6x16 tiles, A.B^T 3x4 dot tiles (u8 x s8 vpmaddubsw where an "
+        "operand is nonnegative), 2x2 max pool, requantization, Philox x8",
     .conv2d_s8_direct_work_bytes = avx2::conv2d_s8_direct_work_bytes,
     .conv2d_s8_direct = avx2::conv2d_s8_direct,
     .gemm_s8_nt = avx2::gemm_s8_nt,

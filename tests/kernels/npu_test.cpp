@@ -119,7 +119,7 @@ std::vector<int8_t> reference_conv(const kernels::NpuConvGeometry& g, int64_t ro
 
 // In every instruction set: the sums come from its int8 kernels, whose tiles and tails these
 // odd shapes exercise, with inputs over the int8 range and in [0, 127] (ReLU outputs, which the
-// AVX2 kernels multiply as unsigned bytes).
+// AVX2 A.B^T of pointwise and linear layers multiplies as unsigned bytes).
 TEST(NpuKernels, ConvMatchesReferenceOnIntegerData) {
   const ConvCase cases[] = {
       {{3, 9, 9, 5, 3, 1, 1, 1}, true, -127, 127},     // padded 3x3, 5 outputs (a partial block)
