@@ -146,7 +146,7 @@ int frozen_layers(const Network& net, const TrainConfig& cfg) {
 
 MemoryPlan training_plan(const Network& net, const TrainConfig& cfg, int head_start) {
   if (cfg.precision == "int8") {
-    MemoryPlan plan = QNetwork(net).plan(cfg.batch, head_start);
+    MemoryPlan plan = QNetwork(net).plan(cfg.batch, head_start, cfg.threads);
     plan.add(-1, "labels", Bucket::kInput, cfg.batch);
     return plan;
   }
@@ -196,7 +196,7 @@ Trainer::Trainer(const TrainConfig& cfg, RunData data)
   plan_ = training_plan(*net_, cfg_, head_);
   if (cfg_.precision == "int8") {
     qnet_ = std::make_unique<QNetwork>(*net_);
-    qnet_->allocate(arena_, cfg_.batch, head_, cfg_.seed);
+    qnet_->allocate(arena_, cfg_.batch, head_, cfg_.seed, &pool_);
     bp_bits_ = parse_bp_bits(cfg_.bp_bits);
   } else {
     net_->allocate(arena_, cfg_.batch, head_, &pool_, cfg_.seed, frozen_);

@@ -40,6 +40,19 @@ json last_metrics(const std::string& out) {
   return json::parse(last);
 }
 
+void expect_same_checkpoints(const std::string& out_a, const std::string& out_b) {
+  const Checkpoint a = read_checkpoint(out_a + "/checkpoint.bin");
+  const Checkpoint b = read_checkpoint(out_b + "/checkpoint.bin");
+  ASSERT_EQ(a.file.tensors.size(), b.file.tensors.size());
+  for (size_t i = 0; i < a.file.tensors.size(); ++i) {
+    const Tensor& x = a.file.tensors[i].second;
+    const Tensor& y = b.file.tensors[i].second;
+    EXPECT_EQ(std::vector<float>(x.data(), x.data() + x.numel()),
+              std::vector<float>(y.data(), y.data() + y.numel()))
+        << a.file.tensors[i].first;
+  }
+}
+
 class Int8Training : public ::testing::Test {
  protected:
   static void SetUpTestSuite() { test::write_synthetic_data(dir_->file("data"), 800, 300, 1); }
@@ -108,17 +121,22 @@ TEST_F(Int8Training, ResumeIsBitIdentical) {
   Trainer resumed(part);
   resumed.resume(read_checkpoint(part.out + "/checkpoint.bin"));
   resumed.run();
-  const Checkpoint a = read_checkpoint(cfg.out + "/checkpoint.bin");
-  const Checkpoint b = read_checkpoint(part.out + "/checkpoint.bin");
-  ASSERT_EQ(a.file.tensors.size(), b.file.tensors.size());
-  for (size_t i = 0; i < a.file.tensors.size(); ++i) {
-    const Tensor& x = a.file.tensors[i].second;
-    const Tensor& y = b.file.tensors[i].second;
-    EXPECT_EQ(std::vector<float>(x.data(), x.data() + x.numel()),
-              std::vector<float>(y.data(), y.data() + y.numel()))
-        << a.file.tensors[i].first;
-  }
+  expect_same_checkpoints(cfg.out, part.out);
   EXPECT_EQ(last_metrics(cfg.out)["test_acc"], last_metrics(part.out)["test_acc"]);
+}
+
+// The integer layers split their row blocks over the thread pool: the same run on 1 and 3
+// threads ends with the same weights (Full BP: forward, input gradients and weight gradients).
+TEST_F(Int8Training, ResultsDoNotDependOnThreadCount) {
+  for (int threads : {1, 3}) {
+    TrainConfig cfg = int8_config(*dir_, "threads" + std::to_string(threads), "bp", 0);
+    cfg.epochs = 1;
+    cfg.threads = threads;
+    Trainer(cfg).run();
+  }
+  expect_same_checkpoints(dir_->file("threads1"), dir_->file("threads3"));
+  EXPECT_EQ(last_metrics(dir_->file("threads1"))["train_loss"],
+            last_metrics(dir_->file("threads3"))["train_loss"]);
 }
 
 // Fine-tuning starts: an f32 checkpoint initializes an f32 run as it is and an int8 run quantized;

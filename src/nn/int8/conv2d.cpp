@@ -27,9 +27,9 @@ class Conv2d : public QLayer {
   void forward(const QTensor& x, QTensor& y, const QExecContext& ctx) const override {
     const int8_t* w = weight_data(ctx);
     const int s = requantize_rows(x.shape[0], g_.out_numel(), block_images(x.shape), ctx, y.data,
-                                  [&](int64_t n0, int64_t n1, int32_t* acc) {
+                                  [&](int64_t n0, int64_t n1, int32_t* acc, void* work) {
                                     kernels::conv2d_s8_forward(
-                                        g_, n1 - n0, x.data + n0 * g_.in_numel(), w, acc, ctx.work);
+                                        g_, n1 - n0, x.data + n0 * g_.in_numel(), w, acc, work);
                                   });
     y.exp = x.exp + weight_.exp + s;
   }
@@ -38,11 +38,12 @@ class Conv2d : public QLayer {
                 const QExecContext& ctx) const override {
     const int64_t images = x.shape[0];
     if (dx.data) {
-      const int s = requantize_rows(
-          images, g_.in_numel(), 1, ctx, dx.data, [&](int64_t n, int64_t, int32_t* acc) {
-            kernels::conv2d_s8_backward_data(g_, 1, dy.data + n * g_.out_numel(), weight_.data, acc,
-                                             ctx.work);
-          });
+      const int s =
+          requantize_rows(images, g_.in_numel(), 1, ctx, dx.data,
+                          [&](int64_t n, int64_t, int32_t* acc, void* work) {
+                            kernels::conv2d_s8_backward_data(g_, 1, dy.data + n * g_.out_numel(),
+                                                             weight_.data, acc, work);
+                          });
       dx.exp = dy.exp + weight_.exp + s;
     }
     if (grad) kernels::conv2d_s8_backward_weight(g_, images, x.data, dy.data, grad, ctx.work);

@@ -23,7 +23,7 @@ class Linear : public QLayer {
     const int8_t* w = weight_data(ctx);
     const int64_t block = acc_elems(x.shape) / out_;
     const int s = requantize_rows(
-        x.shape[0], out_, block, ctx, y.data, [&](int64_t r0, int64_t r1, int32_t* acc) {
+        x.shape[0], out_, block, ctx, y.data, [&](int64_t r0, int64_t r1, int32_t* acc, void*) {
           kernels::gemm_s8(false, true, r1 - r0, out_, in_, x.data + r0 * in_, in_, w, in_, acc,
                            out_, false);
         });
@@ -36,7 +36,7 @@ class Linear : public QLayer {
     if (dx.data) {
       const int64_t block = acc_elems(x.shape) / in_;
       const int s = requantize_rows(
-          rows, in_, block, ctx, dx.data, [&](int64_t r0, int64_t r1, int32_t* acc) {
+          rows, in_, block, ctx, dx.data, [&](int64_t r0, int64_t r1, int32_t* acc, void*) {
             kernels::gemm_s8(false, false, r1 - r0, in_, out_, dy.data + r0 * out_, out_,
                              weight_.data, in_, acc, in_, false);
           });

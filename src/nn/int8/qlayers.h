@@ -23,15 +23,21 @@ inline constexpr int kMantissaBits = 7;
 // rows' n int32 accumulators each into acc, and brings the whole [rows, n] result to int8 (round
 // to nearest, one exponent): the requantization of the whole tensor without int32 storage for
 // it. Returns the shift.
+// The blocks run on ctx.pool's workers, each with its own accumulators and scratch (passed as
+// rows(r0, r1, acc, work)); every row's result is the same whichever worker computes it.
 template <typename RowsFn>
 int requantize_rows(int64_t rows, int64_t n, int64_t block, const QExecContext& ctx, int8_t* out,
                     RowsFn fn) {
-  for (int64_t r0 = 0; r0 < rows; r0 += block) {
-    const int64_t r1 = r0 + block < rows ? r0 + block : rows;
-    fn(r0, r1, ctx.acc);
-    for (int64_t r = r0; r < r1; ++r)
-      ctx.ranges[r] = kernels::stage_s16(ctx.acc + (r - r0) * n, n, ctx.stage + r * n);
-  }
+  parallel_for(ctx.pool, (rows + block - 1) / block, [&](int slot, int64_t b0, int64_t b1) {
+    int32_t* acc = ctx.acc + slot * ctx.acc_stride;
+    void* work = static_cast<char*>(ctx.work) + slot * ctx.work_stride;
+    for (int64_t r0 = b0 * block; r0 < b1 * block && r0 < rows; r0 += block) {
+      const int64_t r1 = r0 + block < rows ? r0 + block : rows;
+      fn(r0, r1, acc, work);
+      for (int64_t r = r0; r < r1; ++r)
+        ctx.ranges[r] = kernels::stage_s16(acc + (r - r0) * n, n, ctx.stage + r * n);
+    }
+  });
   return kernels::finish_s16(ctx.stage, n, rows, ctx.ranges, kMantissaBits, out);
 }
 

@@ -20,16 +20,18 @@ QNetwork::QNetwork(const Network& desc) : desc_(desc) {
     layers_.push_back(make_qlayer(desc.spec(i), desc.input_shape(i, 1)));
 }
 
-MemoryPlan QNetwork::plan(int64_t batch, int head_start) const {
-  return const_cast<QNetwork*>(this)->layout(batch, head_start, nullptr);
+MemoryPlan QNetwork::plan(int64_t batch, int head_start, int threads) const {
+  return const_cast<QNetwork*>(this)->layout(batch, head_start, threads, nullptr);
 }
 
-void QNetwork::allocate(Arena& arena, int64_t batch, int head_start, uint64_t seed) {
-  layout(batch, head_start, &arena);
+void QNetwork::allocate(Arena& arena, int64_t batch, int head_start, uint64_t seed,
+                        ThreadPool* pool) {
+  layout(batch, head_start, pool ? pool->size() : 1, &arena);
+  pool_ = pool;
   init_weights(seed);
 }
 
-MemoryPlan QNetwork::layout(int64_t batch, int h, Arena* arena) {
+MemoryPlan QNetwork::layout(int64_t batch, int h, int threads, Arena* arena) {
   const int L = num_layers();
   ZT_ASSERT(batch > 0 && h >= 0 && h <= L);
   MemoryPlan plan;
@@ -107,13 +109,17 @@ MemoryPlan QNetwork::layout(int64_t batch, int h, Arena* arena) {
     work = std::max(work, layers_[i]->work_bytes(in));
     if (i < h) scratch = std::max(scratch, layers_[i]->weight_shape().numel());
   }
+  // One slice of accumulators and kernel scratch per worker, 64-byte aligned.
+  acc = (acc + 15) / 16 * 16;
+  work = (work + 63) / 64 * 64;
   auto* acc_buf = static_cast<int32_t*>(
-      take(-1, "int32 accumulators", Bucket::kWorkspace, acc * static_cast<int64_t>(4)));
+      take(-1, "int32 accumulators", Bucket::kWorkspace, threads * acc * static_cast<int64_t>(4)));
   auto* stage_buf = static_cast<int16_t*>(
       take(-1, "int16 staging of a layer output", Bucket::kWorkspace, stage * 2));
   auto* ranges_buf =
       static_cast<int32_t*>(take(-1, "range of each row", Bucket::kWorkspace, batch * 4));
-  void* work_buf = work > 0 ? take(-1, "int8 patch matrices", Bucket::kWorkspace, work) : nullptr;
+  void* work_buf =
+      work > 0 ? take(-1, "int8 patch matrices", Bucket::kWorkspace, threads * work) : nullptr;
   int8_t* scratch_buf = nullptr;
   if (scratch > 0)
     scratch_buf =
@@ -138,6 +144,8 @@ MemoryPlan QNetwork::layout(int64_t batch, int h, Arena* arena) {
   stage_ = stage_buf;
   ranges_ = ranges_buf;
   work_ = work_buf;
+  acc_stride_ = acc;
+  work_stride_ = work;
   scratch_ = scratch_buf;
   return plan;
 }
@@ -150,6 +158,9 @@ QTensor QNetwork::output_buffer(int i, int64_t rows) {
 
 QExecContext QNetwork::context(int layer) const {
   QExecContext ctx{acc_, work_, nullptr, stage_, ranges_};
+  ctx.pool = pool_;
+  ctx.acc_stride = acc_stride_;
+  ctx.work_stride = work_stride_;
   ctx.training = mode_.training;
   ctx.key = layer_key(mode_.key, layer);
   return ctx;

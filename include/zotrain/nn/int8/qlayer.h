@@ -9,6 +9,7 @@
 #include <string>
 
 #include "zotrain/core/qtensor.h"
+#include "zotrain/core/thread_pool.h"
 #include "zotrain/nn/layer_spec.h"
 
 namespace zotrain {
@@ -16,13 +17,16 @@ namespace zotrain {
 // Scratch a QLayer call may use, and when `weight` is set, the mantissas to run forward with
 // instead of the bound weight (a perturbed copy, for zeroth-order passes; same exponent).
 struct QExecContext {
-  int32_t* acc = nullptr;  // at least acc_elems() accumulators
-  void* work = nullptr;    // at least work_bytes() bytes
+  int32_t* acc = nullptr;  // at least acc_elems() accumulators, for each of pool's workers
+  void* work = nullptr;    // at least work_bytes() bytes, for each of pool's workers
   const int8_t* weight = nullptr;
   int16_t* stage = nullptr;   // at least stage_elems() (see kernels::stage_s16)
   int32_t* ranges = nullptr;  // one per batch row
   bool training = true;       // as ExecContext's: dropout masks, keyed by `key`
   uint64_t key = 0;
+  ThreadPool* pool = nullptr;  // splits row blocks (requantize_rows); null: one thread
+  int64_t acc_stride = 0;      // worker w's accumulators start at acc + w * acc_stride
+  int64_t work_stride = 0;     // and its scratch at work + w * work_stride bytes
 };
 
 class QLayer {

@@ -36,10 +36,13 @@ class QNetwork {
   int num_layers() const { return desc_.num_layers(); }
   const Network& desc() const { return desc_; }
 
-  MemoryPlan plan(int64_t batch, int head_start) const;
+  // `threads` workers each get their own accumulators and kernel scratch.
+  MemoryPlan plan(int64_t batch, int head_start, int threads = 1) const;
   // Allocates the plan's buffers and initializes the weights: the f32 model's initial values
-  // (same seed, same streams) quantized to int8.
-  void allocate(Arena& arena, int64_t batch, int head_start, uint64_t seed);
+  // (same seed, same streams) quantized to int8. The layers split their row blocks over `pool`
+  // (null: one thread).
+  void allocate(Arena& arena, int64_t batch, int head_start, uint64_t seed,
+                ThreadPool* pool = nullptr);
 
   int64_t batch() const { return batch_; }
   int head() const { return head_; }
@@ -66,7 +69,7 @@ class QNetwork {
 
  private:
   // Fills plan rows and, when `arena` is given, allocates and binds them.
-  MemoryPlan layout(int64_t batch, int head_start, Arena* arena);
+  MemoryPlan layout(int64_t batch, int head_start, int threads, Arena* arena);
   QTensor output_buffer(int i, int64_t rows);
   QExecContext context(int layer) const;
   void init_weights(uint64_t seed);  // qnetwork_init.cpp: floats, at setup only
@@ -85,6 +88,8 @@ class QNetwork {
   int16_t* stage_ = nullptr;
   int32_t* ranges_ = nullptr;
   void* work_ = nullptr;
+  int64_t acc_stride_ = 0, work_stride_ = 0;  // per worker, in elements and bytes
+  ThreadPool* pool_ = nullptr;
   PassMode mode_;
 };
 
