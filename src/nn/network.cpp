@@ -71,9 +71,9 @@ int Network::head_start(int bp_layers) const {
   return p[p.size() - bp_layers];
 }
 
-int64_t Network::forward_macs(int64_t batch) const {
+int64_t Network::forward_macs(int64_t batch, int from) const {
   int64_t macs = 0;
-  for (int i = 0; i < num_layers(); ++i) macs += layers_[i]->forward_macs(input_shape(i, batch));
+  for (int i = from; i < num_layers(); ++i) macs += layers_[i]->forward_macs(input_shape(i, batch));
   return macs;
 }
 

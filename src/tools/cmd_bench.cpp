@@ -9,8 +9,7 @@
 #include "commands.h"
 #include "config_options.h"
 #include "zotrain/core/error.h"
-#include "zotrain/core/rng.h"
-#include "zotrain/train/trainer.h"
+#include "zotrain/train/step_bench.h"
 
 namespace zotrain::tools {
 
@@ -24,35 +23,17 @@ struct BenchArgs {
   bool json = false;
 };
 
-// One batch of random pixels and labels, used as train and test set.
-DataSplits generated_data(const Shape& item, int64_t classes, int64_t n) {
-  Dataset d;
-  d.name = "generated";
-  d.item_shape = item;
-  d.num_classes = static_cast<int>(classes);
-  Rng rng(1, 2);
-  d.pixels.resize(static_cast<size_t>(n * item.numel()));
-  for (uint8_t& p : d.pixels) p = static_cast<uint8_t>(rng.below(256));
-  for (int64_t i = 0; i < n; ++i)
-    d.labels.push_back(static_cast<uint8_t>(rng.below(static_cast<uint32_t>(classes))));
-  return {d, Dataset{"generated", item, {}, {}, d.num_classes}, d};
-}
-
 void run_bench(const BenchArgs& a) {
-  TrainConfig cfg = a.config.resolve(TrainConfig{});
-  cfg.data = "generated";
-  cfg.val_size = 0;
   if (a.steps < 1 || a.warmup < 0) throw InputError("--steps must be >= 1 and --warmup >= 0");
-  const Shape item = a.input.item_shape();
-  Trainer trainer(cfg, generated_data(item, a.input.classes, cfg.batch));
-  const auto batches = trainer.data().batches(Split::kTrain, cfg.batch, false, 0);
-  const int64_t rows = trainer.fill_input(*batches, 0);
-  for (int i = 0; i < a.warmup; ++i) trainer.step(rows, 0);
+  StepBench bench(a.config.resolve(TrainConfig{}), a.input.item_shape(), a.input.classes);
+  const Trainer& trainer = bench.trainer();
+  const TrainConfig& cfg = trainer.config();
+  for (int i = 0; i < a.warmup; ++i) bench.step();
   const int64_t passes0 = trainer.state().forward_passes;
   std::vector<double> ms;
   for (int i = 0; i < a.steps; ++i) {
     auto t0 = std::chrono::steady_clock::now();
-    trainer.step(rows, 0);
+    bench.step();
     ms.push_back(
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
   }

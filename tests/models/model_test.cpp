@@ -25,6 +25,9 @@ TEST(Models, LeNet5HasTheClassicShapeAndParameterCount) {
   EXPECT_EQ(net.input_shape(6, 1), (Shape{1, 16, 5, 5}));
   // 28*28*6*25 + 10*10*16*150 + 400*120 + 120*84 + 84*10 multiply-adds
   EXPECT_EQ(net.forward_macs(1), 117600 + 240000 + 48000 + 10080 + 840);
+  // From the head of ZO-Feat-Cls1 (fc2, fc3), per example of a batch.
+  EXPECT_EQ(net.head_start(2), 9);
+  EXPECT_EQ(net.forward_macs(256, 9), 256 * (10080 + 840));
 }
 
 TEST(Models, PointNetHasTheVanillaShapeAndParameterCount) {

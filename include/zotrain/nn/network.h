@@ -67,7 +67,9 @@ class Network {
   // The first layer of a head made of the last `bp_layers` layers with parameters (and what
   // follows them): num_layers() for 0, 0 for all of them.
   int head_start(int bp_layers) const;
-  int64_t forward_macs(int64_t batch) const;
+  // Multiply-adds of one forward pass of layers [from, num_layers()) on a batch (Layer::
+  // forward_macs: convolutions and linear layers, plus batch norm and average pooling).
+  int64_t forward_macs(int64_t batch, int from = 0) const;
 
   // The buffers allocate() will take for a batch size, split, thread count and frozen prefix.
   MemoryPlan plan(int64_t batch, int head_start, int threads, int frozen = 0) const;

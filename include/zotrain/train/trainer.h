@@ -85,8 +85,11 @@ class Trainer {
 
   const TrainConfig& config() const { return cfg_; }
   Network& network() { return *net_; }
+  const Network& network() const { return *net_; }
   // The integer network of a precision int8 run (else null).
   QNetwork* int8_network() { return qnet_.get(); }
+  // The NPU-style int8 program of a precision int8-npu run, calibrated (else null).
+  NpuNetwork* npu_network() { return npu_.get(); }
   const Arena& arena() const { return arena_; }
   const MemoryPlan& plan() const { return plan_; }
   const TrainState& state() const { return state_; }
@@ -95,6 +98,8 @@ class Trainer {
   int bp_layers() const;
   // The first trained layer (0 unless train_layers freezes a prefix).
   int first_trained_layer() const { return frozen_; }
+  // The first layer trained by backprop (Network::head_start): num_layers() when none is.
+  int head() const { return head_; }
   // ZO samples per step in the current epoch (fixed, or the q schedule's).
   int q() const;
 

@@ -1,0 +1,225 @@
+// End-to-end training steps (Google Benchmark): Full BP, Full ZO, ElasticZO, INT8* (NITI) and the
+// NPU-style int8 step, plus forward passes alone, for LeNet-5 at batch 256 and MobileNetV2 at
+// batch 32, on 1 and 2 threads. Each case builds its Trainer as `zotrain bench` does (StepBench:
+// one generated batch of the input shape) and times step() after one untimed step.
+//
+// Counters, all from the wall time of the timed loop (not Google Benchmark's rate counters,
+// which divide by the CPU time of the calling thread only): forward passes per second, GFLOP/s
+// (f32) or GOP/s (int8) from StepBench's operation count (2 per multiply-add of the forward
+// pass; a backward pass counts twice the forward of the layers it runs through), and % of peak:
+// the count against `threads` times the peak of one core.
+//
+// The peak of one core is measured at start-up by a loop of independent vfmadd231ps (f32) or
+// vpmaddwd (int8: 16 multiply-adds of int16 pairs, what the int8 kernels multiply with) on
+// registers only, best of 5 short runs timed in thread CPU time (so that the other work of a
+// shared machine does not lower it); ZOTRAIN_PEAK_GFLOPS and
+// ZOTRAIN_PEAK_GOPS (per core) replace the measurement. The printed context says which.
+#include <benchmark/benchmark.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <ctime>
+#include <memory>
+#include <string>
+#include <vector>
+
+#if defined(__x86_64__)
+#endif
+
+#include "zotrain/core/error.h"
+#include "zotrain/kernels/isa.h"
+#include "zotrain/train/step_bench.h"
+
+namespace zotrain {
+namespace {
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// CPU seconds of the calling thread (not counting the time it waits for a core).
+double thread_seconds() {
+  timespec t{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
+}
+
+// ---- peak of one core ----
+
+constexpr int64_t kPeakLoops = 1 << 22;
+
+#if defined(__x86_64__)
+// Twelve `insn` on registers, each updating its own accumulator (ymm0-11) from the operands
+// ymm12 and ymm13: twelve independent chains cover the instruction's latency on both pipes.
+// `trips` trips of them, all registers zeroed first (no denormals). Written in assembly because
+// GCC spills an array of 12 vector accumulators to the stack, which halves the rate measured.
+// clang-format off
+#define ZT_ON_12(insn)                                                          \
+  insn " %%ymm12, %%ymm13, %%ymm0\n\t"  insn " %%ymm12, %%ymm13, %%ymm1\n\t"   \
+  insn " %%ymm12, %%ymm13, %%ymm2\n\t"  insn " %%ymm12, %%ymm13, %%ymm3\n\t"   \
+  insn " %%ymm12, %%ymm13, %%ymm4\n\t"  insn " %%ymm12, %%ymm13, %%ymm5\n\t"   \
+  insn " %%ymm12, %%ymm13, %%ymm6\n\t"  insn " %%ymm12, %%ymm13, %%ymm7\n\t"   \
+  insn " %%ymm12, %%ymm13, %%ymm8\n\t"  insn " %%ymm12, %%ymm13, %%ymm9\n\t"   \
+  insn " %%ymm12, %%ymm13, %%ymm10\n\t" insn " %%ymm12, %%ymm13, %%ymm11\n\t"
+#define ZT_PEAK_LOOP(insn, trips)                                               \
+  asm volatile(ZT_ON_12("vpxor")                                                \
+               "vpxor %%ymm12, %%ymm12, %%ymm12\n\t"                             \
+               "vpxor %%ymm13, %%ymm13, %%ymm13\n\t"                             \
+               "1:\n\t" ZT_ON_12(insn) "dec %0\n\tjnz 1b\n\tvzeroupper"         \
+               : "+r"(trips)                                                    \
+               :                                                                \
+               : "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", \
+                 "xmm8", "xmm9", "xmm10", "xmm11", "xmm12", "xmm13", "cc")
+// clang-format on
+
+// Operations per second of the loop for vfmadd231ps (8 multiply-adds, 16 operations) or
+// vpmaddwd (16 multiply-adds of int16 pairs, 32 operations), in thread CPU time.
+double peak_loop_rate(bool fma) {
+  int64_t trips = kPeakLoops;
+  const double t0 = thread_seconds();
+  if (fma)
+    ZT_PEAK_LOOP("vfmadd231ps", trips);
+  else
+    ZT_PEAK_LOOP("vpmaddwd", trips);
+  const double s = thread_seconds() - t0;
+  return (fma ? 16.0 : 32.0) * 12 * static_cast<double>(kPeakLoops) / s;
+}
+double fma_rate() {
+  return peak_loop_rate(true);
+}
+double madd_rate() {
+  return peak_loop_rate(false);
+}
+#else
+constexpr double (*fma_rate)() = nullptr;
+constexpr double (*madd_rate)() = nullptr;
+#endif
+
+// Peak of one core in G operations per second: the environment variable, or the best of 5 runs
+// of `loop` (the machine may be shared: the fastest run is the least disturbed), or 0 (unknown).
+// Adds the value and where it came from to the printed context.
+double core_peak(const char* env, const char* key, double (*loop)()) {
+  double peak = 0;
+  std::string how;
+  if (const char* v = std::getenv(env)) {
+    peak = std::atof(v);
+    how = std::string("from ") + env;
+  } else if (loop && kernels::kernel_isa_supported(kernels::KernelIsa::kAvx2Fma)) {
+    for (int i = 0; i < 5; ++i) peak = std::max(peak, loop() / 1e9);
+    how = "measured: 12 independent instructions on registers, best of 5, thread CPU time";
+  } else {
+    how = std::string("unknown (no AVX2+FMA): set ") + env;
+  }
+  benchmark::AddCustomContext(key, std::to_string(peak) + " per core, " + how);
+  return peak;
+}
+
+// ---- cases ----
+
+struct ModelCase {
+  const char* name;  // as bench/compare.sh names its cases
+  const char* model;
+  Shape item;
+  int64_t batch;
+};
+
+struct StepCase {
+  const char* name;
+  const char* method;
+  int bp_layers;  // elastic only
+  const char* precision;
+  bool forward_only;  // time StepBench::forward instead of step
+};
+
+const ModelCase kModels[] = {
+    {"lenet5", "lenet5", Shape{1, 28, 28}, 256},
+    {"mbv2-0.35-28", "mobilenetv2:0.35", Shape{1, 28, 28}, 32},
+    {"mbv2-1.0-64", "mobilenetv2", Shape{3, 64, 64}, 32},
+};
+
+const StepCase kSteps[] = {
+    {"FullBP", "bp", 0, "f32", false},
+    {"FullZO", "zo", 0, "f32", false},  // q = 1, two-point SPSA
+    {"ElasticZO", "elastic", 2, "f32", false},
+    {"INT8*-ZO", "zo", 0, "int8", false},
+    {"INT8*-ElasticZO", "elastic", 2, "int8", false},
+    {"NPU-ZO", "zo", 0, "int8-npu", false},
+    {"Forward", "zo", 0, "f32", true},
+    {"NPU-Forward", "zo", 0, "int8-npu", true},
+};
+
+double g_peak_gflops = 0, g_peak_gops = 0;
+
+void run_case(benchmark::State& state, const ModelCase& m, const StepCase& s) {
+  TrainConfig cfg;
+  cfg.model = m.model;
+  cfg.batch = m.batch;
+  cfg.method = s.method;
+  cfg.bp_layers = s.bp_layers;
+  cfg.precision = s.precision;
+  cfg.q = 1;
+  cfg.lr = 0.01;  // as bench/compare.sh: small steps keep the weights far from overflow
+  cfg.zo_lr = 1e-4;
+  cfg.threads = static_cast<int>(state.range(0));
+  std::unique_ptr<StepBench> bench;
+  try {
+    bench = std::make_unique<StepBench>(cfg, m.item, 10);
+  } catch (const InputError& e) {
+    state.SkipWithError(e.what());
+    return;
+  }
+  auto run = [&] { s.forward_only ? bench->forward() : bench->step(); };
+  run();  // warm-up: first touch of the buffers
+  const double ops0 = bench->step_ops();
+  const int64_t passes0 = bench->trainer().state().forward_passes;
+  const auto t0 = std::chrono::steady_clock::now();
+  for (auto _ : state) run();
+  const double seconds = seconds_since(t0);
+  const double n = static_cast<double>(state.iterations());
+  const double ops = s.forward_only ? n * bench->forward_ops() : bench->step_ops() - ops0;
+  const double passes =
+      s.forward_only ? n : static_cast<double>(bench->trainer().state().forward_passes - passes0);
+  const bool f32 = std::string(s.precision) == "f32";
+  const double gops = ops / seconds / 1e9;
+  const double peak = (f32 ? g_peak_gflops : g_peak_gops) * cfg.threads;
+  state.counters["fwd/s"] = passes / seconds;
+  state.counters[f32 ? "GFLOP/s" : "GOP/s"] = gops;
+  if (peak > 0) state.counters["%peak"] = 100.0 * gops / peak;
+  state.counters["Gop/step"] = ops / n / 1e9;
+}
+
+// The NITI integer network has no batch norm or residual layers: its steps run on LeNet-5 only.
+bool supported(const ModelCase& m, const StepCase& s) {
+  return std::string(s.precision) != "int8" || std::string(m.model) == "lenet5";
+}
+
+void register_cases() {
+  for (const ModelCase& m : kModels)
+    for (const StepCase& s : kSteps) {
+      if (!supported(m, s)) continue;
+      const std::string name = std::string("Step/") + m.name + "/" + s.name;
+      benchmark::RegisterBenchmark(name.c_str(),
+                                   [&m, &s](benchmark::State& st) { run_case(st, m, s); })
+          ->ArgName("threads")
+          ->Arg(1)
+          ->Arg(2)
+          ->Unit(benchmark::kMillisecond)
+          ->UseRealTime();
+    }
+}
+
+}  // namespace
+}  // namespace zotrain
+
+int main(int argc, char** argv) {
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  zotrain::g_peak_gflops =
+      zotrain::core_peak("ZOTRAIN_PEAK_GFLOPS", "peak_gflops", zotrain::fma_rate);
+  zotrain::g_peak_gops = zotrain::core_peak("ZOTRAIN_PEAK_GOPS", "peak_gops", zotrain::madd_rate);
+  zotrain::register_cases();
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}
