@@ -1,18 +1,31 @@
 #include "zotrain/core/thread_pool.h"
 
 #include <algorithm>
+#include <chrono>
 
 namespace zotrain {
 
 namespace {
-// About 50 microseconds of spinning: longer than the gap between two layers of a step,
-// far shorter than the gap between steps that wait on data loading or I/O.
-constexpr int kSpinIterations = 20000;
+// 50 microseconds of spinning: longer than the gap between two layers of a step, far shorter
+// than the gap between steps that wait on data loading or I/O. Timed, not counted: a pause
+// instruction takes 10 to 140 cycles depending on the CPU.
+constexpr std::chrono::microseconds kSpin{50};
 
 inline void cpu_relax() {
 #if defined(__x86_64__) || defined(__i386__)
   __builtin_ia32_pause();
 #endif
+}
+
+// Spins until done() or kSpin has passed; returns done().
+template <typename Done>
+bool spin_until(Done done) {
+  const auto start = std::chrono::steady_clock::now();
+  for (int i = 1;; ++i) {
+    if (done()) return true;
+    cpu_relax();
+    if (i % 64 == 0 && std::chrono::steady_clock::now() - start > kSpin) return done();
+  }
 }
 }  // namespace
 
@@ -34,12 +47,7 @@ ThreadPool::~ThreadPool() {
 void ThreadPool::worker_loop(int index) {
   uint64_t seen = 0;
   for (;;) {
-    int spins = 0;
-    while (generation_.load(std::memory_order_acquire) == seen && spins < kSpinIterations) {
-      cpu_relax();
-      ++spins;
-    }
-    if (generation_.load(std::memory_order_acquire) == seen) {
+    if (!spin_until([&] { return generation_.load(std::memory_order_acquire) != seen; })) {
       std::unique_lock<std::mutex> lock(mutex_);
       wake_.wait(lock, [&] { return generation_.load() != seen; });
     }
@@ -63,7 +71,11 @@ void ThreadPool::run(const std::function<void(int)>& fn) {
   }
   wake_.notify_all();
   fn(0);
-  while (pending_.load(std::memory_order_acquire) != 0) cpu_relax();
+  // After the spin, yield: with more runnable threads than cores (another process), a worker
+  // that was preempted may be waiting for this very core.
+  const auto finished = [&] { return pending_.load(std::memory_order_acquire) == 0; };
+  if (!spin_until(finished))
+    while (!finished()) std::this_thread::yield();
 }
 
 void ThreadPool::parallel_for(int64_t n, const std::function<void(int, int64_t, int64_t)>& fn) {
