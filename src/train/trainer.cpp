@@ -211,7 +211,7 @@ Trainer::Trainer(const TrainConfig& cfg, RunData data)
                      " holds point clouds, sampled anew for every pass");
   if (!cfg_.init.empty()) load_init();
   if (cfg_.precision == "int8-npu") {
-    npu_ = std::make_unique<NpuNetwork>(*net_, cfg_.batch);
+    npu_ = std::make_unique<NpuNetwork>(*net_, cfg_.batch, &pool_);
     if (cfg_.cache_features)
       npu_features_.resize(static_cast<size_t>(cfg_.batch * npu_->prefix_numel(frozen_)));
     calibrate_npu();

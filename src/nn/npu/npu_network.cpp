@@ -64,7 +64,7 @@ int NpuNetwork::add_value(int64_t c, int64_t h, int64_t w) {
   return static_cast<int>(values_.size()) - 1;
 }
 
-NpuNetwork::NpuNetwork(const Network& net, int64_t batch)
+NpuNetwork::NpuNetwork(const Network& net, int64_t batch, ThreadPool* pool)
     : batch_(batch), num_layers_(net.num_layers()) {
   if (batch < 1) throw InputError("NPU network: batch " + std::to_string(batch) + " is not >= 1");
   if (net.batch() == 0) throw InputError("NPU network: the f32 network is not allocated");
@@ -84,7 +84,9 @@ NpuNetwork::NpuNetwork(const Network& net, int64_t batch)
       work = std::max(work, static_cast<size_t>(n.geom.work_bytes()));
       weights = std::max(weights, n.qweight.size());
     }
-  work_.resize(work);
+  pool_ = pool;
+  work_stride_ = static_cast<int64_t>((work + 63) / 64 * 64);
+  work_.resize(static_cast<size_t>(work_stride_ * (pool ? pool->size() : 1)));
   wscratch_.resize(weights);
   zscratch_.resize(weights);
   logits_ = Tensor::zeros(Shape{batch_, classes_});
@@ -397,15 +399,24 @@ const int8_t* NpuNetwork::weights_for(const Node& n, const Perturb* perturb) {
 }
 
 void NpuNetwork::int8_node(Node& n, int64_t rows, const int8_t* weight) {
+  // Row blocks on the pool's workers: every kernel below is exact integer arithmetic per row.
+  parallel_for(pool_, rows, [&](int slot, int64_t r0, int64_t r1) {
+    int8_node_rows(n, r0, r1, weight, work_.data() + slot * work_stride_);
+  });
+}
+
+void NpuNetwork::int8_node_rows(const Node& n, int64_t r0, int64_t r1, const int8_t* weight,
+                                int8_t* work) {
   const Value& in = values_[n.in];
   Value& out = values_[n.out];
-  const int8_t* x = in.q.data();
-  int8_t* y = out.q.data();
+  const int64_t rows = r1 - r0;
+  const int8_t* x = in.q.data() + r0 * in.numel();
+  int8_t* y = out.q.data() + r0 * out.numel();
   const int64_t planes = rows * in.c;
   switch (n.kind) {
     case Kind::kConv:
       kernels::conv_s8(n.geom, rows, x, weight, n.qbias.empty() ? nullptr : n.qbias.data(), n.mult,
-                       n.lo, n.hi, y, work_.data());
+                       n.lo, n.hi, y, work);
       break;
     case Kind::kClamp:
       kernels::clamp_s8(rows * in.numel(), x, n.lo, n.hi, y);
@@ -423,8 +434,8 @@ void NpuNetwork::int8_node(Node& n, int64_t rows, const int8_t* weight) {
       kernels::global_avg_pool_s8(planes, in.h * in.w, x, n.mult, y);
       break;
     case Kind::kAdd:
-      kernels::add_s8(rows * out.numel(), x, n.mult, values_[n.in2].q.data(), n.mult2, n.lo, n.hi,
-                      y);
+      kernels::add_s8(rows * out.numel(), x, n.mult, values_[n.in2].q.data() + r0 * out.numel(),
+                      n.mult2, n.lo, n.hi, y);
       break;
   }
 }

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "zotrain/core/tensor.h"
+#include "zotrain/core/thread_pool.h"
 #include "zotrain/kernels/npu.h"
 #include "zotrain/nn/network.h"
 
@@ -34,8 +35,9 @@ class NpuNetwork {
  public:
   // The int8 program of `net` (allocated: parameters and batch-norm running statistics set) for
   // batches of up to `batch` rows. InputError naming the layer for what it cannot run (a batch
-  // norm after anything but a convolution or linear layer).
-  NpuNetwork(const Network& net, int64_t batch);
+  // norm after anything but a convolution or linear layer). The int8 passes split their rows over
+  // `pool` (null: one thread); every row's result is the same whichever worker computes it.
+  NpuNetwork(const Network& net, int64_t batch, ThreadPool* pool = nullptr);
 
   // Float reference of the folded program on `rows` rows of f32 input x (evaluation semantics);
   // returns the logits [rows, classes] (a new tensor; rows may exceed the program's batch). With
@@ -126,6 +128,8 @@ class NpuNetwork {
   int add_value(int64_t c, int64_t h, int64_t w);
   void float_node(Node& n, int64_t rows);
   void int8_node(Node& n, int64_t rows, const int8_t* weight);
+  // The node on rows [r0, r1), with one worker's scratch.
+  void int8_node_rows(const Node& n, int64_t r0, int64_t r1, const int8_t* weight, int8_t* work);
   const int8_t* weights_for(const Node& n, const Perturb* perturb);
   void run(int64_t rows, int from, int to, const Perturb* perturb);
   void check_rows(int64_t rows, const char* what) const;
@@ -145,7 +149,9 @@ class NpuNetwork {
   int64_t input_rows_ = 0, kept_rows_ = 0;
   int clean_to_ = 0;
   int64_t classes_ = 0;
-  std::vector<int8_t> work_, wscratch_;
+  std::vector<int8_t> work_, wscratch_;  // work_: one slice of work_stride_ bytes per worker
+  int64_t work_stride_ = 0;
+  ThreadPool* pool_ = nullptr;
   std::vector<float> zscratch_;
   Tensor logits_;
 };
