@@ -43,9 +43,13 @@ class Linear : public QLayer {
       dx.exp = dy.exp + weight_.exp + s;
     }
     if (grad) {
-      kernels::gemm_s8(true, false, out_, in_, rows, dy.data, out_, x.data, in_, ctx.acc, in_,
-                       false);
-      for (int64_t i = 0; i < out_ * in_; ++i) grad[i] += ctx.acc[i];
+      // Blocks of output rows on the pool's workers: disjoint rows of the accumulators (which
+      // hold a whole weight) and of grad, exact integer sums.
+      parallel_for(ctx.pool, out_, [&](int64_t o0, int64_t o1) {
+        kernels::gemm_s8(true, false, o1 - o0, in_, rows, dy.data + o0, out_, x.data, in_,
+                         ctx.acc + o0 * in_, in_, false);
+        for (int64_t i = o0 * in_; i < o1 * in_; ++i) grad[i] += ctx.acc[i];
+      });
     }
   }
 
