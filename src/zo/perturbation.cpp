@@ -70,9 +70,9 @@ void add_perturbation(const PerturbationSpec& spec, uint64_t seed, uint32_t tens
     kernels::philox4x32_run(static_cast<uint64_t>(j0), tensor, kPerturbationWord3, seed, pairs,
                             words);
     pair_values(spec, pairs, words, z);
-    const float* zc = z - 2 * j0;  // element k's value is zc[k]
+    // Element k's value is z[k - 2 j0].
     for (const int64_t stop = std::min(end, 2 * (j0 + pairs)); i < stop; ++i)
-      dst[i] = src[i] + scale * zc[i];
+      dst[i] = src[i] + scale * z[i - 2 * j0];
   }
 }
 

@@ -19,12 +19,11 @@ std::unique_ptr<QLayer> make_dropout(uint32_t drop_below);
 // Activations and errors go back to int8 with round-to-nearest shifts (NITI's RoundShift).
 inline constexpr int kMantissaBits = 7;
 
-// Runs rows(r0, r1, acc) for blocks [r0, r1) of up to `block` batch rows, which writes those
+// Runs rows(r0, r1, acc, work) for blocks [r0, r1) of up to `block` batch rows, which writes those
 // rows' n int32 accumulators each into acc, and brings the whole [rows, n] result to int8 (round
 // to nearest, one exponent): the requantization of the whole tensor without int32 storage for
-// it. Returns the shift.
-// The blocks run on ctx.pool's workers, each with its own accumulators and scratch (passed as
-// rows(r0, r1, acc, work)); every row's result is the same whichever worker computes it.
+// it. Returns the shift. The blocks run on ctx.pool's workers, each with its own accumulators
+// and kernel scratch `work`; every row's result is the same whichever worker computes it.
 template <typename RowsFn>
 int requantize_rows(int64_t rows, int64_t n, int64_t block, const QExecContext& ctx, int8_t* out,
                     RowsFn fn) {
