@@ -24,9 +24,6 @@
 #include <string>
 #include <vector>
 
-#if defined(__x86_64__)
-#endif
-
 #include "zotrain/core/error.h"
 #include "zotrain/kernels/isa.h"
 #include "zotrain/train/step_bench.h"

@@ -215,9 +215,9 @@ Trainer::Trainer(const TrainConfig& cfg, RunData data)
     if (cfg_.cache_features)
       npu_features_.resize(static_cast<size_t>(cfg_.batch * npu_->prefix_numel(frozen_)));
     calibrate_npu();
-    for (const NpuParam& p : npu_->params())
-      if (p.layer >= frozen_ && cfg_.zo_momentum > 0) {
-        zo_momentum_.push_back(arena_.alloc(Bucket::kOptimizer, p.master.shape()));
+    if (cfg_.zo_momentum > 0)
+      for (const NpuParam* p : trained_npu_params()) {
+        zo_momentum_.push_back(arena_.alloc(Bucket::kOptimizer, p->master.shape()));
         zo_momentum_.back().fill(0.0f);
       }
   }
@@ -238,17 +238,23 @@ int Trainer::bp_layers() const {
   return k;
 }
 
+std::vector<NpuParam*> Trainer::trained_npu_params() const {
+  std::vector<NpuParam*> trained;
+  for (NpuParam& p : npu_->params())
+    if (p.layer >= frozen_) trained.push_back(&p);
+  return trained;
+}
+
 std::vector<std::pair<std::string, Tensor>> Trainer::zo_state() const {
   if (qnet_) return int8_weight_tensors(*qnet_);
   std::vector<std::pair<std::string, Tensor>> state;
   if (npu_) {
     size_t m = 0;
-    for (const NpuParam& p : npu_->params())
-      if (p.layer >= frozen_) {
-        const std::string id = std::to_string(p.param_index);
-        state.emplace_back("npu_master/" + id, p.master);
-        if (!zo_momentum_.empty()) state.emplace_back("zo_momentum/npu" + id, zo_momentum_[m++]);
-      }
+    for (const NpuParam* p : trained_npu_params()) {
+      const std::string id = std::to_string(p->param_index);
+      state.emplace_back("npu_master/" + id, p->master);
+      if (!zo_momentum_.empty()) state.emplace_back("zo_momentum/npu" + id, zo_momentum_[m++]);
+    }
     return state;
   }
   for (size_t i = 0; i < zo_momentum_.size(); ++i)
@@ -443,14 +449,13 @@ Trainer::StepResult Trainer::npu_step(int64_t rows, double zo_lr, int epoch) {
   }
   r.loss = sum / (2 * q);
   size_t m = 0;
-  for (NpuParam& p : npu_->params())
-    if (p.layer >= frozen_) {
-      Tensor* mom = zo_momentum_.empty() ? nullptr : &zo_momentum_[m++];
-      zo::apply_update(spec, est, static_cast<uint32_t>(p.param_index),
-                       static_cast<float>(zo_lr) / p.scale, p.master, mom,
-                       static_cast<float>(cfg_.zo_momentum), &pool_);
-      npu_->requantize(p);
-    }
+  for (NpuParam* p : trained_npu_params()) {
+    Tensor* mom = zo_momentum_.empty() ? nullptr : &zo_momentum_[m++];
+    zo::apply_update(spec, est, static_cast<uint32_t>(p->param_index),
+                     static_cast<float>(zo_lr) / p->scale, p->master, mom,
+                     static_cast<float>(cfg_.zo_momentum), &pool_);
+    npu_->requantize(*p);
+  }
   return r;
 }
 
@@ -565,8 +570,7 @@ void Trainer::resume(const Checkpoint& ckpt) {
   else
     restore_checkpoint(ckpt, net_.get(), sgd_.get(), zo_state());
   if (npu_)
-    for (const NpuParam& p : npu_->params())
-      if (p.layer >= frozen_) npu_->requantize(p);
+    for (const NpuParam* p : trained_npu_params()) npu_->requantize(*p);
   state_ = ckpt.meta.state;
   truncate_metrics(cfg_.out + "/metrics.jsonl", state_.epochs_done);
 }

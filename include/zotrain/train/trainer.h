@@ -139,6 +139,8 @@ class Trainer {
   // dL/dlogits by head_weight.
   double pass(int64_t rows, const ParamTransform* body, double head_weight, int64_t* correct);
   std::vector<std::pair<std::string, Tensor>> zo_state() const;
+  // The NPU weights the run trains: those of the layers after the frozen ones.
+  std::vector<NpuParam*> trained_npu_params() const;
   void write_summary() const;
   // Loads cfg.init's parameters (InputError for a checkpoint of another model or input).
   void load_init();

@@ -398,7 +398,7 @@ const int8_t* NpuNetwork::weights_for(const Node& n, const Perturb* perturb) {
   return wscratch_.data();
 }
 
-void NpuNetwork::int8_node(Node& n, int64_t rows, const int8_t* weight) {
+void NpuNetwork::int8_node(const Node& n, int64_t rows, const int8_t* weight) {
   // Row blocks on the pool's workers: every kernel below is exact integer arithmetic per row.
   parallel_for(pool_, rows, [&](int slot, int64_t r0, int64_t r1) {
     int8_node_rows(n, r0, r1, weight, work_.data() + slot * work_stride_);

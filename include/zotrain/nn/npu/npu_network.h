@@ -127,7 +127,7 @@ class NpuNetwork {
                   const std::string& prefix, int in, bool top);
   int add_value(int64_t c, int64_t h, int64_t w);
   void float_node(Node& n, int64_t rows);
-  void int8_node(Node& n, int64_t rows, const int8_t* weight);
+  void int8_node(const Node& n, int64_t rows, const int8_t* weight);
   // The node on rows [r0, r1), with one worker's scratch.
   void int8_node_rows(const Node& n, int64_t r0, int64_t r1, const int8_t* weight, int8_t* work);
   const int8_t* weights_for(const Node& n, const Perturb* perturb);
