@@ -87,18 +87,29 @@ int requantize_any(const Acc* acc, int64_t n, int bits, Rounding r, int8_t* out)
 
 // The value of a window's maximum does not depend on which element is its first maximum: plain
 // maxima, which vectorize (the sizes are copied out of g, which int8 stores could alias).
-ZT_CLONES void max_pool_2x2_s8(const Pool2dGeometry& g, int64_t planes, const int8_t* x,
-                               int8_t* y) {
+template <typename T>
+inline __attribute__((always_inline)) void max_pool_2x2_plain(const Pool2dGeometry& g,
+                                                              int64_t planes, const T* x, T* y) {
   const int64_t in_w = g.in_w, out_h = g.out_h, out_w = g.out_w;
   for (int64_t p = 0; p < planes; ++p)
     for (int64_t oh = 0; oh < out_h; ++oh) {
-      const int8_t* r0 = x + p * g.in_plane() + 2 * oh * in_w;
-      const int8_t* r1 = r0 + in_w;
-      int8_t* yr = y + (p * out_h + oh) * out_w;
+      const T* r0 = x + p * g.in_plane() + 2 * oh * in_w;
+      const T* r1 = r0 + in_w;
+      T* yr = y + (p * out_h + oh) * out_w;
       for (int64_t ow = 0; ow < out_w; ++ow)
         yr[ow] =
             std::max(std::max(r0[2 * ow], r0[2 * ow + 1]), std::max(r1[2 * ow], r1[2 * ow + 1]));
     }
+}
+
+ZT_CLONES void max_pool_2x2_s8(const Pool2dGeometry& g, int64_t planes, const int8_t* x,
+                               int8_t* y) {
+  max_pool_2x2_plain(g, planes, x, y);
+}
+
+ZT_CLONES void max_pool_2x2_s32(const Pool2dGeometry& g, int64_t planes, const int32_t* x,
+                                int32_t* y) {
+  max_pool_2x2_plain(g, planes, x, y);
 }
 
 uint64_t magnitude(int64_t x) {
@@ -147,8 +158,12 @@ int requantize(const int64_t* acc, int64_t n, int bits, Rounding r, int8_t* out)
 int stage_s16(const int32_t* acc, int64_t n, int16_t* stage) {
   if (const auto fast = active_kernels().stage_s16) return fast(acc, n, stage);
   const int range = range_bits(acc, n);
-  round_to_odd_s16(acc, n, range > 15 ? range - 15 : 0, stage);
+  stage_s16_in_range(acc, n, range, stage);
   return range;
+}
+
+void stage_s16_in_range(const int32_t* acc, int64_t n, int range, int16_t* stage) {
+  round_to_odd_s16(acc, n, range > 15 ? range - 15 : 0, stage);
 }
 
 int finish_s16(const int16_t* stage, int64_t n, int64_t rows, const int32_t* ranges, int bits,
@@ -254,6 +269,11 @@ ZT_CLONES void relu_s8_backward(const int8_t* y, const int8_t* dy, int8_t* dx, i
     const int8_t g = dy[i];
     dx[i] = y[i] > 0 ? g : 0;
   }
+}
+
+void max_pool2d_s32_forward(const Pool2dGeometry& g, int64_t planes, const int32_t* x, int32_t* y) {
+  if (is_2x2_stride_2(g)) return max_pool_2x2_s32(g, planes, x, y);
+  max_pool_forward_any(g, planes, x, y);
 }
 
 void max_pool2d_s8_forward(const Pool2dGeometry& g, int64_t planes, const int8_t* x, int8_t* y) {

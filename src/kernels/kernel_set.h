@@ -33,6 +33,8 @@ struct KernelSet {
   void (*tap_sums)(int64_t n, int taps, const float* w, const int64_t* off, float init,
                    const float* in, float* out);
   void (*tap_dots)(int64_t n, const float* a, const int64_t* off, const float* in, float* sums);
+  // max_pool2d_forward for 2x2 windows of stride 2.
+  void (*max_pool_2x2)(const Pool2dGeometry& g, int64_t planes, const float* x, float* y);
   // What the int8 kernels below run, for `zotrain info`.
   const char* int8_name;
   // int8 convolution forward (conv2d_s8_forward) without patch matrices; null in sets without

@@ -1,7 +1,9 @@
-// Pooling: direct loops over the windows, and for max pooling with 2x2 windows at stride 2
-// (LeNet's, the common case) loops over output rows that the compiler vectorizes.
+// Pooling: direct loops over the windows; max pooling with 2x2 windows at stride 2 (LeNet's, the
+// common case) runs the kernel set's vector kernel forward and loops over output rows that the
+// compiler vectorizes backward.
 #include "zotrain/kernels/pool.h"
 
+#include "kernel_set.h"
 #include "pool_walk.h"
 
 namespace zotrain::kernels {
@@ -11,6 +13,7 @@ Pool2dGeometry Pool2dGeometry::make(int64_t in_h, int64_t in_w, int64_t k, int64
 }
 
 void max_pool2d_forward(const Pool2dGeometry& g, int64_t planes, const float* x, float* y) {
+  if (is_2x2_stride_2(g)) return active_kernels().max_pool_2x2(g, planes, x, y);
   max_pool_forward_any(g, planes, x, y);
 }
 

@@ -42,7 +42,7 @@ inline bool is_2x2_stride_2(const Pool2dGeometry& g) {
 
 // The window (a, b over c, d) scanned as window_argmax does: a later element takes over only
 // when strictly greater than the maximum so far. Written as selects, without branches, so that
-// the loops over a row vectorize.
+// the loops over a row vectorize (the forward kernel's vectors do the same: simd_kernels.h).
 template <typename T>
 struct Max4 {
   T ab, abc, value;  // the maximum after b, after c, after d
@@ -54,18 +54,6 @@ inline Max4<T> max4(T a, T b, T c, T d) {
   m.abc = c > m.ab ? c : m.ab;
   m.value = d > m.abc ? d : m.abc;
   return m;
-}
-
-template <typename T>
-void max_pool_2x2_forward(const Pool2dGeometry& g, int64_t planes, const T* x, T* y) {
-  for (int64_t p = 0; p < planes; ++p)
-    for (int64_t oh = 0; oh < g.out_h; ++oh) {
-      const T* r0 = x + p * g.in_plane() + 2 * oh * g.in_w;
-      const T* r1 = r0 + g.in_w;
-      T* yr = y + p * g.out_plane() + oh * g.out_w;
-      for (int64_t ow = 0; ow < g.out_w; ++ow)
-        yr[ow] = max4(r0[2 * ow], r0[2 * ow + 1], r1[2 * ow], r1[2 * ow + 1]).value;
-    }
 }
 
 // Windows do not overlap: every input pixel gets dy where it is its window's first maximum and
@@ -108,10 +96,10 @@ inline void add_to(int8_t& a, int8_t b) {
   a = static_cast<int8_t>(sum > 127 ? 127 : (sum < -127 ? -127 : sum));
 }
 
-// Max pooling for any element type.
+// Max pooling for any element type (2x2 windows of stride 2 have kernels of their own, which
+// pick the same element).
 template <typename T>
 void max_pool_forward_any(const Pool2dGeometry& g, int64_t planes, const T* x, T* y) {
-  if (is_2x2_stride_2(g)) return max_pool_2x2_forward(g, planes, x, y);
   for_each_window(g, planes, [&](int64_t base, int64_t out, int64_t origin) {
     y[out] = x[base + window_argmax(g, x + base, origin)];
   });

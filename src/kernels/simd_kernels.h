@@ -499,8 +499,6 @@ void conv2d_weight_grad(const Conv2dGeometry& g, int64_t o0, int64_t o1, int64_t
     }
 }
 
-#undef ZT_INLINE
-
 // ---- Depthwise 3x3 convolution ----
 //
 // The driver (conv2d.cpp) lays a plane out so that every tap of a 3x3 window is one fixed offset
@@ -552,4 +550,57 @@ void tap_dots(int64_t n, const float* a, const int64_t* off, const float* in, fl
   }
 }
 
+// ---- Max pooling, 2x2 windows of stride 2 ----
+//
+// A vector of kLanes floats of a row holds kLanes / 2 windows' upper (a, b) or lower (c, d)
+// pairs. The maximum is taken in the scalar kernel's order (pool_walk.h): b over a, then c, then
+// d, each only when strictly greater, so that ties, -0 against 0 and NaNs come out the same bit
+// for bit. A row's last vector overlaps the one before; rows of fewer windows run the same
+// selects on scalars.
+
+typedef int VI __attribute__((vector_size(kLanes * sizeof(int))));
+
+template <class T>
+ZT_INLINE T later_if_greater(T earlier, T later) {
+  return later > earlier ? later : earlier;
+}
+
+// Lane i takes lane from(i).
+template <class F>
+ZT_INLINE VI lane_map(F from) {
+  VI m;
+  for (int i = 0; i < kLanes; ++i) m[i] = from(i);
+  return m;
+}
+
+void max_pool_2x2(const Pool2dGeometry& g, int64_t planes, const float* x, float* y) {
+  constexpr int64_t kWindows = kLanes / 2;
+  const VI swap = lane_map([](int i) { return i ^ 1; });              // b <-> a, d <-> c
+  const VI evens = lane_map([](int i) { return (2 * i) % kLanes; });  // results to the front
+  for (int64_t p = 0; p < planes; ++p)
+    for (int64_t oh = 0; oh < g.out_h; ++oh) {
+      const float* r0 = x + p * g.in_plane() + 2 * oh * g.in_w;
+      const float* r1 = r0 + g.in_w;
+      float* yr = y + p * g.out_plane() + oh * g.out_w;
+      if (g.out_w < kWindows) {
+        for (int64_t ow = 0; ow < g.out_w; ++ow) {
+          const float ab = later_if_greater(r0[2 * ow], r0[2 * ow + 1]);
+          yr[ow] = later_if_greater(later_if_greater(ab, r1[2 * ow]), r1[2 * ow + 1]);
+        }
+        continue;
+      }
+      for (int64_t ow = 0; ow < g.out_w; ow += kWindows) {
+        const int64_t at = ow + kWindows <= g.out_w ? ow : g.out_w - kWindows;
+        const V top = load(r0 + 2 * at), bottom = load(r1 + 2 * at);
+        const V ab = later_if_greater(top, __builtin_shuffle(top, swap));
+        const V abcd =
+            later_if_greater(later_if_greater(ab, bottom), __builtin_shuffle(bottom, swap));
+        const V packed = __builtin_shuffle(abcd, evens);
+        __builtin_memcpy(yr + at, &packed, kWindows * sizeof(float));
+      }
+    }
+}
+
 }  // namespace zotrain::kernels::ZT_SIMD_NS
+
+#undef ZT_INLINE

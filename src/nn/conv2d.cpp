@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "zotrain/core/error.h"
+#include "zotrain/kernels/pool.h"
 
 namespace zotrain {
 
@@ -72,6 +73,43 @@ void Conv2d::forward(const Tensor& x, Tensor& y, const ExecContext& ctx) const {
                               y.data() + (n * groups_ + j) * g.out_numel(),
                               ctx.workspace + slot * work);
     });
+  });
+}
+
+// Blocks of about 16K floats (64 KB) of unpooled output, which stay in L2 (512 KB on the machine
+// of docs/benchmarks.md) with the block's input; 32K measured no faster on LeNet-5.
+int64_t Conv2d::pooled_block_images(const kernels::Conv2dGeometry& g) {
+  constexpr int64_t kBlockFloats = 16 * 1024;
+  return std::max<int64_t>(1, kBlockFloats / g.out_numel());
+}
+
+int64_t Conv2d::pooled_thread_workspace(const kernels::Conv2dGeometry& g) {
+  return kernels::conv2d_forward_work(g) + pooled_block_images(g) * g.out_numel();
+}
+
+size_t Conv2d::max_pooled_workspace_floats(const Shape& in, const kernels::Pool2dGeometry&,
+                                           int threads) const {
+  if (groups_ != 1) return 0;
+  return static_cast<size_t>(threads) * static_cast<size_t>(pooled_thread_workspace(geometry(in)));
+}
+
+// Each thread convolves a block of its images into its scratch, then pools the block into y.
+void Conv2d::forward_max_pooled(const Tensor& x, const kernels::Pool2dGeometry& pool, Tensor& y,
+                                const ExecContext& ctx) const {
+  ZT_ASSERT(groups_ == 1);
+  const auto g = geometry(x.shape());
+  const int64_t work = pooled_thread_workspace(g), block = pooled_block_images(g);
+  const float* w = param(ctx, 0).data();
+  const float* b = bias_ ? param(ctx, 1).data() : nullptr;
+  parallel_for(ctx.pool, x.shape()[0], [&](int slot, int64_t n0, int64_t n1) {
+    float* conv_work = ctx.workspace + slot * work;
+    float* unpooled = conv_work + kernels::conv2d_forward_work(g);
+    for (int64_t n = n0; n < n1; n += block) {
+      const int64_t images = std::min(block, n1 - n);
+      kernels::conv2d_forward(g, images, x.data() + n * g.in_numel(), w, b, unpooled, conv_work);
+      kernels::max_pool2d_forward(pool, images * g.out_c, unpooled,
+                                  y.data() + n * g.out_c * pool.out_plane());
+    }
   });
 }
 

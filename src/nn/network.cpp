@@ -5,6 +5,7 @@
 
 #include "zotrain/core/error.h"
 #include "zotrain/core/rng.h"
+#include "zotrain/nn/max_pool2d.h"
 
 namespace zotrain {
 
@@ -83,6 +84,27 @@ int64_t Network::num_param_elements() const {
   return n;
 }
 
+// Where forward-only passes fuse a max pooling into the layer before it (Layer::
+// forward_max_pooled): fused[i] is the pooling layer, i + 1, or i + 2 past a monotone
+// element-wise layer, which then runs on the pooled output (as in Network::run); -1 elsewhere.
+// Only in the body, and never across the frozen layers' kept output: the outputs skipped are
+// read by no backward pass and no later pass.
+static kernels::Pool2dGeometry pool_geometry(const Network& net, int j) {
+  return static_cast<const MaxPool2d&>(net.layer(j)).geometry(net.input_shape(j, 1));
+}
+
+static std::vector<int> fused_max_pools(const Network& net, int h, int frozen) {
+  std::vector<int> fused(net.num_layers(), -1);
+  for (int i = 0; i + 1 < h; ++i) {
+    const int j = net.layer(i + 1).monotone_elementwise() ? i + 2 : i + 1;
+    if (j >= h || (i <= frozen - 1 && frozen - 1 < j)) continue;
+    if (dynamic_cast<const MaxPool2d*>(&net.layer(j)) &&
+        net.layer(i).max_pooled_workspace_floats(net.input_shape(i, 1), pool_geometry(net, j), 1))
+      fused[i] = j;
+  }
+  return fused;
+}
+
 // The buffers of a run, in allocation order. buf[i] says where layer i writes its output:
 // a forward ping-pong buffer (kPingA + k), its own kept buffer (kOwn), or the kept buffer of
 // layer j (j >= 0, in-place layers of the head).
@@ -139,14 +161,19 @@ static std::vector<Slot> plan_slots(const Network& net, const std::vector<Shape>
   if (frozen > 0 && frozen - 1 < body_outputs)
     add(frozen - 1, net.layer(frozen - 1).describe() + " output (frozen features)",
         Bucket::kActivations, numel(frozen), Role::kKept, frozen - 1);
+  const std::vector<int> fused = fused_max_pools(net, h, frozen);
   int64_t ping[2] = {0, 0};
   int cur = -1;  // buffer holding the current activation; -1: one never overwritten
   for (int i = 0; i < body_outputs; ++i) {
+    const bool fuses = fused[i] >= 0;
+    if (fuses) i = fused[i];  // the layers before the pooling write no output
+    if (i >= body_outputs) break;
     if (i == frozen - 1) {
       cur = -1;
       continue;
     }
-    if (!(net.layer(i).in_place() && cur >= 0)) cur = cur == 0 ? 1 : 0;
+    // A fused pooling's output is not the buffer its group reads.
+    if (fuses || !(net.layer(i).in_place() && cur >= 0)) cur = cur == 0 ? 1 : 0;
     buf[i] = Network::kPingA + cur;
     ping[cur] = max_of(ping[cur], numel(i + 1));
   }
@@ -178,8 +205,11 @@ static std::vector<Slot> plan_slots(const Network& net, const std::vector<Shape>
   for (int i = 0; i < L; ++i) {
     const Layer& layer = net.layer(i);
     const Shape in = shapes[i].with_batch(batch);
-    const auto w = static_cast<int64_t>(i < h ? layer.forward_workspace_floats(in, threads)
-                                              : layer.workspace_floats(in, threads));
+    const int j = fused[i];
+    const auto w = static_cast<int64_t>(
+        j >= 0  ? layer.max_pooled_workspace_floats(in, pool_geometry(net, j), threads)
+        : i < h ? layer.forward_workspace_floats(in, threads)
+                : layer.workspace_floats(in, threads));
     if (w > ws) ws = w, ws_layer = i;
   }
   if (ws > 0) add(ws_layer, "workspace", Bucket::kWorkspace, ws, Role::kWorkspace, 0);
@@ -216,6 +246,7 @@ void Network::allocate(Arena& arena, int64_t batch, int head_start, ThreadPool* 
     }
   }
   std::vector<Tensor> grads(specs.size());
+  fused_pool_ = fused_max_pools(*this, head_start, frozen);
   for (const Slot& s :
        plan_slots(*this, shapes_, batch, head_start, frozen, pool ? pool->size() : 1, out_buf_)) {
     float* p = static_cast<float*>(arena.alloc_bytes(s.row.bucket, s.row.bytes));
@@ -333,6 +364,15 @@ Tensor Network::run(Tensor x, int from, int to, const ParamTransform* body) {
           dst += p.value.numel();
         }
       ctx.params = transformed.data();
+    }
+    if (const int j = fused_pool_[i]; j >= 0) {
+      ZT_ASSERT(j < to);
+      Tensor y = output_buffer(j, rows);
+      layers_[i]->forward_max_pooled(x, pool_geometry(*this, j), y, ctx);
+      if (j == i + 2) layers_[i + 1]->forward(y, y, context(i + 1));  // the monotone layer
+      x = y;
+      i = j;
+      continue;
     }
     // max(f(a), f(b)) = f(max(a, b)) for a non-decreasing f (ReLU): pooling first leaves f a
     // half (2x2 windows: a quarter) or less of the elements, with the same result bit for bit.

@@ -3,8 +3,11 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstring>
+#include <limits>
 #include <vector>
 
+#include "kernels/kernel_isas.h"
 #include "kernels/reference.h"
 #include "test_util.h"
 #include "zotrain/core/rng.h"
@@ -14,6 +17,7 @@ namespace zotrain {
 namespace {
 
 using test::all_close;
+using test::for_each_kernel_isa;
 using test::random_uniform;
 
 // Non-overlapping, overlapping (k > stride), gapped (k < stride) windows and floor sizes.
@@ -90,6 +94,36 @@ TEST(KernelPool, MaxTiesGoToFirstInScanOrder2x2) {
   std::vector<float> want(15, 0.0f);
   want[1] = 1.0f, want[2] = 2.0f;
   EXPECT_EQ(dx, want);
+}
+
+// The vector kernels of 2x2 windows keep the scan-order rule bit for bit where values tie:
+// -0 against 0 and NaNs (which no comparison takes over from, nor lets take over), at every row
+// width (scalar rows, whole vectors and overlapping last vectors) and on odd sizes.
+TEST(KernelPool, Max2x2VectorsKeepScanOrderBits) {
+  const float kValues[] = {0.0f, -0.0f, 1.0f, -1.0f, std::numeric_limits<float>::quiet_NaN()};
+  for_each_kernel_isa([&] {
+    Rng rng(31, 0);
+    for (int64_t w = 2; w <= 21; ++w)
+      for (int64_t h : {2, 3, 6}) {
+        SCOPED_TRACE(::testing::Message() << h << "x" << w);
+        const auto g = kernels::Pool2dGeometry::make(h, w, 2, 2);
+        const int64_t planes = 3;
+        std::vector<float> x(planes * h * w), y(planes * g.out_plane(), 7.0f);
+        for (float& v : x) v = kValues[rng.below(5)];
+        kernels::max_pool2d_forward(g, planes, x.data(), y.data());
+        for (int64_t p = 0; p < planes; ++p)
+          for (int64_t oh = 0; oh < g.out_h; ++oh)
+            for (int64_t ow = 0; ow < g.out_w; ++ow) {
+              const float* win = x.data() + p * h * w + 2 * oh * w + 2 * ow;
+              float best = win[0];
+              for (float v : {win[1], win[w], win[w + 1]})
+                if (v > best) best = v;
+              const float got = y[p * g.out_plane() + oh * g.out_w + ow];
+              ASSERT_EQ(std::memcmp(&got, &best, sizeof got), 0)
+                  << "plane " << p << " at " << oh << "," << ow << ": " << got << " vs " << best;
+            }
+      }
+  });
 }
 
 // The interleaved running maxima give std::max_element's value at every length (partial and

@@ -49,6 +49,55 @@ TEST(GradCheck, Conv2dWithoutBias) {
   test::expect_forward_uses_context_params(layer, Shape{3, 4, 5, 6}, 43);
 }
 
+// The max pooling fused into forward (Network::run's forward-only passes) gives forward and then
+// the pooling bit for bit: channel-rows and pixel-rows convolutions (LeNet-5's two), strided
+// and overlapping windows, batches that end inside a block of images, perturbed parameters in
+// ctx.params, any thread count, and no more workspace than declared.
+TEST(LayerConv2d, MaxPooledForwardEqualsForwardThenMaxPooling) {
+  using test::bind_random_params, test::nan_tensor, test::random_uniform, test::TestContext;
+  struct Case {
+    int64_t c, out_c, k, stride, pad, h, w, pool_k, pool_stride, batch;
+  };
+  const Case cases[] = {{1, 6, 5, 1, 2, 28, 28, 2, 2, 13},
+                        {6, 16, 5, 1, 0, 14, 14, 2, 2, 23},
+                        {3, 5, 3, 2, 1, 11, 9, 3, 2, 4}};
+  test::for_each_kernel_isa([&] {
+    for (const Case& s : cases) {
+      SCOPED_TRACE(::testing::Message() << s.c << "->" << s.out_c << " k" << s.k << " on " << s.h
+                                        << "x" << s.w << ", pool k" << s.pool_k);
+      Conv2d layer(s.c, s.out_c, s.k, s.stride, s.pad);
+      const Shape in{s.batch, s.c, s.h, s.w};
+      const Shape out = layer.output_shape(in);
+      const auto pool = kernels::Pool2dGeometry::make(out[2], out[3], s.pool_k, s.pool_stride);
+      bind_random_params(layer, 50, 0.0f);
+      std::vector<Tensor> other = bind_random_params(layer, 51, 0.0f);
+      const Tensor x = random_uniform(in, 52, 0);
+      Tensor want = nan_tensor(Shape{s.batch, s.out_c, pool.out_h, pool.out_w});
+      {
+        TestContext tc(layer, in, nullptr);
+        tc.ctx.params = other.data();
+        Tensor full = nan_tensor(out);
+        layer.forward(x, full, tc.ctx);
+        kernels::max_pool2d_forward(pool, s.batch * s.out_c, full.data(), want.data());
+      }
+      for (int threads : {1, 2, 3}) {
+        ThreadPool tp(threads);
+        TestContext tc(layer.max_pooled_workspace_floats(in, pool, threads), &tp);
+        ASSERT_GT(tc.size, 0u);
+        tc.ctx.params = other.data();
+        Tensor got = nan_tensor(want.shape());
+        layer.forward_max_pooled(x, pool, got, tc.ctx);
+        EXPECT_TRUE(test::bitwise_equal(got, want)) << threads << " threads";
+      }
+    }
+  });
+  EXPECT_EQ(Conv2d(4, 4, 3, 1, 1, 4)
+                .max_pooled_workspace_floats(Shape{2, 4, 8, 8},
+                                             kernels::Pool2dGeometry::make(8, 8, 2, 2), 1),
+            0u)
+      << "grouped convolutions have no fused pooling";
+}
+
 TEST(LayerConv2d, ShapesParamsWorkspaceAndMacs) {
   Conv2d layer(1, 6, 5, 1, 2);  // LeNet-5's first convolution
   const Shape in{4, 1, 28, 28};

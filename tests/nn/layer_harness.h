@@ -33,8 +33,9 @@ struct TestContext {
   static constexpr float kGuardValue = 12345.0f;
 
   TestContext(const Layer& layer, const Shape& in, ThreadPool* pool)
-      : size(layer.workspace_floats(in, pool ? pool->size() : 1)),
-        workspace(size + kGuard, kGuardValue) {
+      : TestContext(layer.workspace_floats(in, pool ? pool->size() : 1), pool) {}
+  TestContext(size_t floats, ThreadPool* pool)
+      : size(floats), workspace(size + kGuard, kGuardValue) {
     ctx.pool = pool;
     ctx.workspace = workspace.data();
   }

@@ -46,6 +46,10 @@ int requantize(const int64_t* acc, int64_t n, int bits, Rounding r, int8_t* out)
 int stage_s16(const int32_t* acc, int64_t n, int16_t* stage);
 int finish_s16(const int16_t* stage, int64_t n, int64_t rows, const int32_t* ranges, int bits,
                int8_t* out);
+// stage_s16 for values taken from a row whose range_bits is `range` (at least theirs): each is
+// rounded as in that row, and finish_s16 takes `range` as the row's (a max pooling of the row,
+// which commutes with the monotone roundings).
+void stage_s16_in_range(const int32_t* acc, int64_t n, int range, int16_t* stage);
 
 // C = op(A) · op(B) in int32, row-major, op(A) M×K and op(B) K×N. With `accumulate`, C += instead.
 // The fast kernel: each element is the exact integer sum, so any blocking gives the same C.
@@ -82,5 +86,7 @@ void relu_s8_backward(const int8_t* y, const int8_t* dy, int8_t* dx, int64_t n);
 void max_pool2d_s8_forward(const Pool2dGeometry& g, int64_t planes, const int8_t* x, int8_t* y);
 void max_pool2d_s8_backward(const Pool2dGeometry& g, int64_t planes, const int8_t* x,
                             const int8_t* dy, int8_t* dx);
+// Max pooling of int32 accumulators: a convolution's fused pooling, before the requantization.
+void max_pool2d_s32_forward(const Pool2dGeometry& g, int64_t planes, const int32_t* x, int32_t* y);
 
 }  // namespace zotrain::kernels

@@ -29,7 +29,12 @@ class Conv2d : public Layer {
   // One slice per thread, as large as the largest scratch of the three kernels.
   size_t workspace_floats(const Shape& in, int threads) const override;
   int64_t forward_macs(const Shape& in) const override;
+  // Ungrouped convolutions only.
+  size_t max_pooled_workspace_floats(const Shape& in, const kernels::Pool2dGeometry& pool,
+                                     int threads) const override;
   void forward(const Tensor& x, Tensor& y, const ExecContext& ctx) const override;
+  void forward_max_pooled(const Tensor& x, const kernels::Pool2dGeometry& pool, Tensor& y,
+                          const ExecContext& ctx) const override;
   void backward(const Tensor& x, const Tensor& y, const Tensor& dy, Tensor& dx,
                 const ExecContext& ctx) override;
 
@@ -37,6 +42,9 @@ class Conv2d : public Layer {
   // The convolution of one group.
   kernels::Conv2dGeometry geometry(const Shape& in) const;
   static int64_t thread_workspace(const kernels::Conv2dGeometry& g);
+  // forward_max_pooled's images per block, and its scratch per thread.
+  static int64_t pooled_block_images(const kernels::Conv2dGeometry& g);
+  static int64_t pooled_thread_workspace(const kernels::Conv2dGeometry& g);
   int64_t units(int64_t batch) const;
   template <class Call>
   void for_each_block(int64_t u0, int64_t u1, Call call) const;

@@ -9,6 +9,7 @@
 
 #include "zotrain/core/tensor.h"
 #include "zotrain/core/thread_pool.h"
+#include "zotrain/kernels/pool.h"
 
 namespace zotrain {
 
@@ -70,6 +71,20 @@ class Layer {
   virtual bool monotone_elementwise() const { return false; }
   // Whether each output is the maximum of some of the inputs.
   virtual bool max_pooling() const { return false; }
+  // A 2-D max pooling fused into forward: y = the maximum of each `pool` window of forward(x)'s
+  // planes, computed a few images at a time so that the unpooled output stays in cache and
+  // needs no buffer of the batch's size (Network::run, in forward-only passes). The scratch it
+  // needs, in place of forward_workspace_floats; 0 where the layer has no such pass.
+  virtual size_t max_pooled_workspace_floats(const Shape& in, const kernels::Pool2dGeometry& pool,
+                                             int threads) const {
+    (void)in, (void)pool, (void)threads;
+    return 0;
+  }
+  // Called only where max_pooled_workspace_floats is not 0.
+  virtual void forward_max_pooled(const Tensor& x, const kernels::Pool2dGeometry& pool, Tensor& y,
+                                  const ExecContext& ctx) const {
+    (void)x, (void)pool, (void)y, (void)ctx;
+  }
   // Multiply-adds of one forward pass on `in`, for reports and benchmarks.
   virtual int64_t forward_macs(const Shape& in) const {
     (void)in;

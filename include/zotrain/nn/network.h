@@ -130,10 +130,11 @@ class Network {
   std::vector<ParamRef> params_, state_;
   PassMode mode_;
   Tensor input_, dlogits_, workspace_;
-  std::vector<Tensor> kept_;  // kept_[i]: output of layer i when kept for backprop
-  Tensor body_scratch_;       // one body layer's transformed parameters
-  Tensor ping_[2], back_[2];  // forward ping-pong (body), backward ping-pong (head)
-  std::vector<int> out_buf_;  // where each layer writes: see plan_slots in network.cpp
+  std::vector<Tensor> kept_;     // kept_[i]: output of layer i when kept for backprop
+  Tensor body_scratch_;          // one body layer's transformed parameters
+  std::vector<int> fused_pool_;  // the max pooling fused into each layer, or -1 (network.cpp)
+  Tensor ping_[2], back_[2];     // forward ping-pong (body), backward ping-pong (head)
+  std::vector<int> out_buf_;     // where each layer writes: see plan_slots in network.cpp
 };
 
 }  // namespace zotrain

@@ -14,6 +14,8 @@ class Pool2d : public Layer {
   Pool2d(int64_t kernel, int64_t stride) : k_(kernel), stride_(stride) {}
 
   Shape output_shape(const Shape& in) const override;
+  // The windows over one plane of an input `in`.
+  kernels::Pool2dGeometry geometry(const Shape& in) const;
 
  protected:
   // "<name> k2 s2".
@@ -24,8 +26,6 @@ class Pool2d : public Layer {
                                                  int64_t count)>& fn) const;
 
  private:
-  kernels::Pool2dGeometry geometry(const Shape& in) const;
-
   int64_t k_, stride_;
 };
 

@@ -24,14 +24,22 @@ class Conv2d : public QLayer {
   }
   int64_t work_bytes(const Shape&) const override { return kernels::conv2d_s8_work_bytes(g_); }
 
+  // The pooled output of a block of images follows the block's accumulators.
+  int64_t max_pooled_acc_elems(const Shape& x, const kernels::Pool2dGeometry& pool) const override {
+    return block_images(x) * g_.out_numel() + g_.out_c * pool.out_plane();
+  }
+  int64_t max_pooled_stage_elems(const Shape& x,
+                                 const kernels::Pool2dGeometry& pool) const override {
+    return x[0] * g_.out_c * pool.out_plane();
+  }
+
   void forward(const QTensor& x, QTensor& y, const QExecContext& ctx) const override {
-    const int8_t* w = weight_data(ctx);
-    const int s = requantize_rows(x.shape[0], g_.out_numel(), block_images(x.shape), ctx, y.data,
-                                  [&](int64_t n0, int64_t n1, int32_t* acc, void* work) {
-                                    kernels::conv2d_s8_forward(
-                                        g_, n1 - n0, x.data + n0 * g_.in_numel(), w, acc, work);
-                                  });
-    y.exp = x.exp + weight_.exp + s;
+    run_forward(x, y, ctx, nullptr);
+  }
+  void forward_max_pooled(const QTensor& x, const kernels::Pool2dGeometry& pool, QTensor& y,
+                          const QExecContext& ctx) const override {
+    const RowPooling pooling{pool, g_.out_c};
+    run_forward(x, y, ctx, &pooling);
   }
 
   void backward(const QTensor& x, const QTensor&, const QTensor& dy, QTensor& dx, int64_t* grad,
@@ -50,6 +58,18 @@ class Conv2d : public QLayer {
   }
 
  private:
+  void run_forward(const QTensor& x, QTensor& y, const QExecContext& ctx,
+                   const RowPooling* pool) const {
+    const int8_t* w = weight_data(ctx);
+    const int s = requantize_rows(
+        x.shape[0], g_.out_numel(), block_images(x.shape), ctx, y.data,
+        [&](int64_t n0, int64_t n1, int32_t* acc, void* work) {
+          kernels::conv2d_s8_forward(g_, n1 - n0, x.data + n0 * g_.in_numel(), w, acc, work);
+        },
+        pool);
+    y.exp = x.exp + weight_.exp + s;
+  }
+
   // Images per block of the forward pass: a direct kernel packs the weights once per call.
   static int64_t block_images(const Shape& x) { return std::min<int64_t>(x[0], 8); }
 

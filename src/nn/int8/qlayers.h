@@ -24,20 +24,39 @@ inline constexpr int kMantissaBits = 7;
 // to nearest, one exponent): the requantization of the whole tensor without int32 storage for
 // it. Returns the shift. The blocks run on ctx.pool's workers, each with its own accumulators
 // and kernel scratch `work`; every row's result is the same whichever worker computes it.
+// With `pool`, each row (`planes` planes) is max-pooled in int32, into the worker's accumulators
+// after the block's, before it is staged, and `out` gets the pooled rows: the pooling of what
+// `out` would get without, bit for bit, because every rounding is monotone and the row's range
+// (which sets the shifts) is still taken before the pooling.
+struct RowPooling {
+  kernels::Pool2dGeometry g;
+  int64_t planes;
+};
 template <typename RowsFn>
 int requantize_rows(int64_t rows, int64_t n, int64_t block, const QExecContext& ctx, int8_t* out,
-                    RowsFn fn) {
+                    RowsFn fn, const RowPooling* pool = nullptr) {
+  const int64_t staged = pool ? pool->planes * pool->g.out_plane() : n;
   parallel_for(ctx.pool, (rows + block - 1) / block, [&](int slot, int64_t b0, int64_t b1) {
     int32_t* acc = ctx.acc + slot * ctx.acc_stride;
     void* work = static_cast<char*>(ctx.work) + slot * ctx.work_stride;
     for (int64_t r0 = b0 * block; r0 < b1 * block && r0 < rows; r0 += block) {
       const int64_t r1 = r0 + block < rows ? r0 + block : rows;
       fn(r0, r1, acc, work);
-      for (int64_t r = r0; r < r1; ++r)
-        ctx.ranges[r] = kernels::stage_s16(acc + (r - r0) * n, n, ctx.stage + r * n);
+      for (int64_t r = r0; r < r1; ++r) {
+        const int32_t* row = acc + (r - r0) * n;
+        int16_t* stage = ctx.stage + r * staged;
+        if (!pool) {
+          ctx.ranges[r] = kernels::stage_s16(row, n, stage);
+          continue;
+        }
+        int32_t* pooled = acc + block * n;
+        kernels::max_pool2d_s32_forward(pool->g, pool->planes, row, pooled);
+        ctx.ranges[r] = kernels::range_bits(row, n);
+        kernels::stage_s16_in_range(pooled, staged, ctx.ranges[r], stage);
+      }
     }
   });
-  return kernels::finish_s16(ctx.stage, n, rows, ctx.ranges, kMantissaBits, out);
+  return kernels::finish_s16(ctx.stage, staged, rows, ctx.ranges, kMantissaBits, out);
 }
 
 }  // namespace zotrain::int8

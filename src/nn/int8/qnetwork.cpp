@@ -74,11 +74,24 @@ MemoryPlan QNetwork::layout(int64_t batch, int h, int threads, Arena* arena) {
       kept[i].data = static_cast<int8_t*>(
           take(i, name(i) + " output (int8)", Bucket::kActivations, numel(i + 1)));
     }
+  // Max poolings fused into the layer before them, as in Network (fused_max_pools): fused[i] is
+  // the pooling layer, i + 1 or i + 2 past a ReLU; in the body only. The layers before the
+  // pooling write no output, and the pooling's is not the buffer its group reads.
+  std::vector<int> fused(L, -1);
+  for (int i = 0; i + 1 < h; ++i) {
+    const int j = desc_.spec(i + 1).op == Op::kReLU ? i + 2 : i + 1;
+    if (j < h && desc_.spec(j).op == Op::kMaxPool2d &&
+        layers_[i]->max_pooled_acc_elems(desc_.input_shape(i, 1), pool_geometry(j)) > 0)
+      fused[i] = j;
+  }
   const int body_outputs = h < L ? std::max(h - 1, 0) : L;
   int64_t ping[2] = {0, 0};
   int cur = -1;
   for (int i = 0; i < body_outputs; ++i) {
-    if (!(layers_[i]->in_place() && cur >= 0)) cur = cur == 0 ? 1 : 0;
+    const bool fuses = fused[i] >= 0;
+    if (fuses) i = fused[i];
+    if (i >= body_outputs) break;
+    if (fuses || !(layers_[i]->in_place() && cur >= 0)) cur = cur == 0 ? 1 : 0;
     buf[i] = kPingA - cur;
     ping[cur] = std::max(ping[cur], numel(i + 1));
   }
@@ -104,8 +117,13 @@ MemoryPlan QNetwork::layout(int64_t batch, int h, int threads, Arena* arena) {
   int64_t acc = 0, stage = 0, work = 0, scratch = 0;
   for (int i = 0; i < L; ++i) {
     const Shape in = desc_.input_shape(i, batch);
-    acc = std::max({acc, layers_[i]->acc_elems(in), layers_[i]->weight_shape().numel()});
-    stage = std::max(stage, layers_[i]->stage_elems(in));
+    const int j = fused[i];
+    acc = std::max({acc,
+                    j >= 0 ? layers_[i]->max_pooled_acc_elems(in, pool_geometry(j))
+                           : layers_[i]->acc_elems(in),
+                    layers_[i]->weight_shape().numel()});
+    stage = std::max(stage, j >= 0 ? layers_[i]->max_pooled_stage_elems(in, pool_geometry(j))
+                                   : layers_[i]->stage_elems(in));
     work = std::max(work, layers_[i]->work_bytes(in));
     if (i < h) scratch = std::max(scratch, layers_[i]->weight_shape().numel());
   }
@@ -138,6 +156,7 @@ MemoryPlan QNetwork::layout(int64_t batch, int h, int threads, Arena* arena) {
   }
   kept_ = kept;
   out_buf_ = buf;
+  fused_ = fused;
   ping_ = ping_bufs;
   back_ = back_bufs;
   acc_ = acc_buf;
@@ -154,6 +173,11 @@ QTensor QNetwork::output_buffer(int i, int64_t rows) {
   const Shape shape = desc_.input_shape(i + 1, rows);
   if (out_buf_[i] <= kPingA) return QTensor{ping_[kPingA - out_buf_[i]], shape, 0};
   return QTensor{kept_[i].data, shape, 0};
+}
+
+kernels::Pool2dGeometry QNetwork::pool_geometry(int j) const {
+  const Shape in = desc_.input_shape(j, 1);
+  return kernels::Pool2dGeometry::make(in[2], in[3], desc_.spec(j).kernel, desc_.spec(j).stride);
 }
 
 QExecContext QNetwork::context(int layer) const {
@@ -178,6 +202,15 @@ QTensor QNetwork::forward(int64_t rows, const QWeightTransform* body) {
       ctx.weight = scratch_;
     }
     w += has_weight;
+    if (const int j = fused_[i]; j >= 0) {
+      QTensor y = output_buffer(j, rows);
+      layers_[i]->forward_max_pooled(x, pool_geometry(j), y, ctx);
+      if (j == i + 2) layers_[i + 1]->forward(y, y, context(i + 1));  // the ReLU
+      if (out_buf_[j] > kPingA) kept_[j].exp = y.exp;
+      x = y;
+      i = j;
+      continue;
+    }
     QTensor y = output_buffer(i, rows);
     layers_[i]->forward(x, y, ctx);
     if (out_buf_[i] > kPingA) kept_[i].exp = y.exp;

@@ -5,11 +5,15 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <vector>
 
 #include "zotrain/core/error.h"
 #include "zotrain/core/rng.h"
+#include "zotrain/core/thread_pool.h"
+#include "zotrain/kernels/int8.h"
 #include "zotrain/nn/layer_spec.h"
 
 namespace zotrain {
@@ -103,6 +107,72 @@ TEST(QLayer, Conv2dMatchesF32) {
 TEST(QLayer, ReluAndPoolAreExact) {
   check_layer(LayerSpec::relu(), Shape{3, 2, 4, 4});
   check_layer(LayerSpec::max_pool(2), Shape{2, 3, 6, 5});
+}
+
+// The max pooling fused into the convolution's forward (QNetwork's forward-only passes) gives
+// forward and then the pooling bit for bit, with the same exponent: an output whose largest
+// magnitude is pooled away (sparse ReLU outputs in, negative weights: the exponent is still the
+// unpooled tensor's), blocks of images that end inside the batch, overlapping windows, and 1
+// to 3 threads.
+TEST(QLayer, Conv2dMaxPooledForwardEqualsForwardThenMaxPooling) {
+  struct Case {
+    LayerSpec conv;
+    Shape in;
+    int64_t pool_k, pool_stride;
+    bool negative;  // x >= 0 and sparse, weights <= 0
+  };
+  const Case cases[] = {{LayerSpec::conv2d(6, 5, 1, 2), Shape{11, 1, 28, 28}, 2, 2, false},
+                        {LayerSpec::conv2d(16, 5), Shape{9, 6, 14, 14}, 2, 2, true},
+                        {LayerSpec::conv2d(5, 3, 2, 1), Shape{4, 3, 11, 9}, 3, 2, false}};
+  for (const Case& c : cases) {
+    SCOPED_TRACE(::testing::Message() << "input " << c.in[1] << "x" << c.in[2] << "x" << c.in[3]
+                                      << ", pool k" << c.pool_k);
+    std::unique_ptr<QLayer> q = make_qlayer(c.conv, c.in);
+    const Shape out = make_layer(c.conv, c.in)->output_shape(c.in);
+    const auto pool = kernels::Pool2dGeometry::make(out[2], out[3], c.pool_k, c.pool_stride);
+    const Shape pooled{c.in[0], out[1], pool.out_h, pool.out_w};
+    Rng rng(12, 0);
+    QBuffer x(c.in, -6), w(q->weight_shape(), -8), want(pooled, 0), full(out, 0);
+    fill(x, rng);
+    fill(w, rng);
+    if (c.negative) {
+      for (int8_t& v : x.m) v = static_cast<int8_t>(rng.below(8) == 0 ? std::abs(int{v}) : 0);
+      for (int8_t& v : w.m) v = static_cast<int8_t>(-std::abs(int{v}));
+    }
+    q->bind(w.q);
+    std::vector<uint8_t> work(static_cast<size_t>(q->work_bytes(c.in)) * 3 + 1);
+    std::vector<int32_t> ranges(static_cast<size_t>(c.in[0]));
+    {
+      std::vector<int32_t> acc(static_cast<size_t>(q->acc_elems(c.in)));
+      std::vector<int16_t> stage(static_cast<size_t>(q->stage_elems(c.in)));
+      QExecContext ctx{acc.data(), work.data(), nullptr, stage.data(), ranges.data()};
+      q->forward(x.q, full.q, ctx);
+      kernels::max_pool2d_s8_forward(pool, c.in[0] * out[1], full.m.data(), want.m.data());
+    }
+    auto amax = [](const std::vector<int8_t>& v) {
+      int m = 0;
+      for (int8_t e : v) m = std::max(m, std::abs(int{e}));
+      return m;
+    };
+    if (c.negative) {
+      EXPECT_GT(amax(full.m), amax(want.m)) << "the largest is pooled away";
+    }
+    for (int threads : {1, 2, 3}) {
+      ThreadPool tp(threads);
+      const int64_t acc_elems = q->max_pooled_acc_elems(c.in, pool);
+      ASSERT_GT(acc_elems, 0);
+      std::vector<int32_t> acc(static_cast<size_t>(acc_elems * threads));
+      std::vector<int16_t> stage(static_cast<size_t>(q->max_pooled_stage_elems(c.in, pool)));
+      QExecContext ctx{acc.data(), work.data(), nullptr, stage.data(), ranges.data()};
+      ctx.pool = &tp;
+      ctx.acc_stride = acc_elems;
+      ctx.work_stride = q->work_bytes(c.in);
+      QBuffer got(pooled, 99);
+      q->forward_max_pooled(x.q, pool, got.q, ctx);
+      EXPECT_EQ(got.m, want.m) << threads << " threads";
+      EXPECT_EQ(got.q.exp, full.q.exp) << threads << " threads";
+    }
+  }
 }
 
 TEST(QLayer, GlobalMaxPoolIsExact) {

@@ -10,6 +10,7 @@
 
 #include "zotrain/core/qtensor.h"
 #include "zotrain/core/thread_pool.h"
+#include "zotrain/kernels/pool.h"
 #include "zotrain/nn/layer_spec.h"
 
 namespace zotrain {
@@ -48,6 +49,23 @@ class QLayer {
   virtual int64_t stage_elems(const Shape& in) const {
     (void)in;
     return 0;
+  }
+  // A max pooling fused into forward, as Layer::forward_max_pooled (QNetwork::forward, in
+  // forward-only passes): y = the pooling of forward(x), bit for bit, with the unpooled output
+  // existing for a block of rows at a time only. Its accumulators and staging, in place of
+  // acc_elems and stage_elems; max_pooled_acc_elems is 0 where the layer has no such pass.
+  virtual int64_t max_pooled_acc_elems(const Shape& in, const kernels::Pool2dGeometry& pool) const {
+    (void)in, (void)pool;
+    return 0;
+  }
+  virtual int64_t max_pooled_stage_elems(const Shape& in,
+                                         const kernels::Pool2dGeometry& pool) const {
+    (void)in, (void)pool;
+    return 0;
+  }
+  virtual void forward_max_pooled(const QTensor& x, const kernels::Pool2dGeometry& pool, QTensor& y,
+                                  const QExecContext& ctx) const {
+    (void)x, (void)pool, (void)y, (void)ctx;
   }
   // Whether forward may write y over x, and whether backward reads y rather than x.
   virtual bool in_place() const { return false; }

@@ -72,6 +72,8 @@ class QNetwork {
   MemoryPlan layout(int64_t batch, int head_start, int threads, Arena* arena);
   QTensor output_buffer(int i, int64_t rows);
   QExecContext context(int layer) const;
+  // Layer j's pooling windows (a max pooling).
+  kernels::Pool2dGeometry pool_geometry(int j) const;
   void init_weights(uint64_t seed);  // qnetwork_init.cpp: floats, at setup only
 
   const Network& desc_;
@@ -82,6 +84,7 @@ class QNetwork {
   QTensor input_, dlogits_;
   std::vector<QTensor> kept_;  // outputs kept for backprop (and their exponents)
   std::vector<int> out_buf_;   // per layer: -1 own kept buffer, j >= 0 layer j's, -2/-3 ping A/B
+  std::vector<int> fused_;     // the max pooling fused into each layer, or -1 (layout)
   std::array<int8_t*, 2> ping_{}, back_{};
   int8_t* scratch_ = nullptr;  // one body layer's transformed weights
   int32_t* acc_ = nullptr;
