@@ -211,18 +211,10 @@ void conv_s8(const NpuConvGeometry& g, int64_t rows, const int8_t* x, const int8
   }
 }
 
+// The training path's kernel (vectorized for 2x2 windows): the same maxima.
 void max_pool_s8(int64_t planes, int64_t h, int64_t w, int64_t k, int64_t stride, const int8_t* x,
                  int8_t* y) {
-  const int64_t oh = (h - k) / stride + 1, ow = (w - k) / stride + 1;
-  for (int64_t p = 0; p < planes; ++p)
-    for (int64_t oy = 0; oy < oh; ++oy)
-      for (int64_t ox = 0; ox < ow; ++ox) {
-        int8_t m = -128;
-        for (int64_t ky = 0; ky < k; ++ky)
-          for (int64_t kx = 0; kx < k; ++kx)
-            m = std::max(m, x[(p * h + oy * stride + ky) * w + ox * stride + kx]);
-        y[(p * oh + oy) * ow + ox] = m;
-      }
+  max_pool2d_s8_forward(Pool2dGeometry::make(h, w, k, stride), planes, x, y);
 }
 
 void avg_pool_s8(int64_t planes, int64_t h, int64_t w, int64_t k, int64_t stride, const int8_t* x,

@@ -341,7 +341,9 @@ void NpuNetwork::calibrate() {
 void NpuNetwork::quantize_param(size_t i) {
   const NpuParam& p = params_[i];
   Node& n = nodes_[param_node_[i]];
-  for (int64_t j = 0; j < p.master.numel(); ++j) n.qweight[j] = quantize(p.master[j], p.scale);
+  parallel_for(pool_, p.master.numel(), [&](int64_t b, int64_t e) {
+    for (int64_t j = b; j < e; ++j) n.qweight[j] = quantize(p.master[j], p.scale);
+  });
 }
 
 void NpuNetwork::requantize(const NpuParam& p) {
@@ -370,7 +372,9 @@ void NpuNetwork::set_input(const float* x, int64_t rows) {
   check_rows(rows, "set_input");
   if (!calibrated_) throw InputError("NPU set_input: the network is not calibrated");
   Value& in = values_[0];
-  for (int64_t i = 0; i < rows * in.numel(); ++i) in.q[i] = quantize(x[i], in.scale);
+  parallel_for(pool_, rows * in.numel(), [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) in.q[i] = quantize(x[i], in.scale);
+  });
   input_rows_ = rows;
   kept_rows_ = 0;
   clean_to_ = 0;
@@ -388,13 +392,17 @@ const int8_t* NpuNetwork::weights_for(const Node& n, const Perturb* perturb) {
   if (!perturb || n.layer < perturb->first_layer) return n.qweight.data();
   const NpuParam& p = params_[n.param];
   const auto size = static_cast<int64_t>(n.qweight.size());
-  // z (0 or ±1) as the host's seed replay draws it, scaled by the sign.
-  std::fill_n(zscratch_.begin(), size, 0.0f);
-  zo::add_perturbation({zo::Distribution::kRademacher, perturb->p_zero}, perturb->seed,
-                       static_cast<uint32_t>(p.param_index), static_cast<float>(perturb->sign),
-                       zscratch_.data(), zscratch_.data(), 0, size);
-  for (int64_t i = 0; i < size; ++i)
-    wscratch_[i] = kernels::clamp_s8(n.qweight[i] + static_cast<int32_t>(zscratch_[i]), -127, 127);
+  // z (0 or ±1) as the host's seed replay draws it, scaled by the sign; any split of the range
+  // draws the same values.
+  parallel_for(pool_, size, [&](int64_t b, int64_t e) {
+    std::fill(zscratch_.begin() + b, zscratch_.begin() + e, 0.0f);
+    zo::add_perturbation({zo::Distribution::kRademacher, perturb->p_zero}, perturb->seed,
+                         static_cast<uint32_t>(p.param_index), static_cast<float>(perturb->sign),
+                         zscratch_.data(), zscratch_.data(), b, e);
+    for (int64_t i = b; i < e; ++i)
+      wscratch_[i] =
+          kernels::clamp_s8(n.qweight[i] + static_cast<int32_t>(zscratch_[i]), -127, 127);
+  });
   return wscratch_.data();
 }
 
