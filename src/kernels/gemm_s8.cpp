@@ -14,8 +14,8 @@ namespace {
 // C[i, :] (+)= Σ_k op(A)[i, k] · B[k, :], four rows of B at a time so that each pass over the
 // row of C does four products; zero entries of A (ReLU outputs) are skipped.
 ZT_CLONES void gemm_rows(bool trans_a, int64_t m, int64_t n, int64_t k, const int8_t* a,
-                              int64_t lda, const int8_t* b, int64_t ldb, int32_t* c, int64_t ldc,
-                              bool accumulate) {
+                         int64_t lda, const int8_t* b, int64_t ldb, int32_t* c, int64_t ldc,
+                         bool accumulate) {
   auto at = [&](int64_t i, int64_t p) -> int16_t {
     return trans_a ? a[p * lda + i] : a[i * lda + p];
   };
@@ -47,8 +47,7 @@ ZT_CLONES void gemm_rows(bool trans_a, int64_t m, int64_t n, int64_t k, const in
 
 // C[i, j] (+)= Σ_k A[i, k] · B[j, k].
 ZT_CLONES void gemm_dots(int64_t m, int64_t n, int64_t k, const int8_t* a, int64_t lda,
-                              const int8_t* b, int64_t ldb, int32_t* c, int64_t ldc,
-                              bool accumulate) {
+                         const int8_t* b, int64_t ldb, int32_t* c, int64_t ldc, bool accumulate) {
   for (int64_t i = 0; i < m; ++i) {
     const int8_t* __restrict ai = a + i * lda;
     for (int64_t j = 0; j < n; ++j) {

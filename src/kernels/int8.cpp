@@ -15,13 +15,15 @@ namespace zotrain::kernels {
 
 namespace {
 
+// In int32 lanes (8 to a vector), widened only for the magnitude of the minimum.
 ZT_CLONES int range_bits_s32(const int32_t* x, int64_t n) {
-  int64_t hi = 0, lo = 0;
+  int32_t hi = 0, lo = 0;
   for (int64_t i = 0; i < n; ++i) {
     hi = x[i] > hi ? x[i] : hi;
     lo = x[i] < lo ? x[i] : lo;
   }
-  return std::bit_width(static_cast<uint64_t>(hi > -lo ? hi : -lo));
+  const int64_t neg = -static_cast<int64_t>(lo);
+  return std::bit_width(static_cast<uint64_t>(hi > neg ? hi : neg));
 }
 
 template <typename Acc>
@@ -87,29 +89,18 @@ int requantize_any(const Acc* acc, int64_t n, int bits, Rounding r, int8_t* out)
 
 // The value of a window's maximum does not depend on which element is its first maximum: plain
 // maxima, which vectorize (the sizes are copied out of g, which int8 stores could alias).
-template <typename T>
-inline __attribute__((always_inline)) void max_pool_2x2_plain(const Pool2dGeometry& g,
-                                                              int64_t planes, const T* x, T* y) {
+ZT_CLONES void max_pool_2x2_s8(const Pool2dGeometry& g, int64_t planes, const int8_t* x,
+                               int8_t* y) {
   const int64_t in_w = g.in_w, out_h = g.out_h, out_w = g.out_w;
   for (int64_t p = 0; p < planes; ++p)
     for (int64_t oh = 0; oh < out_h; ++oh) {
-      const T* r0 = x + p * g.in_plane() + 2 * oh * in_w;
-      const T* r1 = r0 + in_w;
-      T* yr = y + (p * out_h + oh) * out_w;
+      const int8_t* r0 = x + p * g.in_plane() + 2 * oh * in_w;
+      const int8_t* r1 = r0 + in_w;
+      int8_t* yr = y + (p * out_h + oh) * out_w;
       for (int64_t ow = 0; ow < out_w; ++ow)
         yr[ow] =
             std::max(std::max(r0[2 * ow], r0[2 * ow + 1]), std::max(r1[2 * ow], r1[2 * ow + 1]));
     }
-}
-
-ZT_CLONES void max_pool_2x2_s8(const Pool2dGeometry& g, int64_t planes, const int8_t* x,
-                               int8_t* y) {
-  max_pool_2x2_plain(g, planes, x, y);
-}
-
-ZT_CLONES void max_pool_2x2_s32(const Pool2dGeometry& g, int64_t planes, const int32_t* x,
-                                int32_t* y) {
-  max_pool_2x2_plain(g, planes, x, y);
 }
 
 uint64_t magnitude(int64_t x) {
@@ -272,7 +263,7 @@ ZT_CLONES void relu_s8_backward(const int8_t* y, const int8_t* dy, int8_t* dx, i
 }
 
 void max_pool2d_s32_forward(const Pool2dGeometry& g, int64_t planes, const int32_t* x, int32_t* y) {
-  if (is_2x2_stride_2(g)) return max_pool_2x2_s32(g, planes, x, y);
+  if (is_2x2_stride_2(g)) return active_kernels().max_pool_2x2_s32(g, planes, x, y);
   max_pool_forward_any(g, planes, x, y);
 }
 

@@ -552,11 +552,11 @@ void tap_dots(int64_t n, const float* a, const int64_t* off, const float* in, fl
 
 // ---- Max pooling, 2x2 windows of stride 2 ----
 //
-// A vector of kLanes floats of a row holds kLanes / 2 windows' upper (a, b) or lower (c, d)
-// pairs. The maximum is taken in the scalar kernel's order (pool_walk.h): b over a, then c, then
-// d, each only when strictly greater, so that ties, -0 against 0 and NaNs come out the same bit
-// for bit. A row's last vector overlaps the one before; rows of fewer windows run the same
-// selects on scalars.
+// A vector of kLanes elements (floats, or the int32 accumulators of the int8 path) of a row holds
+// kLanes / 2 windows' upper (a, b) or lower (c, d) pairs. The maximum is taken in the scalar
+// kernel's order (pool_walk.h): b over a, then c, then d, each only when strictly greater, so
+// that ties, -0 against 0 and NaNs come out the same bit for bit. A row's last vector overlaps
+// the one before; rows of fewer windows run the same selects on scalars.
 
 typedef int VI __attribute__((vector_size(kLanes * sizeof(int))));
 
@@ -573,32 +573,47 @@ ZT_INLINE VI lane_map(F from) {
   return m;
 }
 
-void max_pool_2x2(const Pool2dGeometry& g, int64_t planes, const float* x, float* y) {
+template <class T>
+void max_pool_2x2_of(const Pool2dGeometry& g, int64_t planes, const T* x, T* y) {
+  typedef T VT __attribute__((vector_size(kLanes * sizeof(T))));
+  static_assert(sizeof(T) == sizeof(int), "lane maps are int vectors");
   constexpr int64_t kWindows = kLanes / 2;
   const VI swap = lane_map([](int i) { return i ^ 1; });              // b <-> a, d <-> c
   const VI evens = lane_map([](int i) { return (2 * i) % kLanes; });  // results to the front
+  // The sizes are copied out of g, which the byte-wise stores could alias.
+  const int64_t in_w = g.in_w, in_plane = g.in_plane(), out_h = g.out_h, out_w = g.out_w;
   for (int64_t p = 0; p < planes; ++p)
-    for (int64_t oh = 0; oh < g.out_h; ++oh) {
-      const float* r0 = x + p * g.in_plane() + 2 * oh * g.in_w;
-      const float* r1 = r0 + g.in_w;
-      float* yr = y + p * g.out_plane() + oh * g.out_w;
-      if (g.out_w < kWindows) {
-        for (int64_t ow = 0; ow < g.out_w; ++ow) {
-          const float ab = later_if_greater(r0[2 * ow], r0[2 * ow + 1]);
+    for (int64_t oh = 0; oh < out_h; ++oh) {
+      const T* r0 = x + p * in_plane + 2 * oh * in_w;
+      const T* r1 = r0 + in_w;
+      T* yr = y + (p * out_h + oh) * out_w;
+      if (out_w < kWindows) {
+        for (int64_t ow = 0; ow < out_w; ++ow) {
+          const T ab = later_if_greater(r0[2 * ow], r0[2 * ow + 1]);
           yr[ow] = later_if_greater(later_if_greater(ab, r1[2 * ow]), r1[2 * ow + 1]);
         }
         continue;
       }
-      for (int64_t ow = 0; ow < g.out_w; ow += kWindows) {
-        const int64_t at = ow + kWindows <= g.out_w ? ow : g.out_w - kWindows;
-        const V top = load(r0 + 2 * at), bottom = load(r1 + 2 * at);
-        const V ab = later_if_greater(top, __builtin_shuffle(top, swap));
-        const V abcd =
+      for (int64_t ow = 0; ow < out_w; ow += kWindows) {
+        const int64_t at = ow + kWindows <= out_w ? ow : out_w - kWindows;
+        VT top, bottom;
+        __builtin_memcpy(&top, r0 + 2 * at, sizeof top);
+        __builtin_memcpy(&bottom, r1 + 2 * at, sizeof bottom);
+        const VT ab = later_if_greater(top, __builtin_shuffle(top, swap));
+        const VT abcd =
             later_if_greater(later_if_greater(ab, bottom), __builtin_shuffle(bottom, swap));
-        const V packed = __builtin_shuffle(abcd, evens);
-        __builtin_memcpy(yr + at, &packed, kWindows * sizeof(float));
+        const VT packed = __builtin_shuffle(abcd, evens);
+        __builtin_memcpy(yr + at, &packed, kWindows * sizeof(T));
       }
     }
+}
+
+void max_pool_2x2(const Pool2dGeometry& g, int64_t planes, const float* x, float* y) {
+  max_pool_2x2_of(g, planes, x, y);
+}
+
+void max_pool_2x2_s32(const Pool2dGeometry& g, int64_t planes, const int32_t* x, int32_t* y) {
+  max_pool_2x2_of(g, planes, x, y);
 }
 
 }  // namespace zotrain::kernels::ZT_SIMD_NS

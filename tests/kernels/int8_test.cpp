@@ -83,6 +83,14 @@ TEST(Int8RangeBits, IsTheBitWidthOfTheLargestMagnitude) {
   }
   // n = 0 is an empty (all-zero) tensor.
   EXPECT_EQ(kernels::range_bits(static_cast<const int32_t*>(nullptr), 0), 0);
+  // Long enough for whole vectors, with the extreme in a vector lane or in the tail.
+  for (int64_t at : {3, 20, 36}) {
+    std::vector<int32_t> v(37, 5);
+    v[at] = std::numeric_limits<int32_t>::min();
+    EXPECT_EQ(kernels::range_bits(v.data(), 37), 32) << at;
+    v[at] = -(1 << 20) + 1;
+    EXPECT_EQ(kernels::range_bits(v.data(), 37), 20) << at;
+  }
   // Magnitudes beyond int32 in the int64 version.
   const std::vector<int64_t> big = {int64_t{1} << 40, -(int64_t{1} << 41) + 1, 5};
   EXPECT_EQ(kernels::range_bits(big.data(), 3), 41);
@@ -642,7 +650,8 @@ std::vector<ref::PoolShape> pool_cases() {
   return cases;
 }
 
-// Values from a narrow range give many ties; the wide range includes ±127.
+// Values from a narrow range give many ties; the wide range includes ±127. The f32 and int32
+// kernels give the same maxima.
 void expect_max_pool_matches_float(const ref::PoolShape& s, int lo, int hi, uint64_t seed) {
   auto g = kernels::Pool2dGeometry::make(s.h, s.w, s.k, s.stride);
   std::vector<int8_t> x = random_s8(s.x_numel(), seed, 0, lo, hi);
@@ -652,6 +661,12 @@ void expect_max_pool_matches_float(const ref::PoolShape& s, int lo, int hi, uint
   kernels::max_pool2d_s8_forward(g, s.planes, x.data(), y.data());
   kernels::max_pool2d_forward(g, s.planes, xf.data(), yf.data());
   EXPECT_EQ(to_float(y), yf);
+  // The int32 pooling (of accumulators) on the same values scaled past int16.
+  constexpr int32_t kScale = 1000003;
+  std::vector<int32_t> x32(x.size()), y32(s.y_numel(), 77);
+  for (size_t i = 0; i < x.size(); ++i) x32[i] = x[i] * kScale;
+  kernels::max_pool2d_s32_forward(g, s.planes, x32.data(), y32.data());
+  for (int64_t i = 0; i < s.y_numel(); ++i) ASSERT_EQ(y32[i], y[i] * kScale) << i;
   kernels::max_pool2d_s8_backward(g, s.planes, x.data(), dy.data(), dx.data());
   kernels::max_pool2d_backward(g, s.planes, xf.data(), dyf.data(), dxf.data());
   EXPECT_EQ(to_float(dx), dxf);
