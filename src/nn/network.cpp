@@ -84,15 +84,16 @@ int64_t Network::num_param_elements() const {
   return n;
 }
 
+// The windows of layer j, a MaxPool2d.
+static kernels::Pool2dGeometry pool_geometry(const Network& net, int j) {
+  return static_cast<const MaxPool2d&>(net.layer(j)).geometry(net.input_shape(j, 1));
+}
+
 // Where forward-only passes fuse a max pooling into the layer before it (Layer::
 // forward_max_pooled): fused[i] is the pooling layer, i + 1, or i + 2 past a monotone
 // element-wise layer, which then runs on the pooled output (as in Network::run); -1 elsewhere.
 // Only in the body, and never across the frozen layers' kept output: the outputs skipped are
 // read by no backward pass and no later pass.
-static kernels::Pool2dGeometry pool_geometry(const Network& net, int j) {
-  return static_cast<const MaxPool2d&>(net.layer(j)).geometry(net.input_shape(j, 1));
-}
-
 static std::vector<int> fused_max_pools(const Network& net, int h, int frozen) {
   std::vector<int> fused(net.num_layers(), -1);
   for (int i = 0; i + 1 < h; ++i) {

@@ -48,9 +48,8 @@ StepResult zo_step(QNetwork& net, int64_t rows, const uint8_t* labels, const Ste
     int64_t loss[2], exact_loss[2] = {0, 0};
     for (int side = 0; side < 2; ++side) {
       const int eps = side == 0 ? cfg.eps : -cfg.eps;
-      const QWeightTransform perturbed = [&](const QWeight& w, int8_t* dst) {
-        zo::add_ternary(seed, w.tensor, cfg.zero_threshold, eps, w.value.data, dst, 0,
-                        w.value.numel());
+      const QWeightTransform perturbed = [&](const QWeight& w, int8_t* dst, int64_t b, int64_t e) {
+        zo::add_ternary(seed, w.tensor, cfg.zero_threshold, eps, w.value.data, dst, b, e);
       };
       const QTensor logits = net.forward(rows, &perturbed);
       loss[side] = sign_loss ? (*sign_loss)(logits, labels)

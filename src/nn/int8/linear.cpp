@@ -21,7 +21,7 @@ class Linear : public QLayer {
 
   void forward(const QTensor& x, QTensor& y, const QExecContext& ctx) const override {
     const int8_t* w = weight_data(ctx);
-    const int64_t block = acc_elems(x.shape) / out_;
+    const int64_t block = row_block(x.shape, out_, ctx);
     const int s = requantize_rows(
         x.shape[0], out_, block, ctx, y.data, [&](int64_t r0, int64_t r1, int32_t* acc, void*) {
           kernels::gemm_s8(false, true, r1 - r0, out_, in_, x.data + r0 * in_, in_, w, in_, acc,
@@ -34,7 +34,7 @@ class Linear : public QLayer {
                 const QExecContext& ctx) const override {
     const int64_t rows = x.shape[0];
     if (dx.data) {
-      const int64_t block = acc_elems(x.shape) / in_;
+      const int64_t block = row_block(x.shape, in_, ctx);
       const int s = requantize_rows(
           rows, in_, block, ctx, dx.data, [&](int64_t r0, int64_t r1, int32_t* acc, void*) {
             kernels::gemm_s8(false, false, r1 - r0, in_, out_, dy.data + r0 * out_, out_,
@@ -54,6 +54,14 @@ class Linear : public QLayer {
   }
 
  private:
+  // Rows of `width` accumulators per block: as many as a worker's accumulators hold, but no
+  // more than a worker's share of the batch, so that every worker gets rows.
+  int64_t row_block(const Shape& x, int64_t width, const QExecContext& ctx) const {
+    const int64_t workers = ctx.pool ? ctx.pool->size() : 1;
+    const int64_t share = (x[0] + workers - 1) / workers;
+    return std::max<int64_t>(1, std::min(acc_elems(x) / width, share));
+  }
+
   int64_t in_, out_;
 };
 

@@ -198,7 +198,9 @@ QTensor QNetwork::forward(int64_t rows, const QWeightTransform* body) {
     QExecContext ctx = context(i);
     const bool has_weight = w < weights_.size() && weights_[w].layer == i;
     if (has_weight && body && i < head_) {
-      (*body)(weights_[w], scratch_);
+      const QWeight& weight = weights_[w];
+      parallel_for(pool_, weight.value.numel(),
+                   [&](int64_t b, int64_t e) { (*body)(weight, scratch_, b, e); });
       ctx.weight = scratch_;
     }
     w += has_weight;

@@ -24,8 +24,11 @@ struct QWeight {
   int64_t* grad;  // null unless the layer is in the head
 };
 
-// Writes the mantissas a body weight takes during one forward pass into dst (w.value.numel()).
-using QWeightTransform = std::function<void(const QWeight& w, int8_t* dst)>;
+// Writes the mantissas a body weight takes during one forward pass into dst[begin, end) (elements
+// of w.value's index space); the network splits a weight into ranges over its thread pool, so
+// any split must give the same values.
+using QWeightTransform =
+    std::function<void(const QWeight& w, int8_t* dst, int64_t begin, int64_t end)>;
 
 class QNetwork {
  public:
