@@ -11,6 +11,7 @@
 
 #include "conv_walk.h"
 #include "kernel_set.h"
+#include "target_clones.h"
 #include "zotrain/kernels/gemm.h"
 
 namespace zotrain::kernels {
@@ -225,9 +226,10 @@ void depthwise3x3_backward_weight(const Conv2dGeometry& g, const float* x, const
 
 // db[o] += the sum of channel o's planes over the images. Eight interleaved partial sums, added
 // in order at the end, let the compiler vectorize the loop (a single running sum would be a
-// chain of dependent additions) and depend on nothing but the plane size and image count.
-void add_plane_sums(const Conv2dGeometry& g, int64_t o0, int64_t o1, int64_t images,
-                    const float* dy, float* db) {
+// chain of dependent additions; with AVX2 the eight are one vector) and depend on nothing but
+// the plane size and image count.
+ZT_CLONES void add_plane_sums(const Conv2dGeometry& g, int64_t o0, int64_t o1, int64_t images,
+                              const float* dy, float* db) {
   constexpr int kParts = 8;
   const int64_t plane = g.out_plane(), whole = plane / kParts * kParts;
   for (int64_t o = o0; o < o1; ++o) {
