@@ -22,6 +22,12 @@ void max_pool2d_backward(const Pool2dGeometry& g, int64_t planes, const float* x
   max_pool_backward_any(g, planes, x, dy, dx);
 }
 
+void max_pool2d_backward_relu(const Pool2dGeometry& g, int64_t planes, const float* x,
+                              const float* dy, float* dx, float cap) {
+  // relu_backward's rule (activation.cpp) on the maximum the gradient goes to.
+  max_pool_backward_any(g, planes, x, dy, dx, [cap](float v) { return v > 0.0f && v < cap; });
+}
+
 void avg_pool2d_forward(const Pool2dGeometry& g, int64_t planes, const float* x, float* y) {
   const float area = static_cast<float>(g.k * g.k);
   for_each_window(g, planes, [&](int64_t base, int64_t out, int64_t origin) {

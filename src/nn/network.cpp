@@ -399,14 +399,25 @@ void Network::backward(const Tensor& dlogits) {
   ZT_ASSERT(head_start_ < L);
   int64_t rows = dlogits.shape()[0];
   Tensor dy = dlogits;
+  int next = 0;  // the backward ping-pong buffer the next dx goes to (not dy's)
   for (int i = L - 1; i >= head_start_; --i) {
     const ExecContext ctx = context(i);
     Tensor x = i == 0 ? input(rows) : kept_[i - 1].rows(0, rows);
     Tensor y = kept_[i].rows(0, rows);
+    // A max pooling after a ReLU: one pass routes dy to the ReLU's input.
+    const auto* pool = dynamic_cast<const MaxPool2d*>(layers_[i].get());
+    const float cap = pool && i - 1 >= head_start_ ? layers_[i - 1]->relu_cap() : 0.0f;
+    const int through = cap > 0.0f ? i - 1 : i;  // the layer whose dx this step writes
     Tensor dx =
-        i > head_start_ ? Tensor(back_[(L - 1 - i) % 2].data(), input_shape(i, rows)) : Tensor();
-    layers_[i]->backward(x, y, dy, dx, ctx);
+        through > head_start_ ? Tensor(back_[next].data(), input_shape(through, rows)) : Tensor();
+    if (cap > 0.0f) {
+      if (!dx.empty()) pool->backward_through_relu(x, dy, dx, cap, ctx);
+    } else {
+      layers_[i]->backward(x, y, dy, dx, ctx);
+    }
+    next ^= 1;
     dy = dx;
+    i = through;
   }
 }
 

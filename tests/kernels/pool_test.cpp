@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <limits>
 #include <vector>
@@ -11,6 +12,7 @@
 #include "kernels/reference.h"
 #include "test_util.h"
 #include "zotrain/core/rng.h"
+#include "zotrain/kernels/activation.h"
 #include "zotrain/kernels/global_max_pool.h"
 
 namespace zotrain {
@@ -124,6 +126,29 @@ TEST(KernelPool, Max2x2VectorsKeepScanOrderBits) {
             }
       }
   });
+}
+
+// The fused backward of a ReLU (or ReLU6) and the max pooling after it equals the two backward
+// passes in turn, bit for bit: non-overlapping, overlapping and gapped windows, maxima that are
+// 0, negative, at the cap or ties.
+TEST(KernelPool, MaxBackwardThroughReluEqualsTheTwoBackwardPasses) {
+  for (float cap : {kernels::kNoCap, 6.0f})
+    for (const auto& s : pool_cases()) {
+      SCOPED_TRACE(describe(s) + (cap == 6.0f ? " relu6" : " relu"));
+      const auto g = geometry(s);
+      Tensor x = random_uniform(Shape{s.x_numel()}, 7, 0);
+      for (int64_t i = 0; i < x.numel(); ++i) {  // a ReLU(6)'s outputs, with ties
+        const float v = std::round(x[i] * 8.0f);
+        x[i] = v < 0.0f ? 0.0f : (v > cap ? cap : v);
+      }
+      const Tensor dy = random_uniform(Shape{s.y_numel()}, 7, 1);
+      std::vector<float> pooled(s.x_numel(), -5.0f), want(s.x_numel(), -5.0f),
+          got(s.x_numel(), -5.0f);
+      kernels::max_pool2d_backward(g, s.planes, x.data(), dy.data(), pooled.data());
+      kernels::relu_backward(s.x_numel(), x.data(), pooled.data(), want.data(), cap);
+      kernels::max_pool2d_backward_relu(g, s.planes, x.data(), dy.data(), got.data(), cap);
+      ASSERT_EQ(std::memcmp(got.data(), want.data(), want.size() * sizeof(float)), 0);
+    }
 }
 
 // The interleaved running maxima give std::max_element's value at every length (partial and

@@ -25,6 +25,11 @@ void max_pool2d_forward(const Pool2dGeometry& g, int64_t planes, const float* x,
 void max_pool2d_backward(const Pool2dGeometry& g, int64_t planes, const float* x, const float* dy,
                          float* dx);
 
+// max_pool2d_backward followed by relu_backward (kernels/activation.h) of the ReLU whose output
+// x is, in one pass: dy goes to a window's maximum only where it lies in (0, cap).
+void max_pool2d_backward_relu(const Pool2dGeometry& g, int64_t planes, const float* x,
+                              const float* dy, float* dx, float cap);
+
 // y = the mean of each window.
 void avg_pool2d_forward(const Pool2dGeometry& g, int64_t planes, const float* x, float* y);
 // dx = dy spread evenly over each window. dx is overwritten.

@@ -71,6 +71,10 @@ class Layer {
   virtual bool monotone_elementwise() const { return false; }
   // Whether each output is the maximum of some of the inputs.
   virtual bool max_pooling() const { return false; }
+  // For a layer whose backward is dx = dy where its output lies in (0, cap) and 0 elsewhere
+  // (ReLU, ReLU6): cap; 0 for any other layer. A max pooling after it backpropagates through
+  // both in one pass (Network::backward).
+  virtual float relu_cap() const { return 0.0f; }
   // A 2-D max pooling fused into forward: y = the maximum of each `pool` window of forward(x)'s
   // planes, computed a few images at a time so that the unpooled output stays in cache and
   // needs no buffer of the batch's size (Network::run, in forward-only passes). The scratch it

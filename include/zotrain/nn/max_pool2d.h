@@ -15,6 +15,10 @@ class MaxPool2d : public Pool2d {
   void forward(const Tensor& x, Tensor& y, const ExecContext& ctx) const override;
   void backward(const Tensor& x, const Tensor& y, const Tensor& dy, Tensor& dx,
                 const ExecContext& ctx) override;
+  // backward, then that of the ReLU (Layer::relu_cap) whose output x is: dx is the gradient of
+  // the ReLU's input. One pass instead of two over the unpooled activations.
+  void backward_through_relu(const Tensor& x, const Tensor& dy, Tensor& dx, float cap,
+                             const ExecContext& ctx) const;
 };
 
 }  // namespace zotrain
