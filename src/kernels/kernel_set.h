@@ -37,6 +37,9 @@ struct KernelSet {
   void (*max_pool_2x2)(const Pool2dGeometry& g, int64_t planes, const float* x, float* y);
   // and of int32 accumulators (max_pool2d_s32_forward).
   void (*max_pool_2x2_s32)(const Pool2dGeometry& g, int64_t planes, const int32_t* x, int32_t* y);
+  // max_pool2d_backward_relu for 2x2 windows of stride 2.
+  void (*max_pool_2x2_backward_relu)(const Pool2dGeometry& g, int64_t planes, const float* x,
+                                     const float* dy, float* dx, float cap);
   // What the int8 kernels below run, for `zotrain info`.
   const char* int8_name;
   // int8 convolution forward (conv2d_s8_forward) without patch matrices; null in sets without

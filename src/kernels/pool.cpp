@@ -24,6 +24,8 @@ void max_pool2d_backward(const Pool2dGeometry& g, int64_t planes, const float* x
 
 void max_pool2d_backward_relu(const Pool2dGeometry& g, int64_t planes, const float* x,
                               const float* dy, float* dx, float cap) {
+  if (is_2x2_stride_2(g))
+    return active_kernels().max_pool_2x2_backward_relu(g, planes, x, dy, dx, cap);
   // relu_backward's rule (activation.cpp) on the maximum the gradient goes to.
   max_pool_backward_any(g, planes, x, dy, dx, [cap](float v) { return v > 0.0f && v < cap; });
 }

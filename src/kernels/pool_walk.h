@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <type_traits>
 
 #include "zotrain/kernels/pool.h"
 
@@ -57,7 +58,8 @@ inline Max4<T> max4(T a, T b, T c, T d) {
 }
 
 // Routes dy only to maxima for which passes(maximum) holds (a ReLU before the pooling, whose
-// output x is: max_pool2d_backward_relu); the plain backward passes every one.
+// output x is: max_pool2d_backward_relu, whose 2x2 windows have a vector kernel); the plain
+// backward passes every one.
 struct PassAll {
   template <typename T>
   bool operator()(T) const {
@@ -67,9 +69,9 @@ struct PassAll {
 
 // Windows do not overlap: every input pixel gets dy where it is its window's first maximum and
 // 0 elsewhere, including the odd last row or column that no window covers.
-template <typename T, typename Passes = PassAll>
-void max_pool_2x2_backward(const Pool2dGeometry& g, int64_t planes, const T* x, const T* dy, T* dx,
-                           Passes passes = {}) {
+template <typename T>
+void max_pool_2x2_backward(const Pool2dGeometry& g, int64_t planes, const T* x, const T* dy,
+                           T* dx) {
   for (int64_t p = 0; p < planes; ++p) {
     T* dxp = dx + p * g.in_plane();
     for (int64_t oh = 0; oh < g.out_h; ++oh) {
@@ -82,7 +84,7 @@ void max_pool_2x2_backward(const Pool2dGeometry& g, int64_t planes, const T* x, 
         const T a = r0[2 * ow], b = r0[2 * ow + 1], c = r1[2 * ow], d = r1[2 * ow + 1];
         const Max4<T> m = max4(a, b, c, d);
         // The gradient goes to the last element that took over, else on to the earlier ones.
-        const T grad = passes(m.value) ? dyr[ow] : T{0};
+        const T grad = dyr[ow];
         const bool to_d = d > m.abc, to_c = c > m.ab, to_b = b > a;
         const T before_d = to_d ? T{0} : grad, before_c = to_c ? T{0} : before_d;
         d1[2 * ow + 1] = to_d ? grad : T{0};
@@ -117,7 +119,8 @@ void max_pool_forward_any(const Pool2dGeometry& g, int64_t planes, const T* x, T
 template <typename T, typename Passes = PassAll>
 void max_pool_backward_any(const Pool2dGeometry& g, int64_t planes, const T* x, const T* dy, T* dx,
                            Passes passes = {}) {
-  if (is_2x2_stride_2(g)) return max_pool_2x2_backward(g, planes, x, dy, dx, passes);
+  if constexpr (std::is_same_v<Passes, PassAll>)
+    if (is_2x2_stride_2(g)) return max_pool_2x2_backward(g, planes, x, dy, dx);
   zero(dx, planes * g.in_plane());
   for_each_window(g, planes, [&](int64_t base, int64_t out, int64_t origin) {
     const int64_t at = base + window_argmax(g, x + base, origin);

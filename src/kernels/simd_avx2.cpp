@@ -39,6 +39,7 @@ const KernelSet kAvx2FmaKernels = {
     .tap_dots = avx2::tap_dots,
     .max_pool_2x2 = avx2::max_pool_2x2,
     .max_pool_2x2_s32 = avx2::max_pool_2x2_s32,
+    .max_pool_2x2_backward_relu = avx2::max_pool_2x2_backward_relu,
     .int8_name =
         "avx2: conv2d direct 6x16 tiles, A.B^T 3x4 dot tiles (u8 x s8 vpmaddubsw where an "
         "operand is nonnegative), 2x2 max pool, requantization, Philox x8",

@@ -616,6 +616,87 @@ void max_pool_2x2_s32(const Pool2dGeometry& g, int64_t planes, const int32_t* x,
   max_pool_2x2_of(g, planes, x, y);
 }
 
+// The backward of a ReLU (output x, cap) and the 2x2 max pooling after it, in one pass: a
+// window's dy goes to its first maximum in scan order (the order above) where that maximum lies
+// in (0, cap), +0 everywhere else, including the odd last row and column. Selects on masks, so
+// no branches.
+
+// Masks as all-ones or zero integers, for scalars (from a bool) as for vectors.
+ZT_INLINE int as_mask(bool b) {
+  return -static_cast<int>(b);
+}
+ZT_INLINE VI as_mask(VI m) {
+  return m;
+}
+
+// Which of the window a, b (upper row), c, d (lower row) takes dy, and the dy it takes.
+template <class T>
+struct Routing {
+  decltype(as_mask(T{} > T{})) a, b, c, d;
+  T dy;
+};
+template <class T>
+ZT_INLINE Routing<T> route(T a, T b, T c, T d, T dy, T cap) {
+  const auto to_b = as_mask(b > a);
+  const T ab = to_b ? b : a;
+  const auto to_c = as_mask(c > ab);
+  const T abc = to_c ? c : ab;
+  const auto to_d = as_mask(d > abc);
+  const T v = to_d ? d : abc;
+  const auto passes = as_mask(v > T{}) & as_mask(v < cap);
+  return {~(to_b | to_c | to_d), to_b & ~(to_c | to_d), to_c & ~to_d, to_d, passes ? dy : T{}};
+}
+
+// The vectors as in max_pool_2x2_of: each window's routing is worked out on its even lane and
+// spread to the pair.
+void max_pool_2x2_backward_relu(const Pool2dGeometry& g, int64_t planes, const float* x,
+                                const float* dy, float* dx, float cap) {
+  constexpr int64_t kWindows = kLanes / 2;
+  const VI swap = lane_map([](int i) { return i ^ 1; });
+  const VI dup_window = lane_map([](int i) { return i / 2; });  // dy of window w to 2w, 2w + 1
+  const VI dup_even = lane_map([](int i) { return i & ~1; });   // lane 2w to 2w + 1
+  // Lane 2w from the first vector's lane 2w, lane 2w + 1 from the second's lane 2w.
+  const VI left_right = lane_map([](int i) { return i % 2 == 0 ? i : kLanes + i - 1; });
+  const V zero = {}, caps = splat(cap);
+  const int64_t in_w = g.in_w, in_plane = g.in_plane(), out_h = g.out_h, out_w = g.out_w;
+  for (int64_t p = 0; p < planes; ++p) {
+    float* dxp = dx + p * in_plane;
+    for (int64_t oh = 0; oh < out_h; ++oh) {
+      const float* r0 = x + p * in_plane + 2 * oh * in_w;
+      const float* r1 = r0 + in_w;
+      const float* dyr = dy + (p * out_h + oh) * out_w;
+      float* d0 = dxp + 2 * oh * in_w;
+      float* d1 = d0 + in_w;
+      if (out_w < kWindows) {
+        for (int64_t ow = 0, e = 0; ow < out_w; ++ow, e += 2) {
+          const Routing<float> r = route(r0[e], r0[e + 1], r1[e], r1[e + 1], dyr[ow], cap);
+          d0[e] = r.a ? r.dy : 0.0f, d0[e + 1] = r.b ? r.dy : 0.0f;
+          d1[e] = r.c ? r.dy : 0.0f, d1[e + 1] = r.d ? r.dy : 0.0f;
+        }
+      } else {
+        for (int64_t ow = 0; ow < out_w; ow += kWindows) {
+          const int64_t at = ow + kWindows <= out_w ? ow : out_w - kWindows;
+          V top, bottom, grads = {};
+          __builtin_memcpy(&top, r0 + 2 * at, sizeof top);
+          __builtin_memcpy(&bottom, r1 + 2 * at, sizeof bottom);
+          __builtin_memcpy(&grads, dyr + at, kWindows * sizeof(float));
+          const Routing<V> r =
+              route(top, __builtin_shuffle(top, swap), bottom, __builtin_shuffle(bottom, swap),
+                    __builtin_shuffle(grads, dup_window), caps);
+          const V routed = __builtin_shuffle(r.dy, dup_even);
+          const V top_dx = __builtin_shuffle(r.a, r.b, left_right) ? routed : zero;
+          const V bottom_dx = __builtin_shuffle(r.c, r.d, left_right) ? routed : zero;
+          __builtin_memcpy(d0 + 2 * at, &top_dx, sizeof top_dx);
+          __builtin_memcpy(d1 + 2 * at, &bottom_dx, sizeof bottom_dx);
+        }
+      }
+      if (in_w > 2 * out_w) d0[in_w - 1] = d1[in_w - 1] = 0.0f;
+    }
+    if (g.in_h > 2 * out_h)
+      for (int64_t i = 0; i < in_w; ++i) dxp[(g.in_h - 1) * in_w + i] = 0.0f;
+  }
+}
+
 }  // namespace zotrain::kernels::ZT_SIMD_NS
 
 #undef ZT_INLINE

@@ -21,6 +21,7 @@ const KernelSet kPortableKernels = {
     .tap_dots = portable::tap_dots,
     .max_pool_2x2 = portable::max_pool_2x2,
     .max_pool_2x2_s32 = portable::max_pool_2x2_s32,
+    .max_pool_2x2_backward_relu = portable::max_pool_2x2_backward_relu,
     .int8_name = "portable: conv2d by int8 patch matrices + gemm_s8 (auto-vectorized)",
     .conv2d_s8_direct_work_bytes = nullptr,
     .conv2d_s8_direct = nullptr,

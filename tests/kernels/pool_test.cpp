@@ -132,23 +132,28 @@ TEST(KernelPool, Max2x2VectorsKeepScanOrderBits) {
 // passes in turn, bit for bit: non-overlapping, overlapping and gapped windows, maxima that are
 // 0, negative, at the cap or ties.
 TEST(KernelPool, MaxBackwardThroughReluEqualsTheTwoBackwardPasses) {
-  for (float cap : {kernels::kNoCap, 6.0f})
-    for (const auto& s : pool_cases()) {
-      SCOPED_TRACE(describe(s) + (cap == 6.0f ? " relu6" : " relu"));
-      const auto g = geometry(s);
-      Tensor x = random_uniform(Shape{s.x_numel()}, 7, 0);
-      for (int64_t i = 0; i < x.numel(); ++i) {  // a ReLU(6)'s outputs, with ties
-        const float v = std::round(x[i] * 8.0f);
-        x[i] = v < 0.0f ? 0.0f : (v > cap ? cap : v);
+  std::vector<ref::PoolShape> cases = pool_cases();
+  for (int64_t w : {8, 9, 14, 17, 28})  // 2x2 rows of whole and overlapping vectors
+    for (int64_t h : {4, 7}) cases.push_back({2, h, w, 2, 2});
+  for_each_kernel_isa([&] {
+    for (float cap : {kernels::kNoCap, 6.0f})
+      for (const auto& s : cases) {
+        SCOPED_TRACE(describe(s) + (cap == 6.0f ? " relu6" : " relu"));
+        const auto g = geometry(s);
+        Tensor x = random_uniform(Shape{s.x_numel()}, 7, 0);
+        for (int64_t i = 0; i < x.numel(); ++i) {  // a ReLU(6)'s outputs, with ties
+          const float v = std::round(x[i] * 8.0f);
+          x[i] = v < 0.0f ? 0.0f : (v > cap ? cap : v);
+        }
+        const Tensor dy = random_uniform(Shape{s.y_numel()}, 7, 1);
+        std::vector<float> pooled(s.x_numel(), -5.0f), want(s.x_numel(), -5.0f),
+            got(s.x_numel(), -5.0f);
+        kernels::max_pool2d_backward(g, s.planes, x.data(), dy.data(), pooled.data());
+        kernels::relu_backward(s.x_numel(), x.data(), pooled.data(), want.data(), cap);
+        kernels::max_pool2d_backward_relu(g, s.planes, x.data(), dy.data(), got.data(), cap);
+        ASSERT_EQ(std::memcmp(got.data(), want.data(), want.size() * sizeof(float)), 0);
       }
-      const Tensor dy = random_uniform(Shape{s.y_numel()}, 7, 1);
-      std::vector<float> pooled(s.x_numel(), -5.0f), want(s.x_numel(), -5.0f),
-          got(s.x_numel(), -5.0f);
-      kernels::max_pool2d_backward(g, s.planes, x.data(), dy.data(), pooled.data());
-      kernels::relu_backward(s.x_numel(), x.data(), pooled.data(), want.data(), cap);
-      kernels::max_pool2d_backward_relu(g, s.planes, x.data(), dy.data(), got.data(), cap);
-      ASSERT_EQ(std::memcmp(got.data(), want.data(), want.size() * sizeof(float)), 0);
-    }
+  });
 }
 
 // The interleaved running maxima give std::max_element's value at every length (partial and
