@@ -1,7 +1,7 @@
 // End-to-end training steps (Google Benchmark): Full BP, Full ZO, ElasticZO, INT8* (NITI) and the
-// NPU-style int8 step, plus forward passes alone, for LeNet-5 at batch 256 and MobileNetV2 at
-// batch 32, on 1 and 2 threads. Each case builds its Trainer as `zotrain bench` does (StepBench:
-// one generated batch of the input shape) and times step() after one untimed step.
+// NPU-style int8 step, plus forward passes alone, for LeNet-5 at batch 256, MobileNetV2 and
+// resnet18:0.25 at batch 32, on 1 and 2 threads. Each case builds its Trainer as `zotrain bench`
+// does (StepBench: one generated batch of the input shape) and times step() after one untimed step.
 //
 // Counters, all from the wall time of the timed loop (not Google Benchmark's rate counters,
 // which divide by the CPU time of the calling thread only): forward passes per second, GFLOP/s
@@ -133,6 +133,7 @@ const ModelCase kModels[] = {
     {"lenet5", "lenet5", Shape{1, 28, 28}, 256},
     {"mbv2-0.35-28", "mobilenetv2:0.35", Shape{1, 28, 28}, 32},
     {"mbv2-1.0-64", "mobilenetv2", Shape{3, 64, 64}, 32},
+    {"resnet18-0.25-28", "resnet18:0.25", Shape{1, 28, 28}, 32},  // the QScheduler runs' model
 };
 
 const StepCase kSteps[] = {
