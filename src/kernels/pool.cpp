@@ -1,10 +1,11 @@
 // Pooling: direct loops over the windows; max pooling with 2x2 windows at stride 2 (LeNet's, the
-// common case) runs the kernel set's vector kernel forward and loops over output rows that the
-// compiler vectorizes backward.
+// common case) runs the kernel set's vector kernels forward and through a ReLU backward, and
+// loops over output rows that the compiler vectorizes for the plain backward.
 #include "zotrain/kernels/pool.h"
 
 #include "kernel_set.h"
 #include "pool_walk.h"
+#include "zotrain/kernels/activation.h"
 
 namespace zotrain::kernels {
 
@@ -26,8 +27,9 @@ void max_pool2d_backward_relu(const Pool2dGeometry& g, int64_t planes, const flo
                               const float* dy, float* dx, float cap) {
   if (is_2x2_stride_2(g))
     return active_kernels().max_pool_2x2_backward_relu(g, planes, x, dy, dx, cap);
-  // relu_backward's rule (activation.cpp) on the maximum the gradient goes to.
-  max_pool_backward_any(g, planes, x, dy, dx, [cap](float v) { return v > 0.0f && v < cap; });
+  // Other windows (rare) run the two passes.
+  max_pool_backward_any(g, planes, x, dy, dx);
+  relu_backward(planes * g.in_plane(), x, dx, dx, cap);
 }
 
 void avg_pool2d_forward(const Pool2dGeometry& g, int64_t planes, const float* x, float* y) {

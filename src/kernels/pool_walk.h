@@ -3,7 +3,6 @@
 #pragma once
 
 #include <cstdint>
-#include <type_traits>
 
 #include "zotrain/kernels/pool.h"
 
@@ -57,16 +56,6 @@ inline Max4<T> max4(T a, T b, T c, T d) {
   return m;
 }
 
-// Routes dy only to maxima for which passes(maximum) holds (a ReLU before the pooling, whose
-// output x is: max_pool2d_backward_relu, whose 2x2 windows have a vector kernel); the plain
-// backward passes every one.
-struct PassAll {
-  template <typename T>
-  bool operator()(T) const {
-    return true;
-  }
-};
-
 // Windows do not overlap: every input pixel gets dy where it is its window's first maximum and
 // 0 elsewhere, including the odd last row or column that no window covers.
 template <typename T>
@@ -116,15 +105,13 @@ void max_pool_forward_any(const Pool2dGeometry& g, int64_t planes, const T* x, T
   });
 }
 
-template <typename T, typename Passes = PassAll>
-void max_pool_backward_any(const Pool2dGeometry& g, int64_t planes, const T* x, const T* dy, T* dx,
-                           Passes passes = {}) {
-  if constexpr (std::is_same_v<Passes, PassAll>)
-    if (is_2x2_stride_2(g)) return max_pool_2x2_backward(g, planes, x, dy, dx);
+template <typename T>
+void max_pool_backward_any(const Pool2dGeometry& g, int64_t planes, const T* x, const T* dy,
+                           T* dx) {
+  if (is_2x2_stride_2(g)) return max_pool_2x2_backward(g, planes, x, dy, dx);
   zero(dx, planes * g.in_plane());
   for_each_window(g, planes, [&](int64_t base, int64_t out, int64_t origin) {
-    const int64_t at = base + window_argmax(g, x + base, origin);
-    if (passes(x[at])) add_to(dx[at], dy[out]);
+    add_to(dx[base + window_argmax(g, x + base, origin)], dy[out]);
   });
 }
 

@@ -84,23 +84,26 @@ int64_t Network::num_param_elements() const {
   return n;
 }
 
-// The windows of layer j, a MaxPool2d.
-static kernels::Pool2dGeometry pool_geometry(const Network& net, int j) {
-  return static_cast<const MaxPool2d&>(net.layer(j)).geometry(net.input_shape(j, 1));
+int Network::max_pool_after(int i) const {
+  if (i + 1 >= num_layers()) return -1;
+  const int j = layers_[i + 1]->monotone_elementwise() ? i + 2 : i + 1;
+  return j < num_layers() && dynamic_cast<const MaxPool2d*>(layers_[j].get()) ? j : -1;
 }
 
-// Where forward-only passes fuse a max pooling into the layer before it (Layer::
-// forward_max_pooled): fused[i] is the pooling layer, i + 1, or i + 2 past a monotone
-// element-wise layer, which then runs on the pooled output (as in Network::run); -1 elsewhere.
-// Only in the body, and never across the frozen layers' kept output: the outputs skipped are
-// read by no backward pass and no later pass.
+kernels::Pool2dGeometry Network::pool_windows(int j) const {
+  return static_cast<const MaxPool2d&>(*layers_[j]).geometry(input_shape(j, 1));
+}
+
+// Where forward-only passes fuse a max pooling into the layer before it (max_pool_after):
+// fused[i] is the pooling layer, whose monotone layer before it then runs on the pooled output
+// (Network::run); -1 elsewhere. Only in the body, and never across the frozen layers' kept
+// output: the outputs skipped are read by no backward pass and no later pass.
 static std::vector<int> fused_max_pools(const Network& net, int h, int frozen) {
   std::vector<int> fused(net.num_layers(), -1);
   for (int i = 0; i + 1 < h; ++i) {
-    const int j = net.layer(i + 1).monotone_elementwise() ? i + 2 : i + 1;
-    if (j >= h || (i <= frozen - 1 && frozen - 1 < j)) continue;
-    if (dynamic_cast<const MaxPool2d*>(&net.layer(j)) &&
-        net.layer(i).max_pooled_workspace_floats(net.input_shape(i, 1), pool_geometry(net, j), 1))
+    const int j = net.max_pool_after(i);
+    if (j < 0 || j >= h || (i <= frozen - 1 && frozen - 1 < j)) continue;
+    if (net.layer(i).max_pooled_workspace_floats(net.input_shape(i, 1), net.pool_windows(j), 1))
       fused[i] = j;
   }
   return fused;
@@ -208,7 +211,7 @@ static std::vector<Slot> plan_slots(const Network& net, const std::vector<Shape>
     const Shape in = shapes[i].with_batch(batch);
     const int j = fused[i];
     const auto w = static_cast<int64_t>(
-        j >= 0  ? layer.max_pooled_workspace_floats(in, pool_geometry(net, j), threads)
+        j >= 0  ? layer.max_pooled_workspace_floats(in, net.pool_windows(j), threads)
         : i < h ? layer.forward_workspace_floats(in, threads)
                 : layer.workspace_floats(in, threads));
     if (w > ws) ws = w, ws_layer = i;
@@ -369,7 +372,7 @@ Tensor Network::run(Tensor x, int from, int to, const ParamTransform* body) {
     if (const int j = fused_pool_[i]; j >= 0) {
       ZT_ASSERT(j < to);
       Tensor y = output_buffer(j, rows);
-      layers_[i]->forward_max_pooled(x, pool_geometry(*this, j), y, ctx);
+      layers_[i]->forward_max_pooled(x, pool_windows(j), y, ctx);
       if (j == i + 2) layers_[i + 1]->forward(y, y, context(i + 1));  // the monotone layer
       x = y;
       i = j;

@@ -10,7 +10,8 @@ constexpr float kNoCap = std::numeric_limits<float>::infinity();
 
 // y = min(max(x, 0), cap): ReLU, or with cap 6 ReLU6.
 void relu_forward(int64_t n, const float* x, float* y, float cap = kNoCap);
-// dx = dy where 0 < y < cap, else 0. Uses the output, so x may have been overwritten in place.
+// dx = dy where 0 < y < cap, else 0 (dx may be dy). Uses the output, so x may have been
+// overwritten in place.
 void relu_backward(int64_t n, const float* y, const float* dy, float* dx, float cap = kNoCap);
 
 }  // namespace zotrain::kernels

@@ -67,6 +67,11 @@ class Network {
   // The first layer of a head made of the last `bp_layers` layers with parameters (and what
   // follows them): num_layers() for 0, 0 for all of them.
   int head_start(int bp_layers) const;
+  // The max pooling (a MaxPool2d) right after layer i, or after a monotone element-wise layer
+  // after it: the pooling a forward-only pass may fuse into layer i (Layer::forward_max_pooled,
+  // QLayer's); -1 where there is none. And the windows of such a pooling layer j.
+  int max_pool_after(int i) const;
+  kernels::Pool2dGeometry pool_windows(int j) const;
   // Multiply-adds of one forward pass of layers [from, num_layers()) on a batch (Layer::
   // forward_macs: convolutions and linear layers, plus batch norm and average pooling).
   int64_t forward_macs(int64_t batch, int from = 0) const;

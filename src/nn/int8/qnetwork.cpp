@@ -75,13 +75,13 @@ MemoryPlan QNetwork::layout(int64_t batch, int h, int threads, Arena* arena) {
           take(i, name(i) + " output (int8)", Bucket::kActivations, numel(i + 1)));
     }
   // Max poolings fused into the layer before them, as in Network (fused_max_pools): fused[i] is
-  // the pooling layer, i + 1 or i + 2 past a ReLU; in the body only. The layers before the
+  // the pooling layer (Network::max_pool_after), in the body only. The layers before the
   // pooling write no output, and the pooling's is not the buffer its group reads.
   std::vector<int> fused(L, -1);
   for (int i = 0; i + 1 < h; ++i) {
-    const int j = desc_.spec(i + 1).op == Op::kReLU ? i + 2 : i + 1;
-    if (j < h && desc_.spec(j).op == Op::kMaxPool2d &&
-        layers_[i]->max_pooled_acc_elems(desc_.input_shape(i, 1), pool_geometry(j)) > 0)
+    const int j = desc_.max_pool_after(i);
+    if (j >= 0 && j < h &&
+        layers_[i]->max_pooled_acc_elems(desc_.input_shape(i, 1), desc_.pool_windows(j)) > 0)
       fused[i] = j;
   }
   const int body_outputs = h < L ? std::max(h - 1, 0) : L;
@@ -119,10 +119,10 @@ MemoryPlan QNetwork::layout(int64_t batch, int h, int threads, Arena* arena) {
     const Shape in = desc_.input_shape(i, batch);
     const int j = fused[i];
     acc = std::max({acc,
-                    j >= 0 ? layers_[i]->max_pooled_acc_elems(in, pool_geometry(j))
+                    j >= 0 ? layers_[i]->max_pooled_acc_elems(in, desc_.pool_windows(j))
                            : layers_[i]->acc_elems(in),
                     layers_[i]->weight_shape().numel()});
-    stage = std::max(stage, j >= 0 ? layers_[i]->max_pooled_stage_elems(in, pool_geometry(j))
+    stage = std::max(stage, j >= 0 ? layers_[i]->max_pooled_stage_elems(in, desc_.pool_windows(j))
                                    : layers_[i]->stage_elems(in));
     work = std::max(work, layers_[i]->work_bytes(in));
     if (i < h) scratch = std::max(scratch, layers_[i]->weight_shape().numel());
@@ -175,11 +175,6 @@ QTensor QNetwork::output_buffer(int i, int64_t rows) {
   return QTensor{kept_[i].data, shape, 0};
 }
 
-kernels::Pool2dGeometry QNetwork::pool_geometry(int j) const {
-  const Shape in = desc_.input_shape(j, 1);
-  return kernels::Pool2dGeometry::make(in[2], in[3], desc_.spec(j).kernel, desc_.spec(j).stride);
-}
-
 QExecContext QNetwork::context(int layer) const {
   QExecContext ctx{acc_, work_, nullptr, stage_, ranges_};
   ctx.pool = pool_;
@@ -206,7 +201,7 @@ QTensor QNetwork::forward(int64_t rows, const QWeightTransform* body) {
     w += has_weight;
     if (const int j = fused_[i]; j >= 0) {
       QTensor y = output_buffer(j, rows);
-      layers_[i]->forward_max_pooled(x, pool_geometry(j), y, ctx);
+      layers_[i]->forward_max_pooled(x, desc_.pool_windows(j), y, ctx);
       if (j == i + 2) layers_[i + 1]->forward(y, y, context(i + 1));  // the ReLU
       if (out_buf_[j] > kPingA) kept_[j].exp = y.exp;
       x = y;

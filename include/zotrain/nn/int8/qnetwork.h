@@ -75,8 +75,6 @@ class QNetwork {
   MemoryPlan layout(int64_t batch, int head_start, int threads, Arena* arena);
   QTensor output_buffer(int i, int64_t rows);
   QExecContext context(int layer) const;
-  // Layer j's pooling windows (a max pooling).
-  kernels::Pool2dGeometry pool_geometry(int j) const;
   void init_weights(uint64_t seed);  // qnetwork_init.cpp: floats, at setup only
 
   const Network& desc_;
