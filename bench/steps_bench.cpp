@@ -1,6 +1,8 @@
 // End-to-end training steps (Google Benchmark): Full BP, Full ZO, ElasticZO, INT8* (NITI) and the
 // NPU-style int8 step, plus forward passes alone, for LeNet-5 at batch 256, MobileNetV2 and
-// resnet18:0.25 at batch 32, on 1 and 2 threads. Each case builds its Trainer as `zotrain bench`
+// resnet18:0.25 at batch 32, on 1 and 2 threads; the f32 ZO steps also with one perturbation
+// lane per thread (zo_lanes), and on LeNet-5 at batch 16, where a layer's rows are little work
+// to split. Each case builds its Trainer as `zotrain bench`
 // does (StepBench: one generated batch of the input shape) and times step() after one untimed step.
 //
 // Counters, all from the wall time of the timed loop (not Google Benchmark's rate counters,
@@ -119,6 +121,7 @@ struct ModelCase {
   const char* model;
   Shape item;
   int64_t batch;
+  bool zo_steps_only;  // a small batch: the f32 ZO steps, with and without lanes
 };
 
 struct StepCase {
@@ -127,24 +130,28 @@ struct StepCase {
   int bp_layers;  // elastic only
   const char* precision;
   bool forward_only;  // time StepBench::forward instead of step
+  bool lanes;         // zo_lanes = threads: each perturbed pass on a thread of its own
 };
 
 const ModelCase kModels[] = {
-    {"lenet5", "lenet5", Shape{1, 28, 28}, 256},
-    {"mbv2-0.35-28", "mobilenetv2:0.35", Shape{1, 28, 28}, 32},
-    {"mbv2-1.0-64", "mobilenetv2", Shape{3, 64, 64}, 32},
-    {"resnet18-0.25-28", "resnet18:0.25", Shape{1, 28, 28}, 32},  // the QScheduler runs' model
+    {"lenet5", "lenet5", Shape{1, 28, 28}, 256, false},
+    {"lenet5-b16", "lenet5", Shape{1, 28, 28}, 16, true},
+    {"mbv2-0.35-28", "mobilenetv2:0.35", Shape{1, 28, 28}, 32, false},
+    {"mbv2-1.0-64", "mobilenetv2", Shape{3, 64, 64}, 32, false},
+    {"resnet18-0.25-28", "resnet18:0.25", Shape{1, 28, 28}, 32, false},  // the QScheduler runs'
 };
 
 const StepCase kSteps[] = {
-    {"FullBP", "bp", 0, "f32", false},
-    {"FullZO", "zo", 0, "f32", false},  // q = 1, two-point SPSA
-    {"ElasticZO", "elastic", 2, "f32", false},
-    {"INT8*-ZO", "zo", 0, "int8", false},
-    {"INT8*-ElasticZO", "elastic", 2, "int8", false},
-    {"NPU-ZO", "zo", 0, "int8-npu", false},
-    {"Forward", "zo", 0, "f32", true},
-    {"NPU-Forward", "zo", 0, "int8-npu", true},
+    {"FullBP", "bp", 0, "f32", false, false},
+    {"FullZO", "zo", 0, "f32", false, false},  // q = 1, two-point SPSA
+    {"FullZO-lanes", "zo", 0, "f32", false, true},
+    {"ElasticZO", "elastic", 2, "f32", false, false},
+    {"ElasticZO-lanes", "elastic", 2, "f32", false, true},
+    {"INT8*-ZO", "zo", 0, "int8", false, false},
+    {"INT8*-ElasticZO", "elastic", 2, "int8", false, false},
+    {"NPU-ZO", "zo", 0, "int8-npu", false, false},
+    {"Forward", "zo", 0, "f32", true, false},
+    {"NPU-Forward", "zo", 0, "int8-npu", true, false},
 };
 
 double g_peak_gflops = 0, g_peak_gops = 0;
@@ -160,6 +167,7 @@ void run_case(benchmark::State& state, const ModelCase& m, const StepCase& s) {
   cfg.lr = 0.01;  // as bench/compare.sh: small steps keep the weights far from overflow
   cfg.zo_lr = 1e-4;
   cfg.threads = static_cast<int>(state.range(0));
+  cfg.zo_lanes = s.lanes ? cfg.threads : 1;
   std::unique_ptr<StepBench> bench;
   try {
     bench = std::make_unique<StepBench>(cfg, m.item, 10);
@@ -189,6 +197,9 @@ void run_case(benchmark::State& state, const ModelCase& m, const StepCase& s) {
 
 // The NITI integer network has no batch norm or residual layers: its steps run on LeNet-5 only.
 bool supported(const ModelCase& m, const StepCase& s) {
+  const bool f32_zo =
+      std::string(s.precision) == "f32" && std::string(s.method) != "bp" && !s.forward_only;
+  if (m.zo_steps_only) return f32_zo;
   return std::string(s.precision) != "int8" || std::string(m.model) == "lenet5";
 }
 
@@ -197,13 +208,11 @@ void register_cases() {
     for (const StepCase& s : kSteps) {
       if (!supported(m, s)) continue;
       const std::string name = std::string("Step/") + m.name + "/" + s.name;
-      benchmark::RegisterBenchmark(name.c_str(),
-                                   [&m, &s](benchmark::State& st) { run_case(st, m, s); })
-          ->ArgName("threads")
-          ->Arg(1)
-          ->Arg(2)
-          ->Unit(benchmark::kMillisecond)
-          ->UseRealTime();
+      auto* b = benchmark::RegisterBenchmark(
+          name.c_str(), [&m, &s](benchmark::State& st) { run_case(st, m, s); });
+      b->ArgName("threads");
+      if (!s.lanes) b->Arg(1);  // one lane on one thread is the plain step
+      b->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
     }
 }
 

@@ -1,7 +1,9 @@
 #include "zotrain/nn/network.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
+#include <functional>
 
 #include "zotrain/core/error.h"
 #include "zotrain/core/rng.h"
@@ -28,7 +30,8 @@ enum class Role {
 struct Slot {
   MemoryRow row;
   Role role;
-  int index;  // parameter index (kParam, kGrad), layer (kKept), buffer number (kPing, kBack)
+  int index;     // parameter index (kParam, kGrad), layer (kKept), buffer number (kPing, kBack)
+  int lane = 0;  // the perturbation lane of a kPing, kWorkspace or kScratch buffer
 };
 
 int64_t max_of(int64_t a, int64_t b) {
@@ -109,20 +112,62 @@ static std::vector<int> fused_max_pools(const Network& net, int h, int frozen) {
   return fused;
 }
 
+// Places the outputs of layers [from, outputs) of a forward-only pass in two alternating
+// buffers (buf[i] = kPingA + k), each as large as the largest output it takes; layers that can
+// run in place stay in their input's buffer, and the frozen layers' output is kept (not placed).
+// Returns the two sizes in floats.
+static std::array<int64_t, 2> plan_ping(const Network& net, const std::vector<int>& fused, int from,
+                                        int outputs, int frozen,
+                                        const std::function<int64_t(int)>& numel,
+                                        std::vector<int>& buf) {
+  std::array<int64_t, 2> ping = {0, 0};
+  int cur = -1;  // buffer holding the current activation; -1: one never overwritten
+  for (int i = from; i < outputs; ++i) {
+    const bool fuses = fused[i] >= 0;
+    if (fuses) i = fused[i];  // the layers before the pooling write no output
+    if (i >= outputs) break;
+    if (i == frozen - 1) {
+      cur = -1;
+      continue;
+    }
+    // A fused pooling's output is not the buffer its group reads.
+    if (fuses || !(net.layer(i).in_place() && cur >= 0)) cur = cur == 0 ? 1 : 0;
+    buf[i] = Network::kPingA + cur;
+    ping[cur] = max_of(ping[cur], numel(i + 1));
+  }
+  return ping;
+}
+
+// Scratch floats of a forward pass of layer i on `in` (fused: into its max pooling) with
+// `threads` threads, or of its forward and backward passes (in the head).
+static int64_t workspace_of(const Network& net, const std::vector<int>& fused, int i, int h,
+                            const Shape& in, int threads) {
+  const Layer& layer = net.layer(i);
+  const int j = fused[i];
+  return static_cast<int64_t>(
+      j >= 0  ? layer.max_pooled_workspace_floats(in, net.pool_windows(j), threads)
+      : i < h ? layer.forward_workspace_floats(in, threads)
+              : layer.workspace_floats(in, threads));
+}
+
 // The buffers of a run, in allocation order. buf[i] says where layer i writes its output:
 // a forward ping-pong buffer (kPingA + k), its own kept buffer (kOwn), or the kept buffer of
-// layer j (j >= 0, in-place layers of the head).
+// layer j (j >= 0, in-place layers of the head). lane_buf says the same for the passes of
+// perturbation lanes past the first, which write every body output into their ping-pong.
 static std::vector<Slot> plan_slots(const Network& net, const std::vector<Shape>& shapes,
-                                    int64_t batch, int h, int frozen, int threads,
-                                    std::vector<int>& buf) {
+                                    int64_t batch, int h, int frozen, int threads, int lanes,
+                                    std::vector<int>& buf, std::vector<int>& lane_buf) {
   const int L = net.num_layers();
   buf.assign(L, Network::kOwn);
+  lane_buf.assign(L, Network::kOwn);
   ZT_ASSERT(batch > 0 && h >= 0 && h <= L && frozen >= 0 && frozen <= h && frozen < L);
+  ZT_ASSERT(lanes >= 1 && (lanes == 1 || frozen < h));
   std::vector<Slot> slots;
-  auto add = [&](int layer, std::string what, Bucket b, int64_t floats, Role role, int index) {
+  auto add = [&](int layer, std::string what, Bucket b, int64_t floats, Role role, int index,
+                 int lane = 0) {
     MemoryPlan one;
     one.add(layer, std::move(what), b, static_cast<size_t>(floats) * sizeof(float));
-    slots.push_back({one.rows[0], role, index});
+    slots.push_back({one.rows[0], role, index, lane});
   };
   struct Param {
     int layer;
@@ -166,21 +211,7 @@ static std::vector<Slot> plan_slots(const Network& net, const std::vector<Shape>
     add(frozen - 1, net.layer(frozen - 1).describe() + " output (frozen features)",
         Bucket::kActivations, numel(frozen), Role::kKept, frozen - 1);
   const std::vector<int> fused = fused_max_pools(net, h, frozen);
-  int64_t ping[2] = {0, 0};
-  int cur = -1;  // buffer holding the current activation; -1: one never overwritten
-  for (int i = 0; i < body_outputs; ++i) {
-    const bool fuses = fused[i] >= 0;
-    if (fuses) i = fused[i];  // the layers before the pooling write no output
-    if (i >= body_outputs) break;
-    if (i == frozen - 1) {
-      cur = -1;
-      continue;
-    }
-    // A fused pooling's output is not the buffer its group reads.
-    if (fuses || !(net.layer(i).in_place() && cur >= 0)) cur = cur == 0 ? 1 : 0;
-    buf[i] = Network::kPingA + cur;
-    ping[cur] = max_of(ping[cur], numel(i + 1));
-  }
+  const std::array<int64_t, 2> ping = plan_ping(net, fused, 0, body_outputs, frozen, numel, buf);
   for (int k = 0; k < 2; ++k)
     if (ping[k] > 0)
       add(-1, "forward ping-pong " + std::string(1, static_cast<char>('A' + k)), Bucket::kForward,
@@ -204,32 +235,52 @@ static std::vector<Slot> plan_slots(const Network& net, const std::vector<Shape>
   if (scratch > 0)
     add(scratch_layer, "perturbed parameters", Bucket::kWorkspace, scratch, Role::kScratch, 0);
   // One workspace for all layers; body layers only ever run forward.
-  int64_t ws = 0;
-  int ws_layer = -1;
+  int64_t ws = 0, lane_ws = 0;
+  int ws_layer = -1, lane_ws_layer = -1;
   for (int i = 0; i < L; ++i) {
-    const Layer& layer = net.layer(i);
     const Shape in = shapes[i].with_batch(batch);
-    const int j = fused[i];
-    const auto w = static_cast<int64_t>(
-        j >= 0  ? layer.max_pooled_workspace_floats(in, net.pool_windows(j), threads)
-        : i < h ? layer.forward_workspace_floats(in, threads)
-                : layer.workspace_floats(in, threads));
+    const int64_t w = workspace_of(net, fused, i, h, in, threads);
     if (w > ws) ws = w, ws_layer = i;
+    // A lane's body pass runs on one thread; lane 0 runs them in the network's own workspace.
+    const int64_t lw =
+        lanes > 1 && i >= frozen && i < h ? workspace_of(net, fused, i, h, in, 1) : 0;
+    if (lw > lane_ws) lane_ws = lw, lane_ws_layer = i;
+    if (lw > ws) ws = lw, ws_layer = i;
   }
   if (ws > 0) add(ws_layer, "workspace", Bucket::kWorkspace, ws, Role::kWorkspace, 0);
+  // Lanes past the first: the body's forward buffers again, the last body output included.
+  if (lanes > 1) {
+    const std::array<int64_t, 2> lane_ping =
+        plan_ping(net, fused, frozen, h, frozen, numel, lane_buf);
+    for (int lane = 1; lane < lanes; ++lane) {
+      const std::string name = "lane " + std::to_string(lane) + " ";
+      for (int k = 0; k < 2; ++k)
+        if (lane_ping[k] > 0)
+          add(-1, name + "forward ping-pong " + std::string(1, static_cast<char>('A' + k)),
+              Bucket::kForward, lane_ping[k], Role::kPing, k, lane);
+      if (lane_ws > 0)
+        add(lane_ws_layer, name + "workspace", Bucket::kWorkspace, lane_ws, Role::kWorkspace, 0,
+            lane);
+      if (scratch > 0)
+        add(scratch_layer, name + "perturbed parameters", Bucket::kWorkspace, scratch,
+            Role::kScratch, 0, lane);
+    }
+  }
   return slots;
 }
 
-MemoryPlan Network::plan(int64_t batch, int head_start, int threads, int frozen) const {
+MemoryPlan Network::plan(int64_t batch, int head_start, int threads, int frozen, int lanes) const {
   MemoryPlan plan;
-  std::vector<int> buf;
-  for (const Slot& s : plan_slots(*this, shapes_, batch, head_start, frozen, threads, buf))
+  std::vector<int> buf, lane_buf;
+  for (const Slot& s :
+       plan_slots(*this, shapes_, batch, head_start, frozen, threads, lanes, buf, lane_buf))
     plan.rows.push_back(s.row);
   return plan;
 }
 
 void Network::allocate(Arena& arena, int64_t batch, int head_start, ThreadPool* pool, uint64_t seed,
-                       int frozen) {
+                       int frozen, int lanes) {
+  ZT_ASSERT(lanes == 1 || pool);
   batch_ = batch;
   head_start_ = head_start;
   frozen_ = frozen;
@@ -251,8 +302,10 @@ void Network::allocate(Arena& arena, int64_t batch, int head_start, ThreadPool* 
   }
   std::vector<Tensor> grads(specs.size());
   fused_pool_ = fused_max_pools(*this, head_start, frozen);
-  for (const Slot& s :
-       plan_slots(*this, shapes_, batch, head_start, frozen, pool ? pool->size() : 1, out_buf_)) {
+  lanes_.assign(lanes, Lane());
+  std::vector<int> lane_buf;
+  for (const Slot& s : plan_slots(*this, shapes_, batch, head_start, frozen,
+                                  pool ? pool->size() : 1, lanes, lanes_[0].out_buf, lane_buf)) {
     float* p = static_cast<float*>(arena.alloc_bytes(s.row.bucket, s.row.bytes));
     switch (s.role) {
       case Role::kParam: {
@@ -280,7 +333,7 @@ void Network::allocate(Arena& arena, int64_t batch, int head_start, ThreadPool* 
         kept_[s.index] = Tensor(p, input_shape(s.index + 1, batch));
         break;
       case Role::kPing:
-        ping_[s.index] = Tensor(p, Shape{static_cast<int64_t>(s.row.bytes / 4)});
+        lanes_[s.lane].ping[s.index] = Tensor(p, Shape{static_cast<int64_t>(s.row.bytes / 4)});
         break;
       case Role::kBack:
         back_[s.index] = Tensor(p, Shape{static_cast<int64_t>(s.row.bytes / 4)});
@@ -289,15 +342,21 @@ void Network::allocate(Arena& arena, int64_t batch, int head_start, ThreadPool* 
         dlogits_ = Tensor(p, input_shape(num_layers(), batch));
         break;
       case Role::kWorkspace:
-        workspace_ = Tensor(p, Shape{static_cast<int64_t>(s.row.bytes / 4)});
+        lanes_[s.lane].workspace = Tensor(p, Shape{static_cast<int64_t>(s.row.bytes / 4)});
         break;
       case Role::kScratch:
-        body_scratch_ = Tensor(p, Shape{static_cast<int64_t>(s.row.bytes / 4)});
+        lanes_[s.lane].scratch = Tensor(p, Shape{static_cast<int64_t>(s.row.bytes / 4)});
         break;
     }
   }
+  lanes_[0].pool = pool;
+  for (int k = 1; k < lanes; ++k) {
+    lanes_[k].out_buf = lane_buf;
+    lanes_[k].update_stats = false;
+  }
+  const std::vector<int>& out_buf = lanes_[0].out_buf;
   for (int i = 0; i < num_layers(); ++i)
-    if (out_buf_[i] >= 0) kept_[i] = kept_[out_buf_[i]].view(input_shape(i + 1, batch));
+    if (out_buf[i] >= 0) kept_[i] = kept_[out_buf[i]].view(input_shape(i + 1, batch));
   for (ParamRef& pr : params_) pr.grad = grads[pr.index];
   // Bind each layer's tensors and initialize: uniform in ±1/sqrt(fan_in), one stream per tensor.
   for (int i = 0; i < num_layers(); ++i) {
@@ -322,47 +381,80 @@ void Network::allocate(Arena& arena, int64_t batch, int head_start, ThreadPool* 
   }
 }
 
-Tensor Network::output_buffer(int i, int64_t rows) const {
-  if (!kept_[i].empty()) return kept_[i].rows(0, rows);
-  return Tensor(const_cast<float*>(ping_[out_buf_[i] - kPingA].data()), input_shape(i + 1, rows));
+Tensor Network::output_buffer(int i, int64_t rows, Lane& lane) const {
+  const int b = lane.out_buf[i];
+  if (b >= kOwn) return kept_[i].rows(0, rows);
+  return Tensor(lane.ping[b - kPingA].data(), input_shape(i + 1, rows));
 }
 
-ExecContext Network::context(int layer) {
-  ExecContext ctx{pool_, workspace_.empty() ? nullptr : workspace_.data()};
+ExecContext Network::context(int layer, Lane& lane) {
+  ExecContext ctx{lane.pool, lane.workspace.empty() ? nullptr : lane.workspace.data()};
   const bool frozen = layer < frozen_;
   ctx.training = mode_.training && !frozen;
   ctx.key = layer_key(mode_.key, layer);
-  ctx.update_stats = mode_.update_stats && !frozen;
+  ctx.update_stats = mode_.update_stats && lane.update_stats && !frozen;
   return ctx;
 }
 
 Tensor Network::forward(int64_t rows, const ParamTransform* body) {
   ZT_ASSERT(rows > 0 && rows <= batch_);
-  return run(input(rows), 0, num_layers(), body);
+  return run(input(rows), 0, num_layers(), body, lanes_[0]);
 }
 
 void Network::forward_frozen(int64_t rows) {
   ZT_ASSERT(rows > 0 && rows <= batch_);
-  run(input(rows), 0, frozen_, nullptr);
+  run(input(rows), 0, frozen_, nullptr, lanes_[0]);
+}
+
+Tensor Network::trained_input(int64_t rows) const {
+  return frozen_ == 0 ? input(rows) : kept_[frozen_ - 1].rows(0, rows);
 }
 
 Tensor Network::forward_trained(int64_t rows, const ParamTransform* body) {
   ZT_ASSERT(rows > 0 && rows <= batch_);
-  return run(frozen_ == 0 ? input(rows) : kept_[frozen_ - 1].rows(0, rows), frozen_, num_layers(),
-             body);
+  return run(trained_input(rows), frozen_, num_layers(), body, lanes_[0]);
 }
 
-Tensor Network::run(Tensor x, int from, int to, const ParamTransform* body) {
+std::vector<Tensor> Network::forward_lanes(int64_t rows,
+                                           const std::vector<const ParamTransform*>& body) {
+  const int n = static_cast<int>(body.size());
+  ZT_ASSERT(rows > 0 && rows <= batch_ && n >= 1 && n <= lanes() && frozen_ < head_start_);
+  const Tensor x = trained_input(rows);
+  std::vector<Tensor> out(n);
+  if (n == 1) {
+    out[0] = run(x, frozen_, head_start_, body[0], lanes_[0]);  // on the whole pool
+    return out;
+  }
+  // Each pass on one worker, in its lane's buffers, with no parallel region inside it.
+  Lane solo = lanes_[0];
+  solo.pool = nullptr;
+  ThreadPool* pool = lanes_[0].pool;
+  pool->run([&](int worker) {
+    for (int k = worker; k < n; k += pool->size())
+      out[k] = run(x, frozen_, head_start_, body[k], k == 0 ? solo : lanes_[k]);
+  });
+  return out;
+}
+
+Tensor Network::forward_head(const Tensor& body_output) {
+  const int64_t rows = body_output.shape()[0];
+  if (head_start_ == num_layers()) return body_output;
+  Tensor x = kept_[head_start_ - 1].rows(0, rows);
+  if (x.data() != body_output.data()) x.copy_from(body_output);
+  return run(x, head_start_, num_layers(), nullptr, lanes_[0]);
+}
+
+Tensor Network::run(Tensor x, int from, int to, const ParamTransform* body, Lane& lane) {
   const int64_t rows = x.shape()[0];
   std::vector<Tensor> transformed;
   for (int i = from; i < to; ++i) {
-    ExecContext ctx = context(i);
+    ExecContext ctx = context(i, lane);
     if (body && i >= frozen_ && i < head_start_ && !layers_[i]->param_specs().empty()) {
       transformed.clear();
-      float* dst = body_scratch_.data();
+      float* dst = lane.scratch.data();
       for (const ParamRef& p : params_)
         if (p.layer == i) {
-          parallel_for(pool_, p.value.numel(),
+          parallel_for(lane.pool, p.value.numel(),
                        [&](int64_t b, int64_t e) { (*body)(p, dst, b, e); });
           transformed.emplace_back(dst, p.value.shape());
           dst += p.value.numel();
@@ -371,9 +463,9 @@ Tensor Network::run(Tensor x, int from, int to, const ParamTransform* body) {
     }
     if (const int j = fused_pool_[i]; j >= 0) {
       ZT_ASSERT(j < to);
-      Tensor y = output_buffer(j, rows);
+      Tensor y = output_buffer(j, rows, lane);
       layers_[i]->forward_max_pooled(x, pool_windows(j), y, ctx);
-      if (j == i + 2) layers_[i + 1]->forward(y, y, context(i + 1));  // the monotone layer
+      if (j == i + 2) layers_[i + 1]->forward(y, y, context(i + 1, lane));  // the monotone layer
       x = y;
       i = j;
       continue;
@@ -383,14 +475,14 @@ Tensor Network::run(Tensor x, int from, int to, const ParamTransform* body) {
     // Only where no backward pass reads f's output or the pooling's input (below the head).
     if (i + 1 < to && i + 1 < head_start_ && layers_[i]->monotone_elementwise() &&
         layers_[i + 1]->max_pooling()) {
-      Tensor y = output_buffer(i + 1, rows);
-      layers_[i + 1]->forward(x, y, context(i + 1));
+      Tensor y = output_buffer(i + 1, rows, lane);
+      layers_[i + 1]->forward(x, y, context(i + 1, lane));
       layers_[i]->forward(y, y, ctx);
       x = y;
       ++i;
       continue;
     }
-    Tensor y = output_buffer(i, rows);
+    Tensor y = output_buffer(i, rows, lane);
     layers_[i]->forward(x, y, ctx);
     x = y;
   }
@@ -404,7 +496,7 @@ void Network::backward(const Tensor& dlogits) {
   Tensor dy = dlogits;
   int next = 0;  // the backward ping-pong buffer the next dx goes to (not dy's)
   for (int i = L - 1; i >= head_start_; --i) {
-    const ExecContext ctx = context(i);
+    const ExecContext ctx = context(i, lanes_[0]);
     Tensor x = i == 0 ? input(rows) : kept_[i - 1].rows(0, rows);
     Tensor y = kept_[i].rows(0, rows);
     // A max pooling after a ReLU: one pass routes dy to the ReLU's input.

@@ -85,6 +85,10 @@ void validate(const TrainConfig& c) {
   need(c.lr_decay > 0 && c.lr_decay <= 1, "lr_decay", "a number in (0, 1]");
   need(c.lr_step >= 1, "lr_step", "an integer >= 1");
   need(c.threads >= 1 && c.threads <= 256, "threads", "an integer in [1, 256]");
+  need(c.zo_lanes >= 1 && c.zo_lanes <= c.threads, "zo_lanes",
+       "an integer in [1, threads]: each lane's passes run on a thread of their own");
+  need(c.zo_lanes == 1 || (c.precision == "f32" && c.method != "bp"), "zo_lanes",
+       "1 unless precision is f32 and method zo or elastic (the runs with perturbed passes)");
   need(c.train_limit >= 0, "train_limit", "an integer >= 0");
   need(c.test_limit >= 0, "test_limit", "an integer >= 0");
   need(c.train_layers >= 0, "train_layers", "an integer >= 0");

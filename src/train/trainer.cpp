@@ -144,6 +144,11 @@ int frozen_layers(const Network& net, const TrainConfig& cfg) {
   return cfg.train_layers == 0 ? 0 : net.head_start(cfg.train_layers);
 }
 
+// Perturbation lanes of an f32 run: cfg.zo_lanes where it has a trained body to perturb.
+static int lanes(const Network& net, const TrainConfig& cfg, int head_start) {
+  return frozen_layers(net, cfg) < head_start ? cfg.zo_lanes : 1;
+}
+
 MemoryPlan training_plan(const Network& net, const TrainConfig& cfg, int head_start) {
   if (cfg.precision == "int8") {
     MemoryPlan plan = QNetwork(net).plan(cfg.batch, head_start, cfg.threads);
@@ -151,7 +156,8 @@ MemoryPlan training_plan(const Network& net, const TrainConfig& cfg, int head_st
     return plan;
   }
   const int frozen = frozen_layers(net, cfg);
-  MemoryPlan plan = net.plan(cfg.batch, head_start, cfg.threads, frozen);
+  MemoryPlan plan =
+      net.plan(cfg.batch, head_start, cfg.threads, frozen, lanes(net, cfg, head_start));
   // Momentum buffers: the SGD ones of the head, then the ZO ones of the trained body.
   for (bool head : {true, false}) {
     if ((head ? cfg.momentum : cfg.zo_momentum) <= 0) continue;
@@ -199,7 +205,8 @@ Trainer::Trainer(const TrainConfig& cfg, RunData data)
     qnet_->allocate(arena_, cfg_.batch, head_, cfg_.seed, &pool_);
     bp_bits_ = parse_bp_bits(cfg_.bp_bits);
   } else {
-    net_->allocate(arena_, cfg_.batch, head_, &pool_, cfg_.seed, frozen_);
+    net_->allocate(arena_, cfg_.batch, head_, &pool_, cfg_.seed, frozen_,
+                   lanes(*net_, cfg_, head_));
     sgd_ = std::make_unique<Sgd>(*net_, arena_, cfg_.momentum, cfg_.weight_decay);
     for (const ParamRef& p : net_->params())
       if (p.layer >= frozen_ && p.layer < head_ && cfg_.zo_momentum > 0 && cfg_.precision == "f32")
@@ -268,10 +275,35 @@ double Trainer::pass(int64_t rows, const ParamTransform* body, double head_weigh
   // running statistics.
   net_->set_mode({true, step_key(cfg_, state_), stats_pass_});
   stats_pass_ = false;
-  Tensor logits = net_->forward_trained(rows, body);
+  return finish_pass(net_->forward_trained(rows, body), head_weight, correct);
+}
+
+void Trainer::perturbed_passes(int64_t rows, const std::vector<ParamTransform>& body,
+                               double head_weight, int64_t* correct, double* loss) {
+  const size_t n = body.size(), lanes = static_cast<size_t>(net_->lanes());
+  for (size_t c = 0; c < n; c += lanes) {
+    const size_t m = std::min(lanes, n - c);
+    if (m == 1) {
+      loss[c] = pass(rows, &body[c], head_weight, c == 0 ? correct : nullptr);
+      continue;
+    }
+    std::vector<const ParamTransform*> group;
+    for (size_t k = 0; k < m; ++k) group.push_back(&body[c + k]);
+    net_->set_mode({true, step_key(cfg_, state_), stats_pass_});  // lane 0 takes the stats
+    const std::vector<Tensor> outputs = net_->forward_lanes(rows, group);
+    for (size_t k = 0; k < m; ++k) {
+      net_->set_mode({true, step_key(cfg_, state_), stats_pass_});
+      stats_pass_ = false;
+      loss[c + k] =
+          finish_pass(net_->forward_head(outputs[k]), head_weight, c + k == 0 ? correct : nullptr);
+    }
+  }
+}
+
+double Trainer::finish_pass(const Tensor& logits, double head_weight, int64_t* correct) {
   ++state_.forward_passes;
   if (head_weight <= 0) return softmax_cross_entropy(logits, labels_, nullptr, correct);
-  Tensor dlogits = net_->logits_grad(rows);
+  Tensor dlogits = net_->logits_grad(logits.shape()[0]);
   double loss = softmax_cross_entropy(logits, labels_, &dlogits, correct);
   if (head_weight != 1.0)
     for (int64_t i = 0; i < dlogits.numel(); ++i) dlogits[i] *= static_cast<float>(head_weight);
@@ -498,29 +530,29 @@ Trainer::StepResult Trainer::zo_step(int64_t rows, double lr, double zo_lr, int 
   if (clean_pass) clean = r.loss = pass(rows, nullptr, has_head ? 1.0 : 0.0, &r.correct);
   // With the head trained from the perturbed passes, each of them weighs 1/(2q).
   const double head_weight = has_head && !clean_head ? 0.5 / q : 0.0;
+  // The perturbed passes in order: θ+εz_s, then (SPSA) θ−εz_s, for each sample s.
   zo::Estimate est;
-  double perturbed_sum = 0;
+  std::vector<ParamTransform> body;
   for (int s = 0; s < q; ++s) {
     const uint64_t seed = zo::sample_seed(cfg_.seed, state_.steps, s);
-    auto perturbed = [&](float scale) {
-      ParamTransform t = [&, scale](const ParamRef& p, float* dst, int64_t b, int64_t e) {
+    est.seeds.push_back(seed);
+    for (double sign : {1.0, -1.0}) {
+      if (sign < 0 && forward_diff) break;
+      const auto scale = static_cast<float>(sign * cfg_.eps);
+      body.push_back([&spec, seed, scale](const ParamRef& p, float* dst, int64_t b, int64_t e) {
         zo::add_perturbation(spec, seed, static_cast<uint32_t>(p.index), scale, p.value.data(), dst,
                              b, e);
-      };
-      return t;
-    };
-    ParamTransform plus = perturbed(static_cast<float>(cfg_.eps));
-    int64_t* count = (s == 0 && !clean_pass) ? &r.correct : nullptr;
-    double lp = pass(rows, &plus, head_weight, count);
-    double other = clean;
-    if (!forward_diff) {
-      ParamTransform minus = perturbed(static_cast<float>(-cfg_.eps));
-      other = pass(rows, &minus, head_weight, nullptr);
-      perturbed_sum += 0.5 * (lp + other);
-    } else {
-      perturbed_sum += lp;
+      });
     }
-    est.seeds.push_back(seed);
+  }
+  std::vector<double> loss(body.size());
+  perturbed_passes(rows, body, head_weight, clean_pass ? nullptr : &r.correct, loss.data());
+  const int per_sample = forward_diff ? 1 : 2;
+  double perturbed_sum = 0;
+  for (int s = 0; s < q; ++s) {
+    const double lp = loss[per_sample * s];
+    const double other = forward_diff ? clean : loss[per_sample * s + 1];
+    perturbed_sum += forward_diff ? lp : 0.5 * (lp + other);
     est.g.push_back(zo::project(project_, lp, other));
   }
   if (!clean_pass) r.loss = perturbed_sum / q;

@@ -202,6 +202,64 @@ TEST(Network, MaxPoolingFusedIntoConvolutionsGivesTheSameLogits) {
       << "the first pooling's output, not the first convolution's";
 }
 
+// Perturbation lanes: body passes run at once, one per worker, give each pass's logits and
+// batch norm statistics bit for bit as passes run one at a time on one thread; for Full ZO and
+// a head, a frozen prefix, and fewer passes than lanes.
+TEST(Network, LanesGiveTheLogitsOfOnePassAtATime) {
+  using L = LayerSpec;
+  const std::vector<LayerSpec> specs = {
+      L::conv2d(4, 3, 1, 1), L::batch_norm(), L::relu(),      L::max_pool(2),
+      L::conv2d(5, 3, 1, 1), L::relu(),       L::max_pool(2), L::flatten(),
+      L::linear(6),          L::dropout(0.3), L::relu(),      L::linear(3)};
+  const Shape item{2, 12, 12};
+  const ParamTransform shifts[3] = {[](const ParamRef& p, float* dst, int64_t b, int64_t e) {
+                                      for (int64_t i = b; i < e; ++i) dst[i] = p.value[i] + 0.05f;
+                                    },
+                                    [](const ParamRef& p, float* dst, int64_t b, int64_t e) {
+                                      for (int64_t i = b; i < e; ++i) dst[i] = p.value[i] * 0.9f;
+                                    },
+                                    [](const ParamRef& p, float* dst, int64_t b, int64_t e) {
+                                      for (int64_t i = b; i < e; ++i)
+                                        dst[i] = p.value[i] - 0.03f * static_cast<float>(i % 7);
+                                    }};
+  for (int lanes : {2, 3})
+    for (int head : {12, 11, 8})
+      for (int frozen : {0, 1})
+        for (int n = 1; n <= lanes; ++n) {
+          SCOPED_TRACE(::testing::Message() << lanes << " lanes, head " << head << ", frozen "
+                                            << frozen << ", " << n << " passes");
+          Network one(item, specs), many(item, specs);
+          ThreadPool pool(lanes);
+          Arena a1, a2;
+          one.allocate(a1, 20, head, nullptr, 7, frozen);
+          many.allocate(a2, 20, head, &pool, 7, frozen, lanes);
+          EXPECT_EQ(a2.total_bytes(), many.plan(20, head, lanes, frozen, lanes).total());
+          EXPECT_EQ(many.lanes(), lanes);
+          for (Network* net : {&one, &many}) {
+            fill_input(*net, 20, 3);
+            net->set_mode({true, 5, false});
+            net->forward_frozen(17);
+          }
+          std::vector<Tensor> want;
+          for (int k = 0; k < n; ++k) {
+            one.set_mode({true, 5, k == 0});
+            want.push_back(one.forward_trained(17, &shifts[k]).clone());
+          }
+          std::vector<const ParamTransform*> body;
+          for (int k = 0; k < n; ++k) body.push_back(&shifts[k]);
+          many.set_mode({true, 5, true});
+          const std::vector<Tensor> out = many.forward_lanes(17, body);
+          ASSERT_EQ(static_cast<int>(out.size()), n);
+          for (int k = 0; k < n; ++k) {
+            many.set_mode({true, 5, k == 0});
+            EXPECT_TRUE(test::bitwise_equal(many.forward_head(out[k]), want[k])) << "pass " << k;
+          }
+          for (size_t i = 0; i < one.state().size(); ++i)
+            EXPECT_TRUE(test::bitwise_equal(one.state()[i].value, many.state()[i].value))
+                << one.state()[i].name;
+        }
+}
+
 TEST(Network, ResultsDoNotDependOnThreadCount) {
   std::vector<std::vector<float>> grads;
   for (int threads : {1, 2, 3}) {

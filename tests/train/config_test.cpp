@@ -44,5 +44,32 @@ TEST(Config, ValidateNamesTheBadKey) {
   }
 }
 
+// Perturbation lanes need a thread each and perturbed f32 passes.
+TEST(Config, ZoLanesNeedThreadsAndPerturbedFloatPasses) {
+  TrainConfig c;
+  c.method = "zo";
+  c.threads = 2;
+  c.zo_lanes = 2;
+  EXPECT_NO_THROW(validate(c));
+  auto rejected = [](TrainConfig bad, const std::string& expected) {
+    try {
+      validate(bad);
+      ADD_FAILURE() << "accepted: " << expected;
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find("zo_lanes"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find(expected), std::string::npos) << e.what();
+    }
+  };
+  TrainConfig more = c;
+  more.zo_lanes = 3;
+  rejected(more, "[1, threads]");
+  TrainConfig bp = c;
+  bp.method = "bp";
+  rejected(bp, "precision is f32 and method zo or elastic");
+  TrainConfig int8 = c;
+  int8.precision = "int8";
+  rejected(int8, "precision is f32 and method zo or elastic");
+}
+
 }  // namespace
 }  // namespace zotrain

@@ -267,6 +267,48 @@ TEST(Trainer, ResidualModelsTrainInThePlannedArenaForAnyThreadCount) {
     }
 }
 
+// Perturbation lanes (zo_lanes) run the perturbed passes' bodies at once; the parameters,
+// metrics and batch norm statistics are those of one pass at a time, and the arena is the plan.
+TEST(Trainer, PerturbationLanesDoNotChangeTheResult) {
+  test::TempDir dir;
+  test::write_synthetic_data(dir.file("data"), 100, 20, 8);
+  struct Case {
+    std::string model, method, estimator, head_grad;
+    int train_layers, lanes;
+  };
+  const Case cases[] = {
+      {"lenet5", "zo", "spsa", "perturbed", 0, 2},
+      {"lenet5", "zo", "forward", "perturbed", 0, 3},    // 2 passes: one lane stays idle
+      {"lenet5", "elastic", "spsa", "perturbed", 0, 3},  // 4 passes: 3, then 1 on the pool
+      {"lenet5", "elastic", "spsa", "clean", 3, 2},      // a frozen prefix and a clean head
+      {"mobilenetv2:0.1", "elastic", "spsa", "perturbed", 0, 2},  // batch norm in the body
+  };
+  for (const Case& c : cases) {
+    const std::string what = c.model + " " + c.method + " " + c.estimator + " " + c.head_grad +
+                             " " + std::to_string(c.lanes) + " lanes";
+    TrainConfig cfg = elastic_config(dir, what);
+    cfg.model = c.model, cfg.method = c.method, cfg.estimator = c.estimator;
+    cfg.head_grad = c.head_grad, cfg.train_layers = c.train_layers;
+    cfg.epochs = 1, cfg.batch = 16, cfg.val_size = 16;
+    Trainer(cfg).run();
+    TrainConfig lanes = cfg;
+    lanes.out += " lanes";
+    lanes.threads = lanes.zo_lanes = c.lanes;
+    Trainer t(lanes);
+    ASSERT_EQ(t.network().lanes(), c.lanes) << what;
+    t.run();
+    EXPECT_EQ(params_of(cfg.out + "/checkpoint.bin"), params_of(lanes.out + "/checkpoint.bin"))
+        << what;
+    std::vector<json> want = metrics(cfg.out), got = metrics(lanes.out);
+    for (std::vector<json>* m : {&want, &got})
+      for (json& line : *m) line.erase("arena_bytes");  // the lanes' buffers
+    EXPECT_EQ(want, got) << what;
+    for (int b = 0; b < static_cast<int>(Bucket::kCount); ++b)
+      EXPECT_EQ(t.arena().bytes(static_cast<Bucket>(b)), t.plan().bytes(static_cast<Bucket>(b)))
+          << what;
+  }
+}
+
 TEST(Trainer, MemoryBudgetPicksTheLargestHeadThatFits) {
   test::TempDir dir;
   test::write_synthetic_data(dir.file("data"), 100, 20, 6);

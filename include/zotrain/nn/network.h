@@ -5,6 +5,8 @@
 // Fine-tuning may also freeze the layers before `frozen` (<= head_start): they run in evaluation
 // mode, their parameters are never perturbed, and their output is kept so that the passes of a
 // step run them once (forward_frozen) and only the trained layers again (forward_trained).
+// Perturbation lanes (allocate's `lanes`) let several zeroth-order passes run their body at
+// once, one per worker of the pool, each with forward buffers of its own (forward_lanes).
 #pragma once
 
 #include <functional>
@@ -76,12 +78,15 @@ class Network {
   // forward_macs: convolutions and linear layers, plus batch norm and average pooling).
   int64_t forward_macs(int64_t batch, int from = 0) const;
 
-  // The buffers allocate() will take for a batch size, split, thread count and frozen prefix.
-  MemoryPlan plan(int64_t batch, int head_start, int threads, int frozen = 0) const;
+  // The buffers allocate() will take for a batch size, split, thread count, frozen prefix and
+  // number of perturbation lanes.
+  MemoryPlan plan(int64_t batch, int head_start, int threads, int frozen = 0, int lanes = 1) const;
   // Allocates the plan's buffers from `arena` and initializes the parameters from `seed`.
-  // pool may be null (one thread); it must outlive the network's use.
+  // pool may be null (one thread); it must outlive the network's use. lanes > 1 needs a pool
+  // and a trained body (frozen < head_start); each lane past the first adds forward buffers
+  // (ping-pong, workspace, perturbed parameters) sized for one thread.
   void allocate(Arena& arena, int64_t batch, int head_start, ThreadPool* pool, uint64_t seed,
-                int frozen = 0);
+                int frozen = 0, int lanes = 1);
 
   int64_t batch() const { return batch_; }
   int head() const { return head_start_; }
@@ -96,6 +101,15 @@ class Network {
   // on the kept output of the frozen layers (as often as the step needs).
   void forward_frozen(int64_t rows);
   Tensor forward_trained(int64_t rows, const ParamTransform* body = nullptr);
+  // The trained body layers [frozen(), head()) of body.size() <= lanes() passes at once: pass k
+  // reads its parameters through body[k] and runs on one worker, in lane k's buffers. Returns
+  // each pass's body output (the logits in Full ZO), valid until the next pass; the values are
+  // those of forward_trained, bit for bit. Only pass 0 may move batch norm's statistics.
+  std::vector<Tensor> forward_lanes(int64_t rows, const std::vector<const ParamTransform*>& body);
+  // The head [head(), num_layers()) on a body output of forward_lanes, as forward_trained runs
+  // it (so backward() may follow); returns the logits.
+  Tensor forward_head(const Tensor& body_output);
+  int lanes() const { return static_cast<int>(lanes_.size()); }
   // The kept output of the frozen layers (frozen() > 0), first `rows` rows: forward_frozen
   // writes it, forward_trained reads it, a caller may fill it with features computed before.
   Tensor frozen_output(int64_t rows) const { return kept_[frozen_ - 1].rows(0, rows); }
@@ -119,10 +133,22 @@ class Network {
   int64_t num_param_elements() const;
 
  private:
-  Tensor output_buffer(int i, int64_t rows) const;
-  // Runs layers [from, to) on x (the input of layer `from`); returns the output of layer to-1.
-  Tensor run(Tensor x, int from, int to, const ParamTransform* body);
-  ExecContext context(int layer);
+  // The buffers one forward pass writes, and the threads it runs on: lane 0 holds the
+  // network's own buffers and runs on the pool; the others run on one worker each.
+  struct Lane {
+    std::vector<int> out_buf;  // where each layer writes: see plan_slots in network.cpp
+    Tensor ping[2];            // forward ping-pong
+    Tensor workspace;
+    Tensor scratch;  // one body layer's transformed parameters
+    ThreadPool* pool = nullptr;
+    bool update_stats = true;  // whether mode().update_stats applies to this lane's passes
+  };
+  Tensor output_buffer(int i, int64_t rows, Lane& lane) const;
+  // Runs layers [from, to) on x (the input of layer `from`) in `lane`; returns the output of
+  // layer to-1.
+  Tensor run(Tensor x, int from, int to, const ParamTransform* body, Lane& lane);
+  ExecContext context(int layer, Lane& lane);
+  Tensor trained_input(int64_t rows) const;
 
   Shape item_shape_;
   std::vector<LayerSpec> specs_;
@@ -134,12 +160,11 @@ class Network {
   ThreadPool* pool_ = nullptr;
   std::vector<ParamRef> params_, state_;
   PassMode mode_;
-  Tensor input_, dlogits_, workspace_;
+  Tensor input_, dlogits_;
   std::vector<Tensor> kept_;     // kept_[i]: output of layer i when kept for backprop
-  Tensor body_scratch_;          // one body layer's transformed parameters
   std::vector<int> fused_pool_;  // the max pooling fused into each layer, or -1 (network.cpp)
-  Tensor ping_[2], back_[2];     // forward ping-pong (body), backward ping-pong (head)
-  std::vector<int> out_buf_;     // where each layer writes: see plan_slots in network.cpp
+  std::vector<Lane> lanes_;      // lanes_[0]: the network's own forward buffers
+  Tensor back_[2];               // backward ping-pong (head)
 };
 
 }  // namespace zotrain

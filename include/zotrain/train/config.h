@@ -53,6 +53,8 @@ struct TrainConfig {
   int cache_features = 0;  // with train_layers: compute the frozen layers' output once per
                            // example of image data, not once per step (train/feature_cache.h)
   int threads = 1;
+  int zo_lanes = 1;  // f32 ZO: perturbed passes run at once, one per thread, each with forward
+                     // buffers of its own (more memory; results do not depend on it)
   int64_t train_limit = 0;  // 0: all training examples
   int64_t test_limit = 0;   // 0: all test examples
   int64_t val_size = 5000;  // held out from the training files for validation
@@ -131,6 +133,9 @@ void visit_config(Config& c, Visitor&& v) {
     "with train_layers on image data: 1 computes the frozen layers' output once per example "
     "and keeps it in memory");
   v("threads", c.threads, "worker threads (results do not depend on it)");
+  v("zo_lanes", c.zo_lanes,
+    "f32 zo/elastic: run this many perturbed passes at once, one thread each, with forward "
+    "buffers of their own (faster for small batches, more memory; results do not depend on it)");
   v("train_limit", c.train_limit, "train on the first N examples only (0: all)");
   v("test_limit", c.test_limit, "image data: test on the first N test examples only (0: all)");
   v("val_size", c.val_size, "examples held out from the training files for validation");

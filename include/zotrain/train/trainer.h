@@ -138,6 +138,12 @@ class Trainer {
   // The loss of one forward pass; with `head_weight` > 0 also backprops the head, scaling
   // dL/dlogits by head_weight.
   double pass(int64_t rows, const ParamTransform* body, double head_weight, int64_t* correct);
+  // The losses of the step's perturbed passes (each as pass() gives it) in loss[0..n): up to
+  // cfg.zo_lanes passes at a time run their body at once (Network::forward_lanes).
+  void perturbed_passes(int64_t rows, const std::vector<ParamTransform>& body, double head_weight,
+                        int64_t* correct, double* loss);
+  // The loss of the logits of a pass; with `head_weight` > 0 also backprops the head.
+  double finish_pass(const Tensor& logits, double head_weight, int64_t* correct);
   std::vector<std::pair<std::string, Tensor>> zo_state() const;
   // The NPU weights the run trains: those of the layers after the frozen ones.
   std::vector<NpuParam*> trained_npu_params() const;
