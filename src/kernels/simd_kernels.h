@@ -414,13 +414,17 @@ void conv2d_forward(const Conv2dGeometry& g, int64_t images, const float* x, con
 // rows laid out with the padded input's row length wp (as for channel rows) and dy zero on the
 // extra columns: both factors are then contiguous along q. A tile is MR channels x kNV taps of
 // vector accumulators holding one partial sum per lane; the lanes carry on over all images in a
-// buffer and are summed once at the end, lane by lane in order.
+// buffer and are summed once at the end, lane by lane in order. Images are laid out a block at
+// a time, so that a tile keeps its accumulators in registers over the block's images: small
+// planes (ResNet's 4x4 and 7x7 stages) sweep a few vectors per image, fewer than the
+// accumulators a tile loads and stores. Each lane still sums its terms image by image in order.
 
 struct GradPlan {
   int64_t hp, wp;
   int64_t positions;  // output positions swept, a multiple of kLanes
   int64_t padded;     // floats of the padded image, with room for the last vector of each tap
   int64_t tap_slots;  // taps rounded up to whole tiles
+  int64_t block;      // images laid out at a time
 };
 
 inline GradPlan grad_plan(const Conv2dGeometry& g) {
@@ -430,59 +434,72 @@ inline GradPlan grad_plan(const Conv2dGeometry& g) {
   p.positions = round_up(g.out_h * p.wp, kLanes);
   p.padded = p.positions + ((g.in_c - 1) * p.hp + g.k - 1) * p.wp + g.k - 1;
   p.tap_slots = round_up(g.patch_size(), kNV);
+  // About 256 KB of images and dy per block (an L2's worth), 1 to 16 images.
+  constexpr int64_t kBlockFloats = 64 * 1024;
+  const int64_t fit = kBlockFloats / (p.padded + g.out_c * p.positions);
+  p.block = fit < 1 ? 1 : min64(fit, 16);
   return p;
 }
 
-// Scratch layout: padded image, dy on the padded grid, lane sums, tap offsets (int32).
+// Scratch layout: a block of padded images, their dy on the padded grid, lane sums, tap offsets
+// (int32).
 int64_t conv2d_weight_grad_work(const Conv2dGeometry& g) {
   const GradPlan p = grad_plan(g);
-  return p.padded + g.out_c * (p.positions + p.tap_slots * kLanes) + g.patch_size();
+  return p.block * (p.padded + g.out_c * p.positions) + g.out_c * p.tap_slots * kLanes +
+         g.patch_size();
 }
 
 void conv2d_weight_grad(const Conv2dGeometry& g, int64_t o0, int64_t o1, int64_t images,
                         const float* x, const float* dy, float* dw, float* work) {
   const GradPlan p = grad_plan(g);
   const int64_t taps = g.patch_size(), channels = o1 - o0, plane = g.out_plane();
-  float* xp = work;
-  float* dyp = xp + p.padded;                  // [channels, positions]
-  float* lanes = dyp + g.out_c * p.positions;  // [channels, tap_slots, kLanes]
-  int32_t* off = reinterpret_cast<int32_t*>(lanes + g.out_c * p.tap_slots * kLanes);
+  const int64_t block = min64(p.block, images);
+  float* xp = work;                                     // [block][padded]
+  float* dyp = xp + block * p.padded;                   // [block][channels][positions]
+  float* lanes = dyp + block * channels * p.positions;  // [channels, tap_slots, kLanes]
+  int32_t* off = reinterpret_cast<int32_t*>(lanes + channels * p.tap_slots * kLanes);
   tap_offsets(g, p.hp, p.wp, off);
-  for (int64_t i = 0; i < p.padded + channels * p.positions; ++i) xp[i] = 0.0f;
+  for (int64_t i = 0; i < block * (p.padded + channels * p.positions); ++i) xp[i] = 0.0f;
   for (int64_t i = 0; i < channels * p.tap_slots * kLanes; ++i) lanes[i] = 0.0f;
-  for (int64_t n = 0; n < images; ++n) {
-    pad_image(g, p.hp, p.wp, x + n * g.in_numel(), xp);
-    for (int64_t o = 0; o < channels; ++o)
-      for (int64_t oh = 0; oh < g.out_h; ++oh) {
-        const float* src = dy + (n * g.out_c + o0 + o) * plane + oh * g.out_w;
-        float* dst = dyp + o * p.positions + oh * p.wp;
-        for (int64_t ow = 0; ow < g.out_w; ++ow) dst[ow] = src[ow];
-      }
+  for (int64_t n0 = 0; n0 < images; n0 += block) {
+    const int64_t nb = min64(block, images - n0);
+    for (int64_t b = 0; b < nb; ++b) {
+      const int64_t n = n0 + b;
+      pad_image(g, p.hp, p.wp, x + n * g.in_numel(), xp + b * p.padded);
+      for (int64_t o = 0; o < channels; ++o)
+        for (int64_t oh = 0; oh < g.out_h; ++oh) {
+          const float* src = dy + (n * g.out_c + o0 + o) * plane + oh * g.out_w;
+          float* dst = dyp + (b * channels + o) * p.positions + oh * p.wp;
+          for (int64_t ow = 0; ow < g.out_w; ++ow) dst[ow] = src[ow];
+        }
+    }
     for (int64_t oc = 0; oc < channels; oc += kMR)
       with_rows(min64(kMR, channels - oc), [&](auto rows) {
         constexpr int MR = decltype(rows)::value;
-        const float* d[MR];
-        for (int i = 0; i < MR; ++i) d[i] = dyp + (oc + i) * p.positions;
         for (int64_t t0 = 0; t0 < taps; t0 += kNV) {
-          // A last tile with fewer taps repeats the last one and drops the copy.
-          const float* xt[kNV];
-          for (int v = 0; v < kNV; ++v) xt[v] = xp + off[min64(t0 + v, taps - 1)];
           auto lane = [&](int i, int v) {
             return lanes + ((oc + i) * p.tap_slots + t0 + v) * kLanes;
           };
           Acc<MR> acc;
           for (int i = 0; i < MR; ++i)
             for (int v = 0; v < kNV; ++v) acc[i][v] = load(lane(i, v));
+          for (int64_t b = 0; b < nb; ++b) {
+            const float* d[MR];
+            for (int i = 0; i < MR; ++i) d[i] = dyp + (b * channels + oc + i) * p.positions;
+            // A last tile with fewer taps repeats the last one and drops the copy.
+            const float* xt[kNV];
+            for (int v = 0; v < kNV; ++v) xt[v] = xp + b * p.padded + off[min64(t0 + v, taps - 1)];
 #pragma GCC unroll 2
-          for (int64_t q = 0; q < p.positions; q += kLanes) {
-            V xv[kNV];
+            for (int64_t q = 0; q < p.positions; q += kLanes) {
+              V xv[kNV];
 #pragma GCC unroll 8
-            for (int v = 0; v < kNV; ++v) xv[v] = load(xt[v] + q);
+              for (int v = 0; v < kNV; ++v) xv[v] = load(xt[v] + q);
 #pragma GCC unroll 8
-            for (int i = 0; i < MR; ++i) {
-              const V dv = load(d[i] + q);
+              for (int i = 0; i < MR; ++i) {
+                const V dv = load(d[i] + q);
 #pragma GCC unroll 8
-              for (int v = 0; v < kNV; ++v) acc[i][v] += dv * xv[v];
+                for (int v = 0; v < kNV; ++v) acc[i][v] += dv * xv[v];
+              }
             }
           }
           for (int i = 0; i < MR; ++i)

@@ -122,10 +122,13 @@ TEST(KernelConv2d, BackwardDataMatchesReference) {
   });
 }
 
-// Over three images: dw and db accumulate onto their initial values.
+// Over three images, and over 37 (the stride-1 kernel lays images out in blocks of up to 16):
+// dw and db accumulate onto their initial values.
 TEST(KernelConv2d, BackwardWeightAccumulatesOverImages) {
-  test::for_each_kernel_isa([] {
-    for (const auto& s : conv_cases(3)) {
+  std::vector<ref::ConvShape> cases = conv_cases(3), many = conv_cases(37);
+  cases.insert(cases.end(), many.begin(), many.end());
+  test::for_each_kernel_isa([&] {
+    for (const auto& s : cases) {
       SCOPED_TRACE(describe(s));
       auto g = geometry(s);
       Tensor x = random_uniform(Shape{s.x_numel()}, 4, 0);
