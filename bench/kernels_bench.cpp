@@ -27,6 +27,7 @@
 #include "zotrain/nn/int8/qnetwork.h"
 #include "zotrain/nn/max_pool2d.h"
 #include "zotrain/nn/network.h"
+#include "zotrain/zo/perturbation.h"
 
 namespace zotrain {
 namespace {
@@ -408,6 +409,22 @@ void BM_PhiloxRun(benchmark::State& state) {
   set_rate(state, static_cast<double>(kBlocks), "blocks");
 }
 BENCHMARK(BM_PhiloxRun)->ArgNames({"isa"})->Arg(0)->Arg(1);
+
+// θ + εz with Gaussian z for LeNet-5's fc1 (48,000 weights), which every perturbed pass and every
+// update regenerates (zo::add_perturbation: Philox words, Box-Muller, the sum). Argument:
+// KernelIsa.
+void BM_GaussianPerturbation(benchmark::State& state) {
+  if (!select_isa(state, state.range(0))) return;
+  constexpr int64_t kWeights = 48000;
+  std::vector<float> theta(kWeights, 0.5f), out(kWeights);
+  const zo::PerturbationSpec spec{zo::Distribution::kGaussian, 0.0f};
+  for (auto _ : state) {
+    zo::add_perturbation(spec, 99, 2, 1e-3f, theta.data(), out.data(), 0, kWeights);
+    benchmark::ClobberMemory();
+  }
+  set_rate(state, static_cast<double>(kWeights), "elements");
+}
+BENCHMARK(BM_GaussianPerturbation)->ArgNames({"isa"})->Arg(0)->Arg(1);
 
 // The whole int8 LeNet-5 forward pass (QNetwork, requantization included), as a zeroth-order
 // step runs it twice per sample, per example. Argument: KernelIsa.

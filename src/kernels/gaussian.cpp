@@ -73,25 +73,62 @@ ZT_INLINE void polar(F r, F v, F& z0, F& z1) {
   z1 = r * (sin_neg ? -sin_a : sin_a);
 }
 
+// The words u (word 0) and v (word 1) of 8 consecutive blocks, from the 32 words they span:
+// vector shuffles, not lane stores (which stall the vector loads after them).
+ZT_INLINE void unit_words(const uint32_t* words, I& u, I& v) {
+  I a, b, c, d;
+  std::memcpy(&a, words, sizeof a);
+  std::memcpy(&b, words + 8, sizeof b);
+  std::memcpy(&c, words + 16, sizeof c);
+  std::memcpy(&d, words + 24, sizeof d);
+  const I ab = __builtin_shuffle(a, b, I{0, 4, 8, 12, 1, 5, 9, 13});  // u0..u3, v0..v3
+  const I cd = __builtin_shuffle(c, d, I{0, 4, 8, 12, 1, 5, 9, 13});  // u4..u7, v4..v7
+  u = __builtin_shuffle(ab, cd, I{0, 1, 2, 3, 8, 9, 10, 11});
+  v = __builtin_shuffle(ab, cd, I{4, 5, 6, 7, 12, 13, 14, 15});
+}
+
+// z0 = r cos a, z1 = r sin a of the pairs whose words u and v are in the lanes of uw and vw.
+ZT_INLINE void box_muller(I uw, I vw, F& z0, F& z1) {
+  typedef uint32_t U __attribute__((vector_size(kLanes * sizeof(uint32_t))));
+  const U ub = reinterpret_cast<U>(uw) >> 8, vb = reinterpret_cast<U>(vw) >> 8;
+  // Below 2^24 + 1, so the conversions from int32 are exact.
+  const F u = __builtin_convertvector(reinterpret_cast<I>(ub + 1), F) * splat(0x1p-24f);
+  const F v = __builtin_convertvector(reinterpret_cast<I>(vb), F) * splat(0x1p-24f);
+  F r = splat(-2.0f) * log_unit(u);
+  for (int l = 0; l < kLanes; ++l) r[l] = __builtin_sqrtf(r[l]);
+  polar(r, v, z0, z1);
+}
+
+// The values of kLanes pairs from their 4 kLanes words, into 2 kLanes floats of z.
+ZT_INLINE void full_lanes(const uint32_t* words, float* z) {
+  I u, v;
+  unit_words(words, u, v);
+  F z0, z1;
+  box_muller(u, v, z0, z1);
+  const F lo = __builtin_shuffle(z0, z1, I{0, 8, 1, 9, 2, 10, 3, 11});
+  const F hi = __builtin_shuffle(z0, z1, I{4, 12, 5, 13, 6, 14, 7, 15});
+  std::memcpy(z, &lo, sizeof lo);
+  std::memcpy(z + kLanes, &hi, sizeof hi);
+}
+
 }  // namespace
 
 ZT_CLONES void gaussian_pairs(int64_t pairs, const uint32_t* words, float* z) {
-  for (int64_t b0 = 0; b0 < pairs; b0 += kLanes) {
-    const int lanes = pairs - b0 < kLanes ? static_cast<int>(pairs - b0) : kLanes;
-    F u{}, v{};
-    for (int l = 0; l < lanes; ++l) {
-      u[l] = static_cast<float>((words[4 * (b0 + l)] >> 8) + 1) * 0x1p-24f;
-      v[l] = static_cast<float>(words[4 * (b0 + l) + 1] >> 8) * 0x1p-24f;
-    }
-    for (int l = lanes; l < kLanes; ++l) u[l] = 1.0f;  // idle lanes: ln 1, no special values
-    F r = splat(-2.0f) * log_unit(u);
-    for (int l = 0; l < kLanes; ++l) r[l] = __builtin_sqrtf(r[l]);
-    F z0, z1;
-    polar(r, v, z0, z1);
-    for (int l = 0; l < lanes; ++l) {
-      z[2 * (b0 + l)] = z0[l];
-      z[2 * (b0 + l) + 1] = z1[l];
-    }
+  int64_t b0 = 0;
+  for (; b0 + kLanes <= pairs; b0 += kLanes) full_lanes(words + 4 * b0, z + 2 * b0);
+  if (b0 == pairs) return;
+  const int lanes = static_cast<int>(pairs - b0);
+  I u{}, v{};
+  for (int l = 0; l < kLanes; ++l) u[l] = -256;  // idle lanes: U = 1, ln 1, no special values
+  for (int l = 0; l < lanes; ++l) {
+    u[l] = static_cast<int32_t>(words[4 * (b0 + l)]);
+    v[l] = static_cast<int32_t>(words[4 * (b0 + l) + 1]);
+  }
+  F z0, z1;
+  box_muller(u, v, z0, z1);
+  for (int l = 0; l < lanes; ++l) {
+    z[2 * (b0 + l)] = z0[l];
+    z[2 * (b0 + l) + 1] = z1[l];
   }
 }
 
