@@ -7,10 +7,7 @@
 namespace zotrain::kernels {
 
 ZT_CLONES void relu_forward(int64_t n, const float* x, float* y, float cap) {
-  for (int64_t i = 0; i < n; ++i) {
-    const float v = x[i];
-    y[i] = v > 0.0f ? (v < cap ? v : cap) : 0.0f;
-  }
+  for (int64_t i = 0; i < n; ++i) y[i] = relu_value(x[i], cap);
 }
 
 ZT_CLONES void relu_backward(int64_t n, const float* y, const float* dy, float* dx, float cap) {

@@ -2,6 +2,7 @@
 #include "zotrain/kernels/batch_norm.h"
 
 #include "target_clones.h"
+#include "zotrain/kernels/activation.h"
 
 namespace zotrain::kernels {
 
@@ -47,8 +48,11 @@ ZT_CLONES GradientSums gradient_sums_f64(int64_t n, const float* dy, const float
 }
 
 ZT_CLONES void scale_shift(int64_t n, const float* x, float mean, float scale, float shift,
-                           float* y) {
-  for (int64_t i = 0; i < n; ++i) y[i] = scale * (x[i] - mean) + shift;
+                           float* y, float relu_cap) {
+  if (relu_cap > 0.0f)
+    for (int64_t i = 0; i < n; ++i) y[i] = relu_value(scale * (x[i] - mean) + shift, relu_cap);
+  else
+    for (int64_t i = 0; i < n; ++i) y[i] = scale * (x[i] - mean) + shift;
 }
 
 ZT_CLONES void batch_norm_backward_data(int64_t n, const float* x, const float* dy, double mean,

@@ -59,6 +59,11 @@ std::vector<ParamSpec> BatchNorm::state_specs() const {
 }
 
 void BatchNorm::forward(const Tensor& x, Tensor& y, const ExecContext& ctx) const {
+  forward_relu(x, y, 0.0f, ctx);
+}
+
+// cap 0: no ReLU (kernels::scale_shift's relu_cap).
+void BatchNorm::forward_relu(const Tensor& x, Tensor& y, float cap, const ExecContext& ctx) const {
   const ChannelLayout l = layout(x.shape());
   const float* gamma = param(ctx, 0).data();
   const float* beta = param(ctx, 1).data();
@@ -82,7 +87,7 @@ void BatchNorm::forward(const Tensor& x, Tensor& y, const ExecContext& ctx) cons
       const auto mean = static_cast<float>(s.mean);
       for (int64_t b = 0; b < l.n; ++b)
         kernels::scale_shift(l.inner, x.data() + l.offset(c, b), mean, scale, beta[c],
-                             y.data() + l.offset(c, b));
+                             y.data() + l.offset(c, b), cap);
     }
   });
 }

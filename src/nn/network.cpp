@@ -482,6 +482,16 @@ Tensor Network::run(Tensor x, int from, int to, const ParamTransform* body, Lane
       ++i;
       continue;
     }
+    // A ReLU after batch norm: one pass writes the activation. Its output takes the ReLU's
+    // buffer, which is batch norm's (a ReLU runs in place).
+    if (i + 1 < to && i + 1 < head_start_ && layers_[i]->fuses_relu() &&
+        layers_[i + 1]->relu_cap() > 0.0f) {
+      Tensor y = output_buffer(i + 1, rows, lane);
+      layers_[i]->forward_relu(x, y, layers_[i + 1]->relu_cap(), ctx);
+      x = y;
+      ++i;
+      continue;
+    }
     Tensor y = output_buffer(i, rows, lane);
     layers_[i]->forward(x, y, ctx);
     x = y;

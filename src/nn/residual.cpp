@@ -133,13 +133,24 @@ ExecContext Residual::child_context(const ExecContext& ctx, size_t i) const {
   return c;
 }
 
-void Residual::run_children(const Tensor& x, const std::vector<float*>& out,
-                            const ExecContext& ctx) const {
+void Residual::run_children(const Tensor& x, const std::vector<float*>& out, const ExecContext& ctx,
+                            bool fuse_relus) const {
   const int64_t n = x.shape()[0];
   Tensor in = x;
   for (size_t i = 0; i < children_.size(); ++i) {
     const Child& c = children_[i];
     if (i == num_main_) in = x;  // the shortcut starts again from x
+    // A ReLU after batch norm in the same chain: one pass into the ReLU's buffer (which may be
+    // batch norm's input buffer: batch norm may run in place).
+    const bool same_chain = i + 1 < num_main_ || i >= num_main_;
+    if (fuse_relus && i + 1 < children_.size() && same_chain && c.layer->fuses_relu() &&
+        children_[i + 1].layer->relu_cap() > 0.0f) {
+      Tensor y(out[i + 1], c.out.with_batch(n));
+      c.layer->forward_relu(in, y, children_[i + 1].layer->relu_cap(), child_context(ctx, i));
+      in = y;
+      ++i;
+      continue;
+    }
     Tensor y(out[i], c.out.with_batch(n));
     c.layer->forward(in, y, child_context(ctx, i));
     in = y;
@@ -160,7 +171,7 @@ void Residual::forward(const Tensor& x, Tensor& y, const ExecContext& ctx) const
     const size_t k = i < num_main_ ? i : i - num_main_;  // position in its chain
     out.push_back(i + 1 == num_main_ ? y.data() : ctx.workspace + l.ping[k % 2]);
   }
-  run_children(x, out, ctx);
+  run_children(x, out, ctx, true);
   add(y, num_main_ == children_.size() ? x : Tensor(out.back(), y.shape()), ctx);
   if (post_) post_->forward(y, y, ctx);
 }
@@ -186,7 +197,7 @@ void Residual::backward(const Tensor& x, const Tensor& y, const Tensor& dy, Tens
   for (size_t offset : l.act) act.push_back(ctx.workspace + offset);
   ExecContext again = ctx;
   again.update_stats = false;
-  run_children(x, act, again);
+  run_children(x, act, again, false);
   Tensor grad = dy;  // dL/d(main(x) + shortcut(x))
   if (post_) {
     grad = Tensor(ctx.workspace + l.post_grad, y.shape());

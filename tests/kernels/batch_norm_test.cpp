@@ -2,9 +2,12 @@
 
 #include <gtest/gtest.h>
 
+#include <bit>
+#include <limits>
 #include <vector>
 
 #include "zotrain/core/rng.h"
+#include "zotrain/kernels/activation.h"
 
 namespace zotrain {
 namespace {
@@ -55,6 +58,26 @@ TEST(KernelBatchNorm, GradientSumsAndNormalizationMatchPlainLoops) {
   for (int64_t i = 0; i < n; ++i) {
     EXPECT_FLOAT_EQ(y[i], 2.0f * (x[i] - 3.0f) + 0.25f);
     EXPECT_FLOAT_EQ(dx[i], static_cast<float>(0.5 * (dy[i] - 0.1 - (x[i] - mean) * inv_std * 0.2)));
+  }
+}
+
+// With relu_cap, the result is relu_forward's on the plain result, bit for bit: values below 0,
+// inside (0, cap), at and past the cap, a NaN and -0; in place as well.
+TEST(KernelBatchNorm, ScaleShiftWithReluEqualsScaleShiftThenRelu) {
+  const int64_t n = 1003;
+  std::vector<float> x = offset_values(n, 0.0f, 3);
+  for (int64_t i = 0; i < n; ++i) x[i] *= 8.0f;  // [-8, 8): both sides of 0 and of 6
+  x[5] = std::numeric_limits<float>::quiet_NaN(), x[6] = 0.0f, x[7] = -0.0f, x[8] = 3.0f;
+  for (float cap : {6.0f, kernels::kNoCap}) {
+    std::vector<float> want(n), got(n), in_place = x;
+    kernels::scale_shift(n, x.data(), 0.5f, 1.5f, 0.25f, want.data());
+    kernels::relu_forward(n, want.data(), want.data(), cap);
+    kernels::scale_shift(n, x.data(), 0.5f, 1.5f, 0.25f, got.data(), cap);
+    kernels::scale_shift(n, in_place.data(), 0.5f, 1.5f, 0.25f, in_place.data(), cap);
+    for (int64_t i = 0; i < n; ++i) {
+      ASSERT_EQ(std::bit_cast<uint32_t>(got[i]), std::bit_cast<uint32_t>(want[i])) << i;
+      ASSERT_EQ(std::bit_cast<uint32_t>(in_place[i]), std::bit_cast<uint32_t>(want[i])) << i;
+    }
   }
 }
 

@@ -5,6 +5,8 @@
 #include <cmath>
 
 #include "nn/gradient_check.h"
+#include "test_util.h"
+#include "zotrain/nn/relu.h"
 
 namespace zotrain {
 namespace {
@@ -105,6 +107,27 @@ TEST(LayerBatchNorm, EvaluationNormalizesByTheRunningStatistics) {
     EXPECT_NEAR(y[3 + i], 2 * (i + 3 + 1) / std::sqrt(0.25 + BatchNorm::kEps) + 1, 1e-4);
   }
   EXPECT_EQ(bn.running_mean[0], 3.0f);
+}
+
+// forward_relu is forward then a ReLU (ReLU6: cap 6), bit for bit, in training (the running
+// statistics moved alike) and in evaluation, and in place (y over x) as well.
+TEST(LayerBatchNorm, ForwardReluEqualsForwardThenRelu) {
+  for (bool training : {true, false}) {
+    BoundBatchNorm want(2), got(2), in_place(2);
+    const Tensor x = test::random_uniform(Shape{3, 2, 2, 5}, 65, 0, -4.0f, 9.0f);
+    ExecContext ctx;
+    ctx.training = training;
+    ctx.update_stats = true;
+    Tensor y = test::nan_tensor(x.shape()), fused = test::nan_tensor(x.shape()), same = x.clone();
+    want.layer.forward(x, y, ctx);
+    ReLU(6.0f).forward(y, y, ctx);
+    got.layer.forward_relu(x, fused, 6.0f, ctx);
+    in_place.layer.forward_relu(same, same, 6.0f, ctx);
+    EXPECT_TRUE(test::bitwise_equal(fused, y)) << training;
+    EXPECT_TRUE(test::bitwise_equal(same, y)) << training;
+    EXPECT_TRUE(test::bitwise_equal(got.running_mean, want.running_mean));
+    EXPECT_TRUE(test::bitwise_equal(got.running_var, want.running_var));
+  }
 }
 
 }  // namespace

@@ -260,6 +260,31 @@ TEST(Network, LanesGiveTheLogitsOfOnePassAtATime) {
         }
 }
 
+// Forward-only layers run batch norm and the ReLU after it as one pass; the logits are those of
+// a network that runs them apart (head 0: every layer kept for backprop), bit for bit.
+TEST(Network, BatchNormAndReluFusedGiveTheSameLogits) {
+  using L = LayerSpec;
+  const std::vector<LayerSpec> specs = {L::conv2d(6, 3, 1, 1), L::batch_norm(), L::relu6(),
+                                        L::conv2d(4, 3, 2, 1), L::batch_norm(), L::relu(),
+                                        L::flatten(),          L::linear(5)};
+  std::vector<float> want;
+  for (int threads : {1, 2})
+    for (int head : {0, 3, 8}) {
+      SCOPED_TRACE(::testing::Message() << threads << " threads, head " << head);
+      Network net(Shape{2, 8, 8}, specs);
+      ThreadPool pool(threads);
+      Arena arena;
+      net.allocate(arena, 12, head, &pool, 7);
+      for (ParamRef& p : net.params())  // batch norm's gamma: outputs past ReLU6's cap
+        if (p.name == "1.weight") p.value.fill(5.0f);
+      fill_input(net, 12, 3);
+      net.set_mode({true, 1, false});
+      const Tensor y = net.forward(11);
+      if (want.empty()) want.assign(y.data(), y.data() + y.numel());
+      EXPECT_EQ(std::vector<float>(y.data(), y.data() + y.numel()), want);
+    }
+}
+
 TEST(Network, ResultsDoNotDependOnThreadCount) {
   std::vector<std::vector<float>> grads;
   for (int threads : {1, 2, 3}) {

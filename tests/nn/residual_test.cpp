@@ -7,6 +7,7 @@
 
 #include "nn/gradient_check.h"
 #include "zotrain/core/error.h"
+#include "zotrain/kernels/activation.h"
 #include "zotrain/nn/batch_norm.h"
 #include "zotrain/nn/conv2d.h"
 
@@ -104,6 +105,53 @@ TEST(LayerResidual, SameForAnyThreadCountAndReadsContextParams) {
   Residual inverted(kInverted, in);
   test::expect_same_for_any_thread_count(inverted, in, 75);
   test::expect_forward_uses_context_params(inverted, in, 76);
+}
+
+// Forward runs each batch norm and the ReLU after it as one pass, into the ReLU's buffer (in the
+// inverted block the input's: batch norm in place); the output is the children's run one by one,
+// bit for bit. Basic block with a projection and a post ReLU, and the inverted block.
+TEST(LayerResidual, FusedBatchNormAndReluGiveTheChildrensOutput) {
+  const LayerSpec basic = L::residual({L::conv2d(6, 3, 2, 1), L::batch_norm(), L::relu()},
+                                      {L::conv2d(6, 1, 2), L::batch_norm()}, true);
+  const Shape in{3, 4, 5, 4};
+  uint64_t seed = 80;
+  for (const LayerSpec* spec : {&basic, &kInverted}) {
+    Residual block(*spec, in);
+    std::vector<Tensor> params = test::bind_random_params(block, seed, 0.0f);
+    // Batch norm's gamma in ±8: outputs past ReLU6's cap.
+    const std::vector<ParamSpec> names = block.param_specs();
+    for (size_t i = 0; i < params.size(); ++i) {
+      const bool main = names[i].name.rfind("main.", 0) == 0;
+      const std::string rest = names[i].name.substr(main ? 5 : 9);  // "<child>.<name>"
+      const LayerSpec& child = (main ? spec->main : spec->shortcut)[std::stoul(rest)];
+      if (child.op == Op::kBatchNorm && rest.find("weight") != std::string::npos)
+        for (int64_t k = 0; k < params[i].numel(); ++k) params[i][k] *= 8.0f;
+    }
+    const Tensor x = test::random_uniform(in, seed++, 0);
+    test::TestContext tc(block, in, nullptr);
+    Tensor y = test::nan_tensor(block.output_shape(in));
+    block.forward(x, y, tc.ctx);
+    size_t next = 0;  // the block's parameters are its children's, in order
+    auto chain = [&](const std::vector<LayerSpec>& specs) {
+      Tensor h = x;
+      for (const LayerSpec& child_spec : specs) {
+        std::unique_ptr<Layer> child = make_layer(child_spec, h.shape());
+        const size_t count = child->param_specs().size();
+        child->bind({params.begin() + next, params.begin() + next + count}, {});
+        next += count;
+        test::TestContext child_tc(*child, h.shape(), nullptr);
+        Tensor out = test::nan_tensor(child->output_shape(h.shape()));
+        child->forward(h, out, child_tc.ctx);
+        h = out;
+      }
+      return h;
+    };
+    Tensor want = chain(spec->main);
+    const Tensor shortcut = spec->shortcut.empty() ? x : chain(spec->shortcut);
+    for (int64_t k = 0; k < want.numel(); ++k) want[k] += shortcut[k];
+    if (spec->post_relu) kernels::relu_forward(want.numel(), want.data(), want.data());
+    EXPECT_TRUE(test::bitwise_equal(y, want)) << block.describe();
+  }
 }
 
 TEST(LayerResidual, NamesDescribesAndSizesItsChildren) {

@@ -20,8 +20,10 @@ struct GradientSums {
   double dy = 0, dy_dev = 0;
 };
 GradientSums gradient_sums_f64(int64_t n, const float* dy, const float* x, double mean);
-// y[i] = scale * (x[i] - mean) + shift (x and y may alias).
-void scale_shift(int64_t n, const float* x, float mean, float scale, float shift, float* y);
+// y[i] = scale * (x[i] - mean) + shift (x and y may alias); with relu_cap > 0, followed by
+// relu_value(., relu_cap) (kernels/activation.h), bit for bit relu_forward on the result.
+void scale_shift(int64_t n, const float* x, float mean, float scale, float shift, float* y,
+                 float relu_cap = 0.0f);
 // dx[i] = scale * (dy[i] - mean_dy - (x[i] - mean) * inv_std * mean_dy_xhat), in double: the
 // input gradient of batch normalization with the batch's statistics.
 void batch_norm_backward_data(int64_t n, const float* x, const float* dy, double mean,

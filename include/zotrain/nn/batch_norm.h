@@ -25,6 +25,9 @@ class BatchNorm : public Layer {
   std::vector<ParamSpec> state_specs() const override;
   int64_t forward_macs(const Shape& in) const override { return 2 * in.numel(); }
   void forward(const Tensor& x, Tensor& y, const ExecContext& ctx) const override;
+  // Each channel's statistics are taken before its values are written, so y may be x.
+  bool fuses_relu() const override { return true; }
+  void forward_relu(const Tensor& x, Tensor& y, float cap, const ExecContext& ctx) const override;
   void backward(const Tensor& x, const Tensor& y, const Tensor& dy, Tensor& dx,
                 const ExecContext& ctx) override;
 

@@ -89,6 +89,14 @@ class Layer {
                                   const ExecContext& ctx) const {
     (void)x, (void)pool, (void)y, (void)ctx;
   }
+  // Whether the layer has forward_relu: forward with a ReLU (ReLU6: cap 6) fused in, writing y
+  // once instead of twice (Network::run and Residual, where no backward pass reads the layer's
+  // own output). It may run in place, y over x.
+  virtual bool fuses_relu() const { return false; }
+  // y = min(max(forward(x), 0), cap), bit for bit; called only where fuses_relu().
+  virtual void forward_relu(const Tensor& x, Tensor& y, float cap, const ExecContext& ctx) const {
+    (void)x, (void)y, (void)cap, (void)ctx;
+  }
   // Multiply-adds of one forward pass on `in`, for reports and benchmarks.
   virtual int64_t forward_macs(const Shape& in) const {
     (void)in;

@@ -64,8 +64,10 @@ class Residual : public Layer {
   // The children's param_specs or state_specs, each name prefixed by the child's.
   std::vector<ParamSpec> prefixed(std::vector<ParamSpec> (Layer::*specs)() const) const;
   ExecContext child_context(const ExecContext& ctx, size_t i) const;
-  // Runs main and shortcut on x, child i writing out[i].
-  void run_children(const Tensor& x, const std::vector<float*>& out, const ExecContext& ctx) const;
+  // Runs main and shortcut on x, child i writing out[i]; with fuse_relus, a batch norm and the
+  // ReLU after it run as one pass (Layer::forward_relu) that writes only the ReLU's out[i + 1].
+  void run_children(const Tensor& x, const std::vector<float*>& out, const ExecContext& ctx,
+                    bool fuse_relus) const;
   // Backprops children [begin, end) (one chain) from dy, their outputs in act; the first child
   // writes dx (if not empty), the others alternate between back[0] and back[1].
   void backward_chain(size_t begin, size_t end, const Tensor& x, const std::vector<float*>& act,
