@@ -284,7 +284,6 @@ void Network::allocate(Arena& arena, int64_t batch, int head_start, ThreadPool* 
   batch_ = batch;
   head_start_ = head_start;
   frozen_ = frozen;
-  pool_ = pool;
   params_.clear();
   state_.clear();
   kept_.assign(num_layers(), Tensor());

@@ -157,7 +157,6 @@ class Network {
   int64_t batch_ = 0;
   int head_start_ = 0;
   int frozen_ = 0;
-  ThreadPool* pool_ = nullptr;
   std::vector<ParamRef> params_, state_;
   PassMode mode_;
   Tensor input_, dlogits_;
