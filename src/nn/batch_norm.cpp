@@ -44,6 +44,14 @@ Stats channel_stats(const float* x, const ChannelLayout& l, int64_t c) {
           var * count / std::max(count - 1, 1.0)};
 }
 
+// The kept statistics of channel c (ExecContext::stats: three doubles per channel).
+Stats kept(const double* stats, int64_t c) {
+  return {stats[3 * c], stats[3 * c + 1], stats[3 * c + 2]};
+}
+void keep(const Stats& s, double* stats, int64_t c) {
+  stats[3 * c] = s.mean, stats[3 * c + 1] = s.inv_std, stats[3 * c + 2] = s.unbiased_var;
+}
+
 }  // namespace
 
 std::string BatchNorm::describe() const {
@@ -74,9 +82,11 @@ void BatchNorm::forward_relu(const Tensor& x, Tensor& y, float cap, const ExecCo
   parallel_for(ctx.pool, channels_, [&](int64_t c0, int64_t c1) {
     for (int64_t c = c0; c < c1; ++c) {
       const Stats s =
-          ctx.training
-              ? channel_stats(x.data(), l, c)
-              : Stats{state_[0][c], 1 / std::sqrt(static_cast<double>(state_[1][c]) + kEps), 0};
+          !ctx.training
+              ? Stats{state_[0][c], 1 / std::sqrt(static_cast<double>(state_[1][c]) + kEps), 0}
+          : ctx.stats && ctx.stats_kept ? kept(ctx.stats, c)
+                                        : channel_stats(x.data(), l, c);
+      if (ctx.training && ctx.stats && !ctx.stats_kept) keep(s, ctx.stats, c);
       if (update) {
         Tensor mean = state_[0], var = state_[1];  // views of the bound statistics
         mean[c] = static_cast<float>((1 - kMomentum) * mean[c] + kMomentum * s.mean);
@@ -98,7 +108,8 @@ void BatchNorm::backward(const Tensor& x, const Tensor&, const Tensor& dy, Tenso
   const float* gamma = param(ctx, 0).data();
   parallel_for(ctx.pool, channels_, [&](int64_t c0, int64_t c1) {
     for (int64_t c = c0; c < c1; ++c) {
-      const Stats s = channel_stats(x.data(), l, c);
+      const Stats s =
+          ctx.stats && ctx.stats_kept ? kept(ctx.stats, c) : channel_stats(x.data(), l, c);
       const float* xd = x.data();
       const float* dyd = dy.data();
       double sum_dy = 0, sum_dy_xhat = 0;

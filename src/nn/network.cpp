@@ -24,13 +24,15 @@ enum class Role {
   kBack,
   kLogitsGrad,
   kWorkspace,
-  kScratch
+  kScratch,
+  kStats
 };
 
 struct Slot {
   MemoryRow row;
   Role role;
-  int index;     // parameter index (kParam, kGrad), layer (kKept), buffer number (kPing, kBack)
+  int index;     // parameter index (kParam, kGrad), layer (kKept, kStats), buffer number (kPing,
+                 // kBack)
   int lane = 0;  // the perturbation lane of a kPing, kWorkspace or kScratch buffer
 };
 
@@ -224,6 +226,12 @@ static std::vector<Slot> plan_slots(const Network& net, const std::vector<Shape>
     add(-1, "backward ping-pong " + std::string(1, static_cast<char>('A' + k)), Bucket::kGradients,
         back, Role::kBack, k);
   if (h < L) add(-1, "logits gradient", Bucket::kLoss, numel(L), Role::kLogitsGrad, 0);
+  // What head layers keep from forward for backward besides their output (batch norm's
+  // statistics): a float pair per double.
+  for (int i = h; i < L; ++i)
+    if (const size_t d = net.layer(i).kept_stats_doubles(shapes[i].with_batch(batch)))
+      add(i, net.layer(i).describe() + " statistics", Bucket::kActivations,
+          static_cast<int64_t>(2 * d), Role::kStats, i);
   // Zeroth-order passes read the body's parameters from a scratch buffer of one layer's size.
   int64_t scratch = 0;
   int scratch_layer = -1;
@@ -287,6 +295,7 @@ void Network::allocate(Arena& arena, int64_t batch, int head_start, ThreadPool* 
   params_.clear();
   state_.clear();
   kept_.assign(num_layers(), Tensor());
+  stats_.assign(num_layers(), nullptr);
   std::vector<ParamSpec> specs, state_specs;
   std::vector<int> owner, state_owner;
   for (int i = 0; i < num_layers(); ++i) {
@@ -346,6 +355,9 @@ void Network::allocate(Arena& arena, int64_t batch, int head_start, ThreadPool* 
       case Role::kScratch:
         lanes_[s.lane].scratch = Tensor(p, Shape{static_cast<int64_t>(s.row.bytes / 4)});
         break;
+      case Role::kStats:
+        stats_[s.index] = reinterpret_cast<double*>(p);
+        break;
     }
   }
   lanes_[0].pool = pool;
@@ -392,6 +404,7 @@ ExecContext Network::context(int layer, Lane& lane) {
   ctx.training = mode_.training && !frozen;
   ctx.key = layer_key(mode_.key, layer);
   ctx.update_stats = mode_.update_stats && lane.update_stats && !frozen;
+  ctx.stats = stats_[layer];
   return ctx;
 }
 
@@ -505,7 +518,8 @@ void Network::backward(const Tensor& dlogits) {
   Tensor dy = dlogits;
   int next = 0;  // the backward ping-pong buffer the next dx goes to (not dy's)
   for (int i = L - 1; i >= head_start_; --i) {
-    const ExecContext ctx = context(i, lanes_[0]);
+    ExecContext ctx = context(i, lanes_[0]);
+    ctx.stats_kept = true;  // by the forward this backward follows
     Tensor x = i == 0 ? input(rows) : kept_[i - 1].rows(0, rows);
     Tensor y = kept_[i].rows(0, rows);
     // A max pooling after a ReLU: one pass routes dy to the ReLU's input.

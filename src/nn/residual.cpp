@@ -126,9 +126,21 @@ int64_t Residual::forward_macs(const Shape& in) const {
   return macs;
 }
 
+size_t Residual::kept_stats_doubles(const Shape& in) const {
+  size_t n = 0;
+  (void)in;  // statistics are per channel: batch 1 sizes them, as in child_context
+  for (const Child& c : children_) n += c.layer->kept_stats_doubles(c.in);
+  return n;
+}
+
 ExecContext Residual::child_context(const ExecContext& ctx, size_t i) const {
   ExecContext c = ctx;
   if (ctx.params) c.params = ctx.params + children_[i].first_param;
+  if (ctx.stats) {
+    c.stats = ctx.stats;  // after the earlier children's
+    for (size_t j = 0; j < i; ++j)
+      c.stats += children_[j].layer->kept_stats_doubles(children_[j].in);
+  }
   c.key = layer_key(ctx.key, static_cast<int>(i));  // distinct dropout masks per child
   return c;
 }
@@ -197,6 +209,7 @@ void Residual::backward(const Tensor& x, const Tensor& y, const Tensor& dy, Tens
   for (size_t offset : l.act) act.push_back(ctx.workspace + offset);
   ExecContext again = ctx;
   again.update_stats = false;
+  again.stats_kept = ctx.stats != nullptr;  // the statistics of the forward, of the same x
   run_children(x, act, again, false);
   Tensor grad = dy;  // dL/d(main(x) + shortcut(x))
   if (post_) {

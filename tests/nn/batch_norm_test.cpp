@@ -130,5 +130,41 @@ TEST(LayerBatchNorm, ForwardReluEqualsForwardThenRelu) {
   }
 }
 
+// Statistics kept from a training forward (ExecContext::stats) give backward, and a forward that
+// reads them, the results of computing them from x, bit for bit.
+TEST(LayerBatchNorm, KeptStatisticsGiveTheResultsOfComputedOnes) {
+  BoundBatchNorm bn(2);
+  ASSERT_EQ(bn.layer.kept_stats_doubles(Shape{3, 2, 2, 5}), 6u);
+  const Tensor x = test::random_uniform(Shape{3, 2, 2, 5}, 66, 0, -4.0f, 9.0f);
+  const Tensor dy = test::random_uniform(x.shape(), 66, 1);
+  Tensor gw = Tensor::zeros(Shape{2}), gb = Tensor::zeros(Shape{2});
+  Tensor gw_kept = Tensor::zeros(Shape{2}), gb_kept = Tensor::zeros(Shape{2});
+  ExecContext plain;
+  Tensor y = test::nan_tensor(x.shape()), dx = test::nan_tensor(x.shape());
+  bn.layer.bind({bn.gamma, bn.beta}, {gw, gb});
+  bn.layer.forward(x, y, plain);
+  bn.layer.backward(x, y, dy, dx, plain);
+  std::vector<double> stats(6, std::nan(""));
+  ExecContext keep;
+  keep.stats = stats.data();
+  Tensor y_kept = test::nan_tensor(x.shape()), dx_kept = test::nan_tensor(x.shape());
+  bn.layer.bind({bn.gamma, bn.beta}, {gw_kept, gb_kept});
+  bn.layer.forward(x, y_kept, keep);  // writes the statistics
+  ExecContext kept = keep;
+  kept.stats_kept = true;
+  Tensor y_read = test::nan_tensor(x.shape());
+  bn.layer.forward(x, y_read, kept);  // reads them
+  bn.layer.backward(x, y_kept, dy, dx_kept, kept);
+  EXPECT_TRUE(test::bitwise_equal(y_kept, y));
+  EXPECT_TRUE(test::bitwise_equal(y_read, y));
+  EXPECT_TRUE(test::bitwise_equal(dx_kept, dx));
+  EXPECT_TRUE(test::bitwise_equal(gw_kept, gw));
+  EXPECT_TRUE(test::bitwise_equal(gb_kept, gb));
+  // The backward did read them: other statistics change its result.
+  for (double& v : stats) v *= 1.5;
+  bn.layer.backward(x, y_kept, dy, dx_kept, kept);
+  EXPECT_FALSE(test::bitwise_equal(dx_kept, dx));
+}
+
 }  // namespace
 }  // namespace zotrain

@@ -154,6 +154,32 @@ TEST(LayerResidual, FusedBatchNormAndReluGiveTheChildrensOutput) {
   }
 }
 
+// A head block keeps its batch norms' statistics from forward (ExecContext::stats): the
+// recomputation and the children's backward read them, with the results of computing them.
+TEST(LayerResidual, KeptStatisticsGiveTheResultsOfComputedOnes) {
+  const Shape in{3, 4, 5, 4};
+  Residual block(kInverted, in);
+  ASSERT_EQ(block.kept_stats_doubles(in), 3u * (8 + 8 + 4));
+  test::bind_random_params(block, 81, 0.0f);
+  const Tensor x = test::random_uniform(in, 81, 0);
+  const Tensor dy = test::random_uniform(block.output_shape(in), 81, 1);
+  const test::Pass want = test::run_pass(block, x, dy, nullptr);
+  std::vector<double> stats(block.kept_stats_doubles(in), std::nan(""));
+  std::vector<Tensor> grads;
+  for (const Tensor& p : block.params()) grads.push_back(Tensor::zeros(p.shape()));
+  block.bind(block.params(), grads);
+  test::TestContext tc(block, in, nullptr);
+  tc.ctx.stats = stats.data();
+  Tensor y = test::nan_tensor(block.output_shape(in)), dx = test::nan_tensor(in);
+  block.forward(x, y, tc.ctx);
+  tc.ctx.stats_kept = true;
+  block.backward(x, y, dy, dx, tc.ctx);
+  EXPECT_TRUE(test::bitwise_equal(y, want.y));
+  EXPECT_TRUE(test::bitwise_equal(dx, want.dx));
+  for (size_t i = 0; i < grads.size(); ++i)
+    EXPECT_TRUE(test::bitwise_equal(grads[i], want.grads[i])) << i;
+}
+
 TEST(LayerResidual, NamesDescribesAndSizesItsChildren) {
   const Shape in{2, 3, 8, 8};
   Residual block(L::residual({L::conv2d(4, 3, 2, 1, 1, false), L::batch_norm(), L::relu()},

@@ -24,6 +24,9 @@ class BatchNorm : public Layer {
   // "running_mean" (0) and "running_var" (1).
   std::vector<ParamSpec> state_specs() const override;
   int64_t forward_macs(const Shape& in) const override { return 2 * in.numel(); }
+  // Each channel's mean, 1 / sqrt(variance + eps) and unbiased variance: backward reads them
+  // instead of a pass over x.
+  size_t kept_stats_doubles(const Shape&) const override { return 3 * channels_; }
   void forward(const Tensor& x, Tensor& y, const ExecContext& ctx) const override;
   // Each channel's statistics are taken before its values are written, so y may be x.
   bool fuses_relu() const override { return true; }

@@ -37,6 +37,12 @@ struct ExecContext {
   bool training = true;
   uint64_t key = 0;
   bool update_stats = false;
+  // The layer's kept statistics (kept_stats_doubles), or null: what a training forward computes
+  // from its input and its backward needs again (batch norm's per-channel mean and deviation).
+  // A forward writes them; with stats_kept they already hold this input's (a backward, or a
+  // residual block's recomputation), and the layer reads them instead of recomputing.
+  double* stats = nullptr;
+  bool stats_kept = false;
   int threads() const { return pool ? pool->size() : 1; }
 };
 
@@ -88,6 +94,12 @@ class Layer {
   virtual void forward_max_pooled(const Tensor& x, const kernels::Pool2dGeometry& pool, Tensor& y,
                                   const ExecContext& ctx) const {
     (void)x, (void)pool, (void)y, (void)ctx;
+  }
+  // Doubles of ExecContext::stats the layer keeps from a training forward for its backward (the
+  // Network plans them for head layers); 0 for most layers.
+  virtual size_t kept_stats_doubles(const Shape& in) const {
+    (void)in;
+    return 0;
   }
   // Whether the layer has forward_relu: forward with a ReLU (ReLU6: cap 6) fused in, writing y
   // once instead of twice (Network::run and Residual, where no backward pass reads the layer's

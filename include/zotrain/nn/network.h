@@ -161,6 +161,7 @@ class Network {
   PassMode mode_;
   Tensor input_, dlogits_;
   std::vector<Tensor> kept_;     // kept_[i]: output of layer i when kept for backprop
+  std::vector<double*> stats_;   // stats_[i]: head layer i's kept statistics, or null
   std::vector<int> fused_pool_;  // the max pooling fused into each layer, or -1 (network.cpp)
   std::vector<Lane> lanes_;      // lanes_[0]: the network's own forward buffers
   Tensor back_[2];               // backward ping-pong (head)

@@ -40,6 +40,9 @@ class Residual : public Layer {
   // The post ReLU's gradient is read off y.
   bool backward_needs_output() const override { return post_ != nullptr; }
   int64_t forward_macs(const Shape& in) const override;
+  // The children's, one after the other: the recomputation in backward reads them, so a head
+  // block takes its batch norms' statistics once per step instead of three times.
+  size_t kept_stats_doubles(const Shape& in) const override;
   void forward(const Tensor& x, Tensor& y, const ExecContext& ctx) const override;
   void backward(const Tensor& x, const Tensor& y, const Tensor& dy, Tensor& dx,
                 const ExecContext& ctx) override;
