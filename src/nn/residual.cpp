@@ -49,9 +49,10 @@ Residual::Residual(const LayerSpec& spec, const Shape& in) {
                      " but the shortcut " + shortcut.str());
   size_t params = 0, state = 0;
   for (Child& c : children_) {
-    c.first_param = params, c.first_state = state;
+    c.first_param = params, c.first_state = state, c.first_stats = kept_stats_;
     params += c.layer->param_specs().size();
     state += c.layer->state_specs().size();
+    kept_stats_ += c.layer->kept_stats_doubles(c.in);  // per channel: any batch
   }
   if (spec.post_relu) post_ = make_layer(LayerSpec::relu(), out_);
 }
@@ -126,21 +127,10 @@ int64_t Residual::forward_macs(const Shape& in) const {
   return macs;
 }
 
-size_t Residual::kept_stats_doubles(const Shape& in) const {
-  size_t n = 0;
-  (void)in;  // statistics are per channel: batch 1 sizes them, as in child_context
-  for (const Child& c : children_) n += c.layer->kept_stats_doubles(c.in);
-  return n;
-}
-
 ExecContext Residual::child_context(const ExecContext& ctx, size_t i) const {
   ExecContext c = ctx;
   if (ctx.params) c.params = ctx.params + children_[i].first_param;
-  if (ctx.stats) {
-    c.stats = ctx.stats;  // after the earlier children's
-    for (size_t j = 0; j < i; ++j)
-      c.stats += children_[j].layer->kept_stats_doubles(children_[j].in);
-  }
+  if (ctx.stats) c.stats = ctx.stats + children_[i].first_stats;
   c.key = layer_key(ctx.key, static_cast<int>(i));  // distinct dropout masks per child
   return c;
 }

@@ -289,13 +289,14 @@ void Trainer::perturbed_passes(int64_t rows, const std::vector<ParamTransform>& 
     }
     std::vector<const ParamTransform*> group;
     for (size_t k = 0; k < m; ++k) group.push_back(&body[c + k]);
-    net_->set_mode({true, step_key(cfg_, state_), stats_pass_});  // lane 0 takes the stats
+    // Lane 0's body and the first head take the statistics pass, if the step is at it.
+    net_->set_mode({true, step_key(cfg_, state_), stats_pass_});
     const std::vector<Tensor> outputs = net_->forward_lanes(rows, group);
     for (size_t k = 0; k < m; ++k) {
-      net_->set_mode({true, step_key(cfg_, state_), stats_pass_});
-      stats_pass_ = false;
       loss[c + k] =
           finish_pass(net_->forward_head(outputs[k]), head_weight, c + k == 0 ? correct : nullptr);
+      stats_pass_ = false;
+      net_->set_mode({true, step_key(cfg_, state_), false});
     }
   }
 }

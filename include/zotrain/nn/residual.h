@@ -42,7 +42,7 @@ class Residual : public Layer {
   int64_t forward_macs(const Shape& in) const override;
   // The children's, one after the other: the recomputation in backward reads them, so a head
   // block takes its batch norms' statistics once per step instead of three times.
-  size_t kept_stats_doubles(const Shape& in) const override;
+  size_t kept_stats_doubles(const Shape&) const override { return kept_stats_; }
   void forward(const Tensor& x, Tensor& y, const ExecContext& ctx) const override;
   void backward(const Tensor& x, const Tensor& y, const Tensor& dy, Tensor& dx,
                 const ExecContext& ctx) override;
@@ -55,6 +55,7 @@ class Residual : public Layer {
     std::string name;                         // "main.0"
     Shape in, out;                            // batch 1
     size_t first_param = 0, first_state = 0;  // index of the child's first tensor in the block's
+    size_t first_stats = 0;                   // offset of its kept statistics in the block's
   };
   // Offsets (floats) of the buffers in the workspace for a batch.
   struct Layout {
@@ -82,6 +83,7 @@ class Residual : public Layer {
   size_t num_main_ = 0;
   std::unique_ptr<Layer> post_;  // null: none
   Shape out_;                    // batch 1
+  size_t kept_stats_ = 0;        // the children's kept statistics, one after the other
 };
 
 }  // namespace zotrain
