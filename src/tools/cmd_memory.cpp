@@ -31,8 +31,9 @@ void run_memory(const MemoryArgs& a) {
   TrainConfig zo = cfg, bp = cfg;
   zo.method = "zo", bp.method = "bp";
   zo.memory_budget = bp.memory_budget = 0;
-  const size_t full_zo = training_plan(net, zo, net.num_layers()).total();
-  const size_t full_bp = training_plan(net, bp, 0).total();
+  // With frozen layers (--train-layers), Full BP's head starts after them.
+  const size_t full_zo = training_plan(net, zo, choose_head(net, zo)).total();
+  const size_t full_bp = training_plan(net, bp, choose_head(net, bp)).total();
   int bp_layers = 0;
   for (int i : net.param_layers()) bp_layers += i >= head;
   const double over_zo = 100.0 * (static_cast<double>(plan.total()) / full_zo - 1.0);

@@ -129,6 +129,16 @@ TEST_F(Cli, MemoryPlanAgreesWithTheArenaOfARealRun) {
   EXPECT_LT(e["total_bytes"].get<int64_t>(), e["full_bp_bytes"].get<int64_t>());
 }
 
+TEST_F(Cli, MemoryComparesFineTuningWithFullZoAndBpOfTheSameFrozenLayers) {
+  for (const char* method : {"zo", "elastic --bp-layers 1", "bp"}) {
+    Result m = run(std::string("memory --json --batch 50 --train-layers 2 --method ") + method);
+    ASSERT_EQ(m.code, 0) << method << ": " << m.err;
+    auto plan = nlohmann::json::parse(m.out);
+    EXPECT_LE(plan["full_zo_bytes"].get<int64_t>(), plan["total_bytes"].get<int64_t>()) << method;
+    EXPECT_LE(plan["total_bytes"].get<int64_t>(), plan["full_bp_bytes"].get<int64_t>()) << method;
+  }
+}
+
 TEST_F(Cli, MemoryBudgetChoosesTheHeadAndSaysWhich) {
   auto plan = [&](int bp) {
     return nlohmann::json::parse(
