@@ -1,5 +1,5 @@
-// Data-set names as the CLI takes them (docs/CLI.md, --data NAME|PATH), resolved to files and split
-// into training, validation and test sets.
+// Data-set names as the CLI takes them (docs/spec/CLI.md, --data NAME|PATH), resolved to files and
+// split into training, validation and test sets.
 #pragma once
 
 #include <cstdint>

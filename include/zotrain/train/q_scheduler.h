@@ -1,8 +1,9 @@
 // QScheduler: the number of ZO samples per step, q, grows only when validation progress stalls
-// (ALGORITHMS.md §4). After each epoch the validation accuracy is smoothed, M = s·M + (1 − s)·acc;
-// an improvement of more than tau over the best M so far resets the stall count, and `patience`
-// epochs without one multiply q by alpha, up to q_max. Every knob is explicit, since the paper
-// leaves tau and the smoothing open and took q_max from a fixed-q sweep.
+// (docs/spec/ALGORITHMS.md §4). After each epoch the validation accuracy is smoothed,
+// M = s·M + (1 − s)·acc; an improvement of more than tau over the best M so far resets the
+// stall count, and `patience` epochs without one multiply q by alpha, up to q_max. Every knob
+// is explicit, since the paper leaves tau and the smoothing open and took q_max from a fixed-q
+// sweep.
 #pragma once
 
 #include <cstdint>
