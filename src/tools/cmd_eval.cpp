@@ -35,22 +35,7 @@ void run_eval(const EvalArgs& a) {
   if (a.batch < 1) throw InputError("--batch: expected an integer >= 1");
   if (a.threads < 1 || a.threads > 256)
     throw InputError("--threads: expected an integer in [1, 256]");
-  ModelSpec spec = model_by_name(m.config.model, m.item_shape, m.num_classes);
-  Network net(spec.item_shape, spec.layers);
-  ThreadPool pool(a.threads);
-  Arena arena;
-  double acc = 0;
-  const auto test = data.batches(Split::kTest, a.batch, false, 0);
-  if (m.config.precision == "int8") {
-    QNetwork qnet(net);
-    qnet.allocate(arena, a.batch, net.num_layers(), 0);
-    restore_int8_weights(ckpt, qnet);
-    acc = evaluate(qnet, *test, data.int8_exp());
-  } else {
-    net.allocate(arena, a.batch, net.num_layers(), &pool, 0);
-    restore_checkpoint(ckpt, &net, nullptr);
-    acc = evaluate(net, *test);
-  }
+  const double acc = evaluate_checkpoint(ckpt, data, a.batch, a.threads);
   std::printf("%s on %s test set (%lld examples): accuracy %.2f%%\n", a.checkpoint.c_str(),
               data_name.c_str(), static_cast<long long>(data.size(Split::kTest)), 100 * acc);
 }

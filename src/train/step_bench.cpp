@@ -35,14 +35,7 @@ StepBench::StepBench(const TrainConfig& cfg, const Shape& item, int64_t classes)
 }
 
 void StepBench::forward() {
-  if (NpuNetwork* npu = trainer_.npu_network()) {
-    npu->set_input(trainer_.network().input(rows_).data(), rows_);
-    npu->forward(rows_, 0, nullptr);
-  } else if (QNetwork* q = trainer_.int8_network()) {
-    q->forward(rows_);
-  } else {
-    trainer_.network().forward(rows_);
-  }
+  trainer_.forward(rows_);
 }
 
 double StepBench::forward_ops() const {

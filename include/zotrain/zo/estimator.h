@@ -28,11 +28,14 @@ struct ProjectOptions {
 // g for one sample from the loss at θ+εz and, for SPSA, at θ−εz, for forward difference at θ.
 float project(const ProjectOptions& o, double loss_plus, double loss_other);
 
-// The samples of one step.
-struct Estimate {
+// The samples of one step: their seeds and what each projected to (g_s; for the integer
+// step, the sign of its loss difference).
+template <typename G>
+struct Samples {
   std::vector<uint64_t> seeds;
-  std::vector<float> g;
+  std::vector<G> g;
 };
+using Estimate = Samples<float>;
 
 // θ ← θ − lr·d with d = (1/q) Σ_s g_s z_s; with a momentum buffer m: m ← β·m + d, θ ← θ − lr·m.
 // `tensor` is the parameter's id in the perturbation streams. Threads split the elements;

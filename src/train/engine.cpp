@@ -1,0 +1,50 @@
+#include "engine.h"
+
+#include "zotrain/core/error.h"
+#include "zotrain/zo/perturbation.h"
+
+namespace zotrain {
+
+namespace {
+
+// One row per precision: its memory plan and its engine.
+struct Precision {
+  const char* name;
+  bool reads_int8_checkpoints;  // --init may name an int8 run's checkpoint
+  MemoryPlan (*plan)(const Network& net, const TrainConfig& cfg, int head, int frozen);
+  std::unique_ptr<Engine> (*make)(const EngineArgs& args);
+};
+
+// int8-npu keeps the f32 network's buffers next to its program (its plan is the f32 one).
+constexpr Precision kPrecisions[] = {
+    {"f32", false, f32_plan, make_f32_engine},
+    {"int8", true, int8_plan, make_int8_engine},
+    {"int8-npu", false, f32_plan, make_npu_engine},
+};
+
+const Precision& precision(const TrainConfig& cfg) {
+  for (const Precision& p : kPrecisions)
+    if (cfg.precision == p.name) return p;
+  ZT_ASSERT(false && "validate() accepts only the precisions of kPrecisions");
+  return kPrecisions[0];
+}
+
+}  // namespace
+
+uint64_t step_key(const TrainConfig& cfg, int64_t step) {
+  return zo::sample_seed(cfg.seed, step, -1);
+}
+
+std::unique_ptr<Engine> make_engine(const EngineArgs& args) {
+  const Precision& p = precision(args.cfg);
+  if (args.init && !p.reads_int8_checkpoints && args.init->meta.config.precision == "int8")
+    throw InputError("--init " + args.cfg.init +
+                     ": an int8 checkpoint cannot initialize an f32 run (use --precision int8)");
+  return p.make(args);
+}
+
+MemoryPlan engine_plan(const Network& net, const TrainConfig& cfg, int head, int frozen) {
+  return precision(cfg).plan(net, cfg, head, frozen);
+}
+
+}  // namespace zotrain

@@ -1,0 +1,131 @@
+// The one interface the trainer runs a model through, whatever its precision: load a batch, take
+// an optimizer step, evaluate, cache frozen features, save and restore its state. Each precision
+// (f32, NITI int8, int8-npu) is one implementation in a file of its own, made by make_engine from
+// the table in engine.cpp; the trainer keeps the data loop, the schedules, the metrics and the
+// checkpoints, and never asks which precision it runs.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "zotrain/core/arena.h"
+#include "zotrain/core/memory_plan.h"
+#include "zotrain/core/thread_pool.h"
+#include "zotrain/data/batcher.h"
+#include "zotrain/nn/network.h"
+#include "zotrain/train/checkpoint.h"
+#include "zotrain/train/config.h"
+#include "zotrain/train/feature_cache.h"
+#include "zotrain/train/run_data.h"
+#include "zotrain/train/sgd.h"
+#include "zotrain/train/trainer.h"
+
+namespace zotrain {
+
+class QNetwork;
+class NpuNetwork;
+
+// What one step is asked to do.
+struct StepInput {
+  int64_t rows = 0;  // the batch: the first rows of the input filled by fill()
+  const uint8_t* labels = nullptr;
+  int epoch = 0;             // 0-based: the schedules' values (sparsity, bit widths)
+  int64_t step = 0;          // optimizer steps so far: it names the perturbation seeds
+  double lr = 0, zo_lr = 0;  // of the epoch
+  int q = 1;                 // ZO samples of the epoch
+  bool features = false;     // fill() loaded the frozen layers' output, not the input
+};
+
+// The parts of a checkpoint an engine owns: the f32 network's parameters (null for int8, whose
+// weights are `extra` tensors), the head's optimizer and further named state.
+struct CheckpointParts {
+  const Network* net = nullptr;
+  Sgd* sgd = nullptr;
+  std::vector<std::pair<std::string, Tensor>> extra;
+};
+
+// Everything an engine is made from. `net` is the model's f32 description (allocated by the
+// engine where it runs it); `init`, when set, holds the parameters to start from (--init).
+struct EngineArgs {
+  const TrainConfig& cfg;
+  Network& net;
+  Arena& arena;
+  ThreadPool& pool;
+  const RunData& data;
+  int head = 0;    // first layer trained by backprop
+  int frozen = 0;  // first trained layer
+  const Checkpoint* init = nullptr;
+};
+
+class Engine {
+ public:
+  virtual ~Engine() = default;
+
+  // Copies batch `index` of `batches` into the input (with `features`, into the frozen layers'
+  // output: `batches` is a FeatureSource) and its labels; returns its rows.
+  virtual int64_t fill(const BatchSource& batches, int64_t index, uint8_t* labels,
+                       bool features) = 0;
+  // One optimizer step of the run's method on the batch fill() loaded.
+  virtual StepResult step(const StepInput& in) = 0;
+  // The share of `batches` classified right, in evaluation mode.
+  virtual double evaluate(BatchSource& batches, bool features) = 0;
+  // The frozen layers' output of every example of `images` (file order), for cache_features.
+  virtual FeatureSet extract_features(BatchSource& images, int64_t examples) = 0;
+  // One inference pass on the first `rows` rows of the input (benchmarks).
+  virtual void forward(int64_t rows) = 0;
+
+  virtual CheckpointParts checkpoint() = 0;
+  // Continues from a checkpoint of the same run (after construction).
+  virtual void resume(const Checkpoint& ckpt) = 0;
+  // Called once per epoch when the q schedule has just grown q (a plateau); true if the engine
+  // changed anything (int8-npu's recalibration).
+  virtual bool on_plateau() { return false; }
+  // The epoch's fields of metrics.jsonl that only this engine has; `sums` adds up the epoch's
+  // step results.
+  virtual void add_epoch_metrics(nlohmann::json& line, int epoch, const StepResult& sums) const {
+    (void)line, (void)epoch, (void)sums;
+  }
+
+  virtual int64_t num_parameters() const = 0;
+  // Bytes the engine holds outside the arena (summary.json's npu_bytes).
+  virtual size_t device_bytes() const { return 0; }
+  // The integer networks, for tests and benchmarks that look inside (null for other engines).
+  virtual QNetwork* int8_network() { return nullptr; }
+  virtual NpuNetwork* npu_network() { return nullptr; }
+};
+
+// The engine of cfg.precision.
+std::unique_ptr<Engine> make_engine(const EngineArgs& args);
+// The buffers the engine of cfg.precision takes from the arena for a split at `head`, with the
+// run's optimizer state and labels.
+MemoryPlan engine_plan(const Network& net, const TrainConfig& cfg, int head, int frozen);
+
+// The plans and engines per precision (one file each).
+MemoryPlan f32_plan(const Network& net, const TrainConfig& cfg, int head, int frozen);
+MemoryPlan int8_plan(const Network& net, const TrainConfig& cfg, int head, int frozen);
+std::unique_ptr<Engine> make_f32_engine(const EngineArgs& args);
+std::unique_ptr<Engine> make_int8_engine(const EngineArgs& args);
+std::unique_ptr<Engine> make_npu_engine(const EngineArgs& args);
+
+// The dropout key of every pass of step `step` (a stream apart from the perturbations').
+uint64_t step_key(const TrainConfig& cfg, int64_t step);
+
+// The share of the examples of `batches` a network classifies right: run(b, labels) loads batch
+// b, runs it and returns its rows and correct count.
+template <typename Run>
+double accuracy(BatchSource& batches, int64_t batch, Run run) {
+  batches.start_epoch(0);
+  std::vector<uint8_t> labels(batch);
+  int64_t correct = 0, seen = 0;
+  for (int64_t b = 0; b < batches.batches_per_epoch(); ++b) {
+    const auto [rows, c] = run(b, labels.data());
+    seen += rows, correct += c;
+  }
+  return seen ? static_cast<double>(correct) / seen : 0.0;
+}
+
+}  // namespace zotrain
