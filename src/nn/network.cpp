@@ -156,9 +156,11 @@ static int64_t workspace_of(const Network& net, const std::vector<int>& fused, i
 // a forward ping-pong buffer (kPingA + k), its own kept buffer (kOwn), or the kept buffer of
 // layer j (j >= 0, in-place layers of the head). lane_buf says the same for the passes of
 // perturbation lanes past the first, which write every body output into their ping-pong.
+// With `passes` false, only the parameters, the state and the input (allocate_parameters).
 static std::vector<Slot> plan_slots(const Network& net, const std::vector<Shape>& shapes,
                                     int64_t batch, int h, int frozen, int threads, int lanes,
-                                    std::vector<int>& buf, std::vector<int>& lane_buf) {
+                                    std::vector<int>& buf, std::vector<int>& lane_buf,
+                                    bool passes = true) {
   const int L = net.num_layers();
   buf.assign(L, Network::kOwn);
   lane_buf.assign(L, Network::kOwn);
@@ -193,6 +195,7 @@ static std::vector<Slot> plan_slots(const Network& net, const std::vector<Shape>
           Role::kGrad, p);
   auto numel = [&](int i) { return shapes[i].with_batch(batch).numel(); };
   add(-1, "input batch", Bucket::kInput, numel(0), Role::kInput, 0);
+  if (!passes) return slots;
   // Kept activations: the head's input and every head output. An in-place layer (ReLU) shares
   // its input's buffer when the layer before does not need its own output for backprop.
   if (h < L)
@@ -286,9 +289,28 @@ MemoryPlan Network::plan(int64_t batch, int head_start, int threads, int frozen,
   return plan;
 }
 
+MemoryPlan Network::parameter_plan(int64_t batch) const {
+  MemoryPlan plan;
+  std::vector<int> buf, lane_buf;
+  for (const Slot& s :
+       plan_slots(*this, shapes_, batch, num_layers(), 0, 1, 1, buf, lane_buf, false))
+    plan.rows.push_back(s.row);
+  return plan;
+}
+
+void Network::allocate_parameters(Arena& arena, int64_t batch, uint64_t seed) {
+  allocate(arena, batch, num_layers(), nullptr, seed, 0, 1, false);
+}
+
 void Network::allocate(Arena& arena, int64_t batch, int head_start, ThreadPool* pool, uint64_t seed,
                        int frozen, int lanes) {
+  allocate(arena, batch, head_start, pool, seed, frozen, lanes, true);
+}
+
+void Network::allocate(Arena& arena, int64_t batch, int head_start, ThreadPool* pool, uint64_t seed,
+                       int frozen, int lanes, bool passes) {
   ZT_ASSERT(lanes == 1 || pool);
+  runs_ = passes;
   batch_ = batch;
   head_start_ = head_start;
   frozen_ = frozen;
@@ -312,8 +334,9 @@ void Network::allocate(Arena& arena, int64_t batch, int head_start, ThreadPool* 
   fused_pool_ = fused_max_pools(*this, head_start, frozen);
   lanes_.assign(lanes, Lane());
   std::vector<int> lane_buf;
-  for (const Slot& s : plan_slots(*this, shapes_, batch, head_start, frozen,
-                                  pool ? pool->size() : 1, lanes, lanes_[0].out_buf, lane_buf)) {
+  for (const Slot& s :
+       plan_slots(*this, shapes_, batch, head_start, frozen, pool ? pool->size() : 1, lanes,
+                  lanes_[0].out_buf, lane_buf, passes)) {
     float* p = static_cast<float*>(arena.alloc_bytes(s.row.bucket, s.row.bytes));
     switch (s.role) {
       case Role::kParam: {
@@ -409,12 +432,12 @@ ExecContext Network::context(int layer, Lane& lane) {
 }
 
 Tensor Network::forward(int64_t rows, const ParamTransform* body) {
-  ZT_ASSERT(rows > 0 && rows <= batch_);
+  ZT_ASSERT(runs_ && rows > 0 && rows <= batch_);
   return run(input(rows), 0, num_layers(), body, lanes_[0]);
 }
 
 void Network::forward_frozen(int64_t rows) {
-  ZT_ASSERT(rows > 0 && rows <= batch_);
+  ZT_ASSERT(runs_ && rows > 0 && rows <= batch_);
   run(input(rows), 0, frozen_, nullptr, lanes_[0]);
 }
 
@@ -423,7 +446,7 @@ Tensor Network::trained_input(int64_t rows) const {
 }
 
 Tensor Network::forward_trained(int64_t rows, const ParamTransform* body) {
-  ZT_ASSERT(rows > 0 && rows <= batch_);
+  ZT_ASSERT(runs_ && rows > 0 && rows <= batch_);
   return run(trained_input(rows), frozen_, num_layers(), body, lanes_[0]);
 }
 

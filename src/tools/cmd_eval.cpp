@@ -18,11 +18,6 @@ struct EvalArgs {
 void run_eval(const EvalArgs& a) {
   Checkpoint ckpt = read_checkpoint(a.checkpoint);
   const CheckpointMeta& m = ckpt.meta;
-  if (m.config.precision == "int8-npu")
-    throw InputError(a.checkpoint +
-                     ": an int8-npu run keeps its fine-tuned weights as NPU master weights, which "
-                     "zotrain eval does not run; its test accuracy is in the run's metrics.jsonl "
-                     "and summary.json");
   std::string data_name = a.data.empty() ? m.config.data : a.data;
   RunData data = RunData::load(data_name, {0, 0, m.config.seed}, m.config.points);
   data.set_normalization(m.norm);

@@ -15,11 +15,10 @@ struct Precision {
   std::unique_ptr<Engine> (*make)(const EngineArgs& args);
 };
 
-// int8-npu keeps the f32 network's buffers next to its program (its plan is the f32 one).
 constexpr Precision kPrecisions[] = {
     {"f32", false, f32_plan, make_f32_engine},
     {"int8", true, int8_plan, make_int8_engine},
-    {"int8-npu", false, f32_plan, make_npu_engine},
+    {"int8-npu", false, npu_plan, make_npu_engine},
 };
 
 const Precision& precision(const TrainConfig& cfg) {

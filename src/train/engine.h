@@ -91,7 +91,7 @@ class Engine {
   }
 
   virtual int64_t num_parameters() const = 0;
-  // Bytes the engine holds outside the arena (summary.json's npu_bytes).
+  // Bytes of the arena the int8-npu program takes (summary.json's npu_bytes).
   virtual size_t device_bytes() const { return 0; }
   // The integer networks, for tests and benchmarks that look inside (null for other engines).
   virtual QNetwork* int8_network() { return nullptr; }
@@ -107,6 +107,7 @@ MemoryPlan engine_plan(const Network& net, const TrainConfig& cfg, int head, int
 // The plans and engines per precision (one file each).
 MemoryPlan f32_plan(const Network& net, const TrainConfig& cfg, int head, int frozen);
 MemoryPlan int8_plan(const Network& net, const TrainConfig& cfg, int head, int frozen);
+MemoryPlan npu_plan(const Network& net, const TrainConfig& cfg, int head, int frozen);
 std::unique_ptr<Engine> make_f32_engine(const EngineArgs& args);
 std::unique_ptr<Engine> make_int8_engine(const EngineArgs& args);
 std::unique_ptr<Engine> make_npu_engine(const EngineArgs& args);

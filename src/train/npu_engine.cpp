@@ -1,6 +1,7 @@
 // The int8-npu engine: ZO fine-tuning of an NPU-style int8 program (NpuNetwork), with float
 // master weights on the host, re-quantized with their fixed scales after each update.
 #include <algorithm>
+#include <cmath>
 
 #include "engine.h"
 #include "zo_step.h"
@@ -19,13 +20,18 @@ class NpuEngine : public Engine {
  public:
   explicit NpuEngine(const EngineArgs& a)
       : cfg_(a.cfg), net_(a.net), pool_(a.pool), data_(a.data), frozen_(a.frozen) {
-    net_.allocate(a.arena, cfg_.batch, a.head, &pool_, cfg_.seed, frozen_, 1);
-    sgd_ = std::make_unique<Sgd>(net_, a.arena, cfg_.momentum, cfg_.weight_decay);
+    // The f32 network only holds the model (and the input batch): the program runs it.
+    net_.allocate_parameters(a.arena, cfg_.batch, cfg_.seed);
     if (a.init) restore_params(a.init->file, a.init->path, net_);
     npu_ = std::make_unique<NpuNetwork>(net_, cfg_.batch, &pool_);
+    npu_->allocate(a.arena);
     if (cfg_.cache_features)
-      features_.resize(static_cast<size_t>(cfg_.batch * npu_->prefix_numel(frozen_)));
-    calibrate();
+      features_ = static_cast<int8_t*>(a.arena.alloc_bytes(Bucket::kInput, feature_bytes()));
+    // An int8-npu checkpoint brings its scales and master weights: nothing to calibrate.
+    if (a.init && find(*a.init, kScales))
+      restore_program(*a.init);
+    else
+      calibrate();
     if (cfg_.zo_momentum > 0)
       for (const NpuParam* p : trained_params()) {
         zo_momentum_.push_back(a.arena.alloc(Bucket::kOptimizer, p->master.shape()));
@@ -36,8 +42,8 @@ class NpuEngine : public Engine {
 
   int64_t fill(const BatchSource& batches, int64_t index, uint8_t* labels, bool features) override {
     if (!features) return batches.fill(index, net_.input(cfg_.batch).data(), labels);
-    const int64_t rows = batches.fill(index, features_.data(), labels);
-    npu_->set_prefix_output(frozen_, features_.data(), rows);
+    const int64_t rows = batches.fill(index, features_, labels);
+    npu_->set_prefix_output(frozen_, features_, rows);
     return rows;
   }
 
@@ -86,8 +92,8 @@ class NpuEngine : public Engine {
     return accuracy(batches, cfg_.batch, [&](int64_t b, uint8_t* labels) {
       int64_t rows = 0;
       if (features) {
-        rows = batches.fill(b, features_.data(), labels);
-        npu_->set_prefix_output(frozen_, features_.data(), rows);
+        rows = batches.fill(b, features_, labels);
+        npu_->set_prefix_output(frozen_, features_, rows);
       } else {
         rows = batches.fill(b, net_.input(cfg_.batch).data(), labels);
         npu_->set_input(net_.input(rows).data(), rows);
@@ -115,15 +121,24 @@ class NpuEngine : public Engine {
     npu_->forward(rows, 0, nullptr);
   }
 
-  CheckpointParts checkpoint() override { return {&net_, sgd_.get(), state()}; }
+  CheckpointParts checkpoint() override {
+    std::vector<std::pair<std::string, Tensor>> state = momentum_state();
+    for (const NpuParam* p : trained_params())
+      state.emplace_back(kMaster + std::to_string(p->param_index), p->master);
+    const std::vector<float> scales = npu_->scales();
+    scales_ = Tensor::zeros(Shape{static_cast<int64_t>(scales.size())});
+    std::copy(scales.begin(), scales.end(), scales_.data());
+    state.emplace_back(kScales, scales_);
+    return {&net_, nullptr, state};
+  }
 
   void resume(const Checkpoint& ckpt) override {
-    if (cfg_.npu_recalibrate)
+    if (cfg_.npu_recalibrate && !find(ckpt, kScales))
       throw InputError(ckpt.path +
-                       ": an int8-npu run with npu_recalibrate 1 cannot resume (its recalibrated "
-                       "scales are not in the checkpoint)");
-    restore_checkpoint(ckpt, &net_, sgd_.get(), state());
-    for (const NpuParam* p : trained_params()) npu_->requantize(*p);
+                       ": an int8-npu run with npu_recalibrate 1 cannot resume from a checkpoint "
+                       "without its scales (npu_scales: written since issue 16)");
+    restore_checkpoint(ckpt, &net_, nullptr, momentum_state());
+    restore_program(ckpt);
   }
 
   // A grown q marks a plateau: with npu_recalibrate, the scales are fitted to the weights now.
@@ -135,6 +150,10 @@ class NpuEngine : public Engine {
 
   int64_t num_parameters() const override { return net_.num_param_elements(); }
   size_t device_bytes() const override { return npu_->bytes(); }
+  // One batch of cached int8 features.
+  size_t feature_bytes() const {
+    return static_cast<size_t>(cfg_.batch * npu_->prefix_numel(frozen_));
+  }
   NpuNetwork* npu_network() override { return npu_.get(); }
 
  private:
@@ -159,30 +178,77 @@ class NpuEngine : public Engine {
     return trained;
   }
 
-  std::vector<std::pair<std::string, Tensor>> state() const {
+  std::vector<std::pair<std::string, Tensor>> momentum_state() const {
     std::vector<std::pair<std::string, Tensor>> state;
     size_t m = 0;
-    for (const NpuParam* p : trained_params()) {
-      const std::string id = std::to_string(p->param_index);
-      state.emplace_back("npu_master/" + id, p->master);
-      if (!zo_momentum_.empty()) state.emplace_back("zo_momentum/npu" + id, zo_momentum_[m++]);
-    }
+    if (!zo_momentum_.empty())
+      for (const NpuParam* p : trained_params())
+        state.emplace_back("zo_momentum/npu" + std::to_string(p->param_index), zo_momentum_[m++]);
     return state;
   }
+
+  static const Tensor* find(const Checkpoint& ckpt, const std::string& name) {
+    for (const auto& [n, t] : ckpt.file.tensors)
+      if (n == name) return &t;
+    return nullptr;
+  }
+
+  // The program of a checkpoint: every master weight it holds (those its run trained) and its
+  // scales; a checkpoint from before the scales were kept keeps this run's calibration.
+  void restore_program(const Checkpoint& ckpt) {
+    for (NpuParam& p : npu_->params()) {
+      const std::string name = kMaster + std::to_string(p.param_index);
+      if (find(ckpt, name)) p.master.copy_from(ckpt.file.get(name, p.master.shape(), ckpt.path));
+    }
+    if (!find(ckpt, kScales)) {
+      for (const NpuParam& p : npu_->params()) npu_->requantize(p);
+      return;
+    }
+    const Tensor& t =
+        ckpt.file.get(kScales, Shape{static_cast<int64_t>(npu_->num_scales())}, ckpt.path);
+    for (int64_t i = 0; i < t.numel(); ++i)
+      if (!(t[i] > 0) || !std::isfinite(t[i]))
+        throw InputError(ckpt.path + ": tensor " + kScales + " holds a scale that is not > 0");
+    npu_->set_scales(std::vector<float>(t.data(), t.data() + t.numel()));
+  }
+
+  static constexpr const char* kMaster = "npu_master/";
+  static constexpr const char* kScales = "npu_scales";
 
   const TrainConfig& cfg_;
   Network& net_;  // the f32 model the program came from; its input buffer feeds the program
   ThreadPool& pool_;
   const RunData& data_;
   int frozen_;
-  std::unique_ptr<Sgd> sgd_;
   std::unique_ptr<NpuNetwork> npu_;
-  std::vector<int8_t> features_;     // one batch of cached int8 features (cache_features)
+  int8_t* features_ = nullptr;       // one batch of cached int8 features (cache_features)
   std::vector<Tensor> zo_momentum_;  // per trained NPU weight, when zo_momentum > 0
+  Tensor scales_;                    // the scales of the last checkpoint()
   std::vector<std::pair<int, double>> sparsity_;
 };
 
 }  // namespace
+
+MemoryPlan npu_plan(const Network& net, const TrainConfig& cfg, int, int frozen) {
+  MemoryPlan plan = net.parameter_plan(cfg.batch);
+  // The program's shapes come from folding a model of the same layers.
+  std::vector<LayerSpec> specs;
+  for (int i = 0; i < net.num_layers(); ++i) specs.push_back(net.spec(i));
+  Network model(net.item_shape(), specs);
+  Arena scratch;
+  model.allocate_parameters(scratch, cfg.batch, 0);
+  const NpuNetwork program(model, cfg.batch);
+  for (const MemoryRow& row : program.plan(cfg.threads).rows) plan.rows.push_back(row);
+  if (cfg.cache_features)
+    plan.add(frozen - 1, "npu cached features batch", Bucket::kInput,
+             static_cast<size_t>(cfg.batch * program.prefix_numel(frozen)));
+  if (cfg.zo_momentum > 0)
+    for (const NpuParam& p : program.params())
+      if (p.layer >= frozen)
+        plan.add(p.layer, "npu master weights momentum", Bucket::kOptimizer,
+                 static_cast<size_t>(p.master.numel()) * sizeof(float));
+  return plan;
+}
 
 std::unique_ptr<Engine> make_npu_engine(const EngineArgs& args) {
   return std::make_unique<NpuEngine>(args);

@@ -90,8 +90,7 @@ double evaluate_checkpoint(const Checkpoint& ckpt, const RunData& data, int64_t 
   ThreadPool pool(threads);
   Arena arena;
   std::unique_ptr<Engine> engine =
-      make_engine({cfg, net, arena, pool, data, net.num_layers(), 0, nullptr});
-  engine->resume(ckpt);
+      make_engine({cfg, net, arena, pool, data, net.num_layers(), 0, &ckpt});
   const auto test = data.batches(Split::kTest, batch, false, 0);
   return engine->evaluate(*test, false);
 }

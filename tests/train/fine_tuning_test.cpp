@@ -162,11 +162,17 @@ TEST(FineTuning, Int8NpuTrainsMasterWeightsResumesAndCachesIntegerFeatures) {
   const json summary = json::parse(s);
   EXPECT_GE(summary["final_test_acc"].get<double>(), 0.8);
   EXPECT_GT(summary["npu_bytes"].get<int64_t>(), 0);
+  // Every buffer of the program is in the arena, and the plan says so before it is built.
+  EXPECT_EQ(summary["arena_bytes"], summary["planned_bytes"]);
+  EXPECT_EQ(t.arena().total_bytes(), t.plan().total());
+  EXPECT_LE(summary["npu_bytes"].get<int64_t>(), summary["arena_bytes"].get<int64_t>());
 
   TrainConfig cached = cfg;
   cached.out = dir.file("npu-cached");
   cached.cache_features = 1;
-  Trainer(cached).run();
+  Trainer with_cache(cached);
+  EXPECT_EQ(with_cache.arena().total_bytes(), with_cache.plan().total());
+  with_cache.run();
   EXPECT_EQ(metrics_without_time(cfg.out), metrics_without_time(cached.out));
 
   TrainConfig parts = cfg;
@@ -179,11 +185,28 @@ TEST(FineTuning, Int8NpuTrainsMasterWeightsResumesAndCachesIntegerFeatures) {
   resumed.run();
   EXPECT_EQ(metrics_without_time(cfg.out), metrics_without_time(parts.out));
 
+  // A run that recalibrates at every plateau (no gain counts as one: q grows after each
+  // epoch) resumes exactly too: its checkpoint keeps the recalibrated scales.
   TrainConfig recal = cfg;
   recal.npu_recalibrate = 1;
-  recal.out = parts.out;
-  Trainer no_resume(recal);
-  EXPECT_THROW(no_resume.resume(read_checkpoint(parts.out + "/checkpoint.bin")), InputError);
+  recal.q_schedule = "qscheduler";
+  recal.q0 = 2;
+  recal.q_patience = 1;
+  recal.q_tau = 1.0;
+  recal.q_max = 8;
+  recal.epochs = 3;
+  recal.out = dir.file("recal");
+  Trainer(recal).run();
+  EXPECT_NE(metrics_without_time(recal.out).find("\"recalibrated\":true"), std::string::npos);
+  TrainConfig recal_parts = recal;
+  recal_parts.out = dir.file("recal-parts");
+  recal_parts.epochs = 2;
+  Trainer(recal_parts).run();
+  recal_parts.epochs = 3;
+  Trainer recal_resumed(recal_parts);
+  recal_resumed.resume(read_checkpoint(recal_parts.out + "/checkpoint.bin"));
+  recal_resumed.run();
+  EXPECT_EQ(metrics_without_time(recal.out), metrics_without_time(recal_parts.out));
 }
 
 TEST(FineTuning, RejectsInconsistentSettings) {

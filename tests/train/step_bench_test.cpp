@@ -61,5 +61,17 @@ TEST(StepBench, ForwardRunsEveryPrecisionWithoutCountingPasses) {
   }
 }
 
+TEST(StepBench, EveryPrecisionsPlanIsItsArenaOnEveryModelFamily) {
+  for (const char* model : {"lenet5", "mobilenetv2:0.35", "resnet18:0.25"})
+    for (const char* precision : {"f32", "int8-npu"}) {
+      TrainConfig cfg = lenet("zo", precision);
+      cfg.model = model;
+      cfg.threads = 2;
+      StepBench b(cfg, Shape{1, 28, 28}, 10);
+      EXPECT_EQ(b.trainer().arena().total_bytes(), b.trainer().plan().total())
+          << model << " " << precision;
+    }
+}
+
 }  // namespace
 }  // namespace zotrain

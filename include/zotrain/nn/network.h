@@ -87,6 +87,10 @@ class Network {
   // (ping-pong, workspace, perturbed parameters) sized for one thread.
   void allocate(Arena& arena, int64_t batch, int head_start, ThreadPool* pool, uint64_t seed,
                 int frozen = 0, int lanes = 1);
+  // Only the parameters, the state and the input buffer, for a network another engine runs
+  // (int8-npu folds its parameters into its own program); it cannot run passes itself.
+  MemoryPlan parameter_plan(int64_t batch) const;
+  void allocate_parameters(Arena& arena, int64_t batch, uint64_t seed);
 
   int64_t batch() const { return batch_; }
   int head() const { return head_start_; }
@@ -149,12 +153,15 @@ class Network {
   Tensor run(Tensor x, int from, int to, const ParamTransform* body, Lane& lane);
   ExecContext context(int layer, Lane& lane);
   Tensor trained_input(int64_t rows) const;
+  void allocate(Arena& arena, int64_t batch, int head_start, ThreadPool* pool, uint64_t seed,
+                int frozen, int lanes, bool passes);
 
   Shape item_shape_;
   std::vector<LayerSpec> specs_;
   std::vector<std::unique_ptr<Layer>> layers_;
   std::vector<Shape> shapes_;  // shapes_[i]: input of layer i with batch 1; back(): logits
   int64_t batch_ = 0;
+  bool runs_ = true;  // allocated with the buffers of passes (not allocate_parameters)
   int head_start_ = 0;
   int frozen_ = 0;
   std::vector<ParamRef> params_, state_;

@@ -59,7 +59,6 @@ float scale_for(double max) {
 int NpuNetwork::add_value(int64_t c, int64_t h, int64_t w) {
   Value v;
   v.c = c, v.h = h, v.w = w;
-  v.q.resize(static_cast<size_t>(batch_ * v.numel()));
   values_.push_back(std::move(v));
   return static_cast<int>(values_.size()) - 1;
 }
@@ -78,18 +77,121 @@ NpuNetwork::NpuNetwork(const Network& net, int64_t batch, ThreadPool* pool)
   for (int i = 0; i < num_layers_; ++i) specs.push_back(net.spec(i));
   build_chain(net, specs, 0, "", 0, true);
   classes_ = net.num_classes();
-  size_t work = 0, weights = 0;
+  int64_t work = 0;
   for (const Node& n : nodes_)
     if (n.kind == Kind::kConv) {
-      work = std::max(work, static_cast<size_t>(n.geom.work_bytes()));
-      weights = std::max(weights, n.qweight.size());
+      work = std::max<int64_t>(work, n.geom.work_bytes());
+      max_weights_ = std::max(max_weights_, n.weights);
     }
   pool_ = pool;
-  work_stride_ = static_cast<int64_t>((work + 63) / 64 * 64);
-  work_.resize(static_cast<size_t>(work_stride_ * (pool ? pool->size() : 1)));
-  wscratch_.resize(weights);
-  zscratch_.resize(weights);
-  logits_ = Tensor::zeros(Shape{batch_, classes_});
+  work_stride_ = (work + 63) / 64 * 64;
+}
+
+// One buffer of the program: what it is for and its plan row.
+struct NpuNetwork::Slot {
+  enum Role { kValue, kWork, kWeightScratch, kZScratch, kQWeight, kQBias, kBias, kMaster, kLogits };
+  Role role;
+  int index;  // value or node index
+  MemoryRow row;
+};
+
+std::vector<NpuNetwork::Slot> NpuNetwork::slots(int threads) const {
+  std::vector<Slot> out;
+  auto add = [&](Slot::Role role, int index, int layer, std::string what, Bucket b, int64_t bytes) {
+    MemoryPlan one;
+    one.add(layer, "npu " + std::move(what), b, static_cast<size_t>(bytes));
+    out.push_back({role, index, one.rows[0]});
+  };
+  for (size_t i = 0; i < values_.size(); ++i) {
+    const Value& v = values_[i];
+    add(Slot::kValue, static_cast<int>(i), -1,
+        i == 0 ? "int8 input" : "int8 tensor " + std::to_string(i),
+        i == 0 ? Bucket::kInput : Bucket::kForward, batch_ * v.numel());
+  }
+  for (size_t i = 0; i < nodes_.size(); ++i) {
+    const Node& n = nodes_[i];
+    if (n.kind != Kind::kConv) continue;
+    const auto k = static_cast<int>(i);
+    const auto out_c = static_cast<int64_t>(n.bias_init.size());
+    add(Slot::kQWeight, k, n.layer, "int8 weights", Bucket::kParameters, n.weights);
+    add(Slot::kMaster, k, n.layer, "master weights", Bucket::kParameters,
+        n.weights * static_cast<int64_t>(sizeof(float)));
+    if (out_c > 0) {
+      add(Slot::kQBias, k, n.layer, "int32 bias", Bucket::kParameters,
+          out_c * static_cast<int64_t>(sizeof(int32_t)));
+      add(Slot::kBias, k, n.layer, "folded bias", Bucket::kParameters,
+          out_c * static_cast<int64_t>(sizeof(float)));
+    }
+  }
+  if (work_stride_ > 0)
+    add(Slot::kWork, 0, -1, "workspace", Bucket::kWorkspace, work_stride_ * threads);
+  if (max_weights_ > 0) {
+    add(Slot::kWeightScratch, 0, -1, "perturbed weights", Bucket::kWorkspace, max_weights_);
+    add(Slot::kZScratch, 0, -1, "perturbation", Bucket::kWorkspace,
+        max_weights_ * static_cast<int64_t>(sizeof(float)));
+  }
+  add(Slot::kLogits, 0, -1, "logits", Bucket::kForward,
+      batch_ * classes_ * static_cast<int64_t>(sizeof(float)));
+  return out;
+}
+
+MemoryPlan NpuNetwork::plan(int threads) const {
+  MemoryPlan plan;
+  for (const Slot& s : slots(threads)) plan.rows.push_back(s.row);
+  return plan;
+}
+
+void NpuNetwork::allocate(Arena& arena) {
+  ZT_ASSERT(!allocated_);
+  allocated_ = true;
+  for (const Slot& s : slots(pool_ ? pool_->size() : 1)) {
+    void* p = arena.alloc_bytes(s.row.bucket, s.row.bytes);
+    auto bytes = static_cast<std::byte*>(p);
+    auto* f = reinterpret_cast<float*>(bytes);
+    switch (s.role) {
+      case Slot::kValue: {
+        Value& v = values_[s.index];
+        v.q = {reinterpret_cast<int8_t*>(bytes), static_cast<size_t>(batch_ * v.numel())};
+        break;
+      }
+      case Slot::kQWeight: {
+        Node& n = nodes_[s.index];
+        n.qweight = {reinterpret_cast<int8_t*>(bytes), static_cast<size_t>(n.weights)};
+        break;
+      }
+      case Slot::kMaster: {
+        NpuParam& param = params_[nodes_[s.index].param];
+        Tensor master(f, param.master.shape());
+        master.copy_from(param.master);
+        param.master = master;  // the staging copy goes
+        break;
+      }
+      case Slot::kQBias: {
+        Node& n = nodes_[s.index];
+        n.qbias = {reinterpret_cast<int32_t*>(bytes), n.bias_init.size()};
+        break;
+      }
+      case Slot::kBias: {
+        Node& n = nodes_[s.index];
+        std::copy(n.bias_init.begin(), n.bias_init.end(), f);
+        n.bias = {f, n.bias_init.size()};
+        break;
+      }
+      case Slot::kWork:
+        work_ = {reinterpret_cast<int8_t*>(bytes), s.row.bytes};
+        break;
+      case Slot::kWeightScratch:
+        wscratch_ = {reinterpret_cast<int8_t*>(bytes), static_cast<size_t>(max_weights_)};
+        break;
+      case Slot::kZScratch:
+        zscratch_ = {f, static_cast<size_t>(max_weights_)};
+        break;
+      case Slot::kLogits:
+        logits_ = Tensor(f, Shape{batch_, classes_});
+        break;
+    }
+  }
+  for (Node& n : nodes_) std::vector<float>().swap(n.bias_init);
 }
 
 int NpuNetwork::build_chain(const Network& net, const std::vector<LayerSpec>& specs, int layer,
@@ -128,7 +230,7 @@ int NpuNetwork::build_chain(const Network& net, const std::vector<LayerSpec>& sp
         ZT_ASSERT(w != nullptr);
         NpuParam p{owner, param_index(name + ".weight"), w->clone(), 0.0f};
         const int64_t out = s.out, per_out = w->numel() / out;
-        if (b) n.bias.assign(b->data(), b->data() + out);
+        if (b) n.bias_init.assign(b->data(), b->data() + out);
         if (i + 1 < specs.size() && specs[i + 1].op == Op::kBatchNorm) {
           // y = (conv(x) + b - mean) * gamma / sqrt(var + eps) + beta, folded into W and b.
           const std::string bn = prefix + std::to_string(i + 1);
@@ -137,13 +239,13 @@ int NpuNetwork::build_chain(const Network& net, const std::vector<LayerSpec>& sp
           const Tensor* mean = find(net.state(), bn + ".running_mean");
           const Tensor* var = find(net.state(), bn + ".running_var");
           ZT_ASSERT(gamma && beta && mean && var);
-          n.bias.resize(static_cast<size_t>(out), 0.0f);
+          n.bias_init.resize(static_cast<size_t>(out), 0.0f);
           for (int64_t o = 0; o < out; ++o) {
             const double f = (*gamma)[o] / std::sqrt(static_cast<double>((*var)[o]) +
                                                      static_cast<double>(BatchNorm::kEps));
             for (int64_t j = 0; j < per_out; ++j)
               p.master[o * per_out + j] = static_cast<float>(p.master[o * per_out + j] * f);
-            n.bias[o] = static_cast<float>((n.bias[o] - (*mean)[o]) * f + (*beta)[o]);
+            n.bias_init[o] = static_cast<float>((n.bias_init[o] - (*mean)[o]) * f + (*beta)[o]);
           }
           ++i;
         }
@@ -153,7 +255,7 @@ int NpuNetwork::build_chain(const Network& net, const std::vector<LayerSpec>& sp
           ++i;
         }
         n.param = static_cast<int>(params_.size());
-        n.qweight.resize(static_cast<size_t>(w->numel()));
+        n.weights = w->numel();
         params_.push_back(std::move(p));
         param_node_.push_back(static_cast<int>(nodes_.size()));
         n.out = add_value(out, n.geom.out_h(), n.geom.out_w());
@@ -269,6 +371,7 @@ void NpuNetwork::float_node(Node& n, int64_t rows) {
 }
 
 Tensor NpuNetwork::float_forward(const float* x, int64_t rows, bool observe) {
+  ZT_ASSERT(allocated_);
   if (rows < 1) throw InputError("NPU float forward: rows " + std::to_string(rows) + " < 1");
   Value& input = values_[0];
   input.f.assign(x, x + rows * input.numel());
@@ -281,6 +384,7 @@ Tensor NpuNetwork::float_forward(const float* x, int64_t rows, bool observe) {
   }
   Tensor logits = Tensor::zeros(Shape{rows, classes_});
   std::copy_n(values_[layer_out_.back()].f.data(), logits.numel(), logits.data());
+  for (Value& v : values_) std::vector<float>().swap(v.f);  // only for the call
   return logits;
 }
 
@@ -295,6 +399,36 @@ void NpuNetwork::calibrate() {
   for (Value& v : values_) v.scale = scale_for(v.observed);
   for (const Node& n : nodes_)  // in program order, so a chain of kept scales resolves
     if (values_[n.out].keeps_scale) values_[n.out].scale = values_[n.in].scale;
+  for (NpuParam& p : params_) {
+    double max = 0;
+    for (int64_t i = 0; i < p.master.numel(); ++i)
+      max = std::max(max, static_cast<double>(std::fabs(p.master[i])));
+    p.scale = scale_for(max);
+  }
+  apply_scales();
+}
+
+std::vector<float> NpuNetwork::scales() const {
+  ZT_ASSERT(calibrated_);
+  std::vector<float> out;
+  for (const Value& v : values_) out.push_back(v.scale);
+  for (const NpuParam& p : params_) out.push_back(p.scale);
+  return out;
+}
+
+size_t NpuNetwork::num_scales() const {
+  return values_.size() + params_.size();
+}
+
+void NpuNetwork::set_scales(const std::vector<float>& scales) {
+  ZT_ASSERT(scales.size() == num_scales());
+  for (size_t i = 0; i < values_.size(); ++i) values_[i].scale = scales[i];
+  for (size_t i = 0; i < params_.size(); ++i) params_[i].scale = scales[values_.size() + i];
+  apply_scales();
+}
+
+void NpuNetwork::apply_scales() {
+  ZT_ASSERT(allocated_);
   for (Node& n : nodes_) {
     const double s_in = values_[n.in].scale, s_out = values_[n.out].scale;
     n.lo = n.act == Act::kNone ? -127 : 0;
@@ -302,13 +436,7 @@ void NpuNetwork::calibrate() {
         n.act == Act::kReLU6 ? static_cast<int32_t>(std::min(127.0, std::round(6 / s_out))) : 127;
     switch (n.kind) {
       case Kind::kConv: {
-        NpuParam& p = params_[n.param];
-        double max = 0;
-        for (int64_t i = 0; i < p.master.numel(); ++i)
-          max = std::max(max, static_cast<double>(std::fabs(p.master[i])));
-        p.scale = scale_for(max);
-        const double s_acc = s_in * p.scale;
-        n.qbias.resize(n.bias.size());
+        const double s_acc = s_in * params_[n.param].scale;
         for (size_t o = 0; o < n.bias.size(); ++o)
           n.qbias[o] = static_cast<int32_t>(
               std::clamp<double>(std::round(n.bias[o] / s_acc), std::numeric_limits<int32_t>::min(),
@@ -329,8 +457,10 @@ void NpuNetwork::calibrate() {
         n.mult = kernels::quantize_multiplier(s_in / s_out);
         n.mult2 = kernels::quantize_multiplier(values_[n.in2].scale / s_out);
         break;
-      default:
-        break;
+      case Kind::kMaxPool:
+      case Kind::kGlobalMax:
+      case Kind::kClamp:
+        break;  // the input's scale, nothing to requantize
     }
   }
   calibrated_ = true;
@@ -355,7 +485,7 @@ void NpuNetwork::requantize(const NpuParam& p) {
   clean_to_ = std::min(clean_to_, p.layer);
 }
 
-const std::vector<int8_t>& NpuNetwork::quantized(size_t i) const {
+std::span<const int8_t> NpuNetwork::quantized(size_t i) const {
   if (i >= params_.size())
     throw InputError("NPU quantized: param " + std::to_string(i) + " of " +
                      std::to_string(params_.size()));
@@ -391,7 +521,7 @@ float NpuNetwork::output_scale() const {
 const int8_t* NpuNetwork::weights_for(const Node& n, const Perturb* perturb) {
   if (!perturb || n.layer < perturb->first_layer) return n.qweight.data();
   const NpuParam& p = params_[n.param];
-  const auto size = static_cast<int64_t>(n.qweight.size());
+  const int64_t size = n.weights;
   // z (0 or ±1) as the host's seed replay draws it, scaled by the sign; any split of the range
   // draws the same values.
   parallel_for(pool_, size, [&](int64_t b, int64_t e) {
@@ -503,7 +633,7 @@ const int8_t* NpuNetwork::prefix_output(int to) const {
 
 void NpuNetwork::set_prefix_output(int to, const int8_t* x, int64_t rows) {
   check_rows(rows, "set_prefix_output");
-  std::vector<int8_t>& q = values_[layer_out_[to - 1]].q;
+  const std::span<int8_t> q = values_[layer_out_[to - 1]].q;
   std::copy(x, x + rows * prefix_numel(to), q.begin());
   input_rows_ = 0;  // the input buffer no longer matches the kept outputs
   kept_rows_ = rows;
@@ -511,10 +641,7 @@ void NpuNetwork::set_prefix_output(int to, const int8_t* x, int64_t rows) {
 }
 
 size_t NpuNetwork::bytes() const {
-  size_t b = work_.size() + wscratch_.size() + zscratch_.size() * sizeof(float);
-  for (const Value& v : values_) b += v.q.size();
-  for (const Node& n : nodes_) b += n.qweight.size() + n.qbias.size() * sizeof(int32_t);
-  return b;
+  return plan(pool_ ? pool_->size() : 1).total();
 }
 
 }  // namespace zotrain

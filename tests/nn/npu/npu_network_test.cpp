@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -86,6 +87,7 @@ TEST(NpuNetwork, FloatForwardMatchesEvalNetwork) {
     const Tensor expected = net.forward(rows);
     std::vector<double> want(expected.data(), expected.data() + expected.numel());
     NpuNetwork npu(net, rows);
+    npu.allocate(n.arena);
     const Tensor got = npu.float_forward(x.data(), rows, false);
     ASSERT_EQ(got.shape(), expected.shape()) << name;
     EXPECT_TRUE(test::all_close(name, got.data(), want, 1e-4));
@@ -123,6 +125,7 @@ TEST(NpuNetwork, FloatForwardMatchesEvalNetworkOnEveryOp) {
   std::copy(x.begin(), x.end(), net.input(rows).data());
   const Tensor expected = net.forward(rows);
   NpuNetwork npu(net, rows);
+  npu.allocate(n.arena);
   const Tensor got = npu.float_forward(x.data(), rows, false);
   EXPECT_TRUE(test::all_close("every op", got.data(),
                               std::vector<double>(expected.data(), expected.data() + 20), 1e-4));
@@ -153,6 +156,7 @@ TEST(NpuNetwork, Int8ForwardAgreesWithFloatReference) {
     Net n = model(c.name, rows);
     settle_statistics(*n.net, rows, 30);
     NpuNetwork npu(*n.net, rows);
+    npu.allocate(n.arena);
     calibrate(npu, item, rows, 4, 100);
     const auto x = random_input(rows * item, 7);
     const Tensor f = npu.float_forward(x.data(), rows, false);
@@ -197,7 +201,7 @@ TEST(NpuNetwork, Int8ForwardAgreesWithFloatReference) {
 // z as the host replays it.
 std::vector<int8_t> expected_perturbed(const NpuNetwork& npu, size_t i,
                                        const NpuNetwork::Perturb& p) {
-  const std::vector<int8_t>& q = npu.quantized(i);
+  const std::span<const int8_t> q = npu.quantized(i);
   std::vector<int8_t> w(q.size());
   for (size_t j = 0; j < q.size(); ++j) {
     const float z = zo::perturbation({zo::Distribution::kRademacher, p.p_zero}, p.seed,
@@ -216,6 +220,7 @@ TEST(NpuNetwork, PerturbationIsPlusMinusOneInIntegerSpace) {
   for (int first : {0, 4, 9}) {
     for (int sign : {1, -1}) {
       NpuNetwork npu(*n.net, rows);
+      npu.allocate(n.arena);
       calibrate(npu, 2 * 12 * 12, rows, 2, 50);
       npu.set_input(x.data(), rows);
       const NpuNetwork::Perturb p{12345, sign, 0.25f, first};
@@ -231,7 +236,7 @@ TEST(NpuNetwork, PerturbationIsPlusMinusOneInIntegerSpace) {
         }
         total += static_cast<int64_t>(want.size());
         npu.requantize(param);
-        ASSERT_EQ(npu.quantized(i), want) << "param " << i;
+        ASSERT_TRUE(std::ranges::equal(npu.quantized(i), want)) << "param " << i;
       }
       // p_zero plus the clamped ±127 weights leave about a quarter unchanged.
       EXPECT_NEAR(static_cast<double>(zeros) / total, 0.25, 0.02 + 1.5 / std::sqrt(total)) << first;
@@ -247,6 +252,7 @@ TEST(NpuNetwork, ForwardFromKeptPrefixEqualsFullForward) {
     const int64_t rows = 3, item = small ? 2 * 12 * 12 : 28 * 28;
     Net n = small ? Net(Shape{2, 12, 12}, every_op(), rows, 4) : model(name, rows);
     NpuNetwork npu(*n.net, rows);
+    npu.allocate(n.arena);
     calibrate(npu, item, rows, 2, 60);
     const auto x = random_input(rows * item, 61);
     npu.set_input(x.data(), rows);
@@ -276,6 +282,7 @@ TEST(NpuNetwork, ResultsDoNotDependOnThreadCount) {
     for (int threads : {1, 3}) {
       ThreadPool pool(threads);
       NpuNetwork npu(*n.net, rows, &pool);
+      npu.allocate(n.arena);
       calibrate(npu, item, rows, 2, 60);
       npu.set_input(x.data(), rows);
       logits.push_back(npu.forward(rows, 0, nullptr).clone());
@@ -290,6 +297,7 @@ TEST(NpuNetwork, RequantizeTakesTheChangedMasterWeight) {
   const int64_t rows = 4;
   Net n = model("lenet5", rows);
   NpuNetwork npu(*n.net, rows);
+  npu.allocate(n.arena);
   calibrate(npu, 28 * 28, rows, 2, 10);
   const auto x = random_input(rows * 28 * 28, 12);
   npu.set_input(x.data(), rows);
@@ -297,7 +305,7 @@ TEST(NpuNetwork, RequantizeTakesTheChangedMasterWeight) {
   NpuParam& p = npu.params()[3];  // the second linear layer (layer 9)
   EXPECT_EQ(p.layer, 9);
   const float scale = p.scale;
-  const std::vector<int8_t> q = npu.quantized(3);
+  const std::vector<int8_t> q(npu.quantized(3).begin(), npu.quantized(3).end());
   for (int64_t j = 0; j < p.master.numel(); ++j) p.master[j] += 3.0f * scale;
   npu.requantize(p);
   EXPECT_EQ(p.scale, scale);  // fixed until recalibration
@@ -315,10 +323,36 @@ TEST(NpuNetwork, RequantizeTakesTheChangedMasterWeight) {
   EXPECT_GT(npu.bytes(), 0u);
 }
 
+TEST(NpuNetwork, SetScalesGivesTheCalibratedProgramWithoutObserving) {
+  const int64_t rows = 4;
+  for (const char* name : {"lenet5", "mobilenetv2:0.35"}) {
+    Net n = model(name, rows);
+    settle_statistics(*n.net, rows, 2);
+    NpuNetwork calibrated(*n.net, rows);
+    calibrated.allocate(n.arena);
+    calibrate(calibrated, 28 * 28, rows, 2, 20);
+    NpuNetwork restored(*n.net, rows);
+    restored.allocate(n.arena);
+    EXPECT_FALSE(restored.calibrated());
+    restored.set_scales(calibrated.scales());
+    EXPECT_TRUE(restored.calibrated());
+    EXPECT_EQ(restored.scales(), calibrated.scales());
+    const auto x = random_input(rows * 28 * 28, 21);
+    calibrated.set_input(x.data(), rows);
+    restored.set_input(x.data(), rows);
+    const Tensor a = calibrated.forward(rows, 0, nullptr).clone();
+    EXPECT_TRUE(test::bitwise_equal(restored.forward(rows, 0, nullptr), a)) << name;
+    for (size_t i = 0; i < calibrated.params().size(); ++i)
+      EXPECT_TRUE(std::ranges::equal(restored.quantized(i), calibrated.quantized(i)))
+          << name << " param " << i;
+  }
+}
+
 TEST(NpuNetwork, InputAndLogitsUseTheCalibratedScales) {
   const int64_t rows = 2;
   Net n = model("lenet5", rows);
   NpuNetwork npu(*n.net, rows);
+  npu.allocate(n.arena);
   EXPECT_FALSE(npu.calibrated());
   calibrate(npu, 28 * 28, rows, 1, 20);
   ASSERT_TRUE(npu.calibrated());
@@ -340,6 +374,7 @@ TEST(NpuNetwork, RejectsWhatItCannotRun) {
     Net n(Shape{1, 8, 8}, layers, 2, 1);
     try {
       NpuNetwork npu(*n.net, 2);
+      npu.allocate(n.arena);
     } catch (const InputError& e) {
       return e.what();
     }
@@ -360,11 +395,13 @@ TEST(NpuNetwork, RejectsWhatItCannotRun) {
   Net n(Shape{1, 8, 8}, {L::flatten(), L::linear(3)}, 2, 1);
   EXPECT_THROW(NpuNetwork(*n.net, 0), InputError);
   NpuNetwork npu(*n.net, 2);
+  npu.allocate(n.arena);
   const auto x = random_input(3 * 64, 1);
   EXPECT_THROW(npu.calibrate(), InputError);
   EXPECT_THROW(npu.set_input(x.data(), 2), InputError);
   EXPECT_THROW(npu.forward(2, 0, nullptr), InputError);
   NpuNetwork other(*n.net, 2);
+  other.allocate(n.arena);
   EXPECT_THROW(npu.requantize(other.params()[0]), InputError);
   npu.float_forward(x.data(), 3, true);  // calibration batches may be larger than the program's
   npu.calibrate();

@@ -13,9 +13,12 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
+#include "zotrain/core/arena.h"
+#include "zotrain/core/memory_plan.h"
 #include "zotrain/core/tensor.h"
 #include "zotrain/core/thread_pool.h"
 #include "zotrain/kernels/npu.h"
@@ -27,7 +30,7 @@ namespace zotrain {
 struct NpuParam {
   int layer;        // index of the top-level layer in the f32 Network it came from
   int param_index;  // index of that weight in Network::params() (the ZO tensor id)
-  Tensor master;    // float master weights (BN folded in), owned by the NpuNetwork
+  Tensor master;    // float master weights (BN folded in), in the NpuNetwork's arena
   float scale;      // fixed per-tensor weight scale S_w (max|W|/127 at calibration)
 };
 
@@ -37,7 +40,15 @@ class NpuNetwork {
   // batches of up to `batch` rows. InputError naming the layer for what it cannot run (a batch
   // norm after anything but a convolution or linear layer). The int8 passes split their rows over
   // `pool` (null: one thread); every row's result is the same whichever worker computes it.
+  // Then plan() tells the buffers it takes and allocate() takes them: nothing runs before.
   NpuNetwork(const Network& net, int64_t batch, ThreadPool* pool = nullptr);
+
+  // The program's buffers on `threads` workers: int8 tensors, scratch, quantized weights and
+  // int32 biases, float master weights and folded biases, the dequantized logits. The float
+  // reference (float_forward) keeps its values only for the duration of a call.
+  MemoryPlan plan(int threads) const;
+  // Takes plan(pool's size) from `arena`, which must outlive the network.
+  void allocate(Arena& arena);
 
   // Float reference of the folded program on `rows` rows of f32 input x (evaluation semantics);
   // returns the logits [rows, classes] (a new tensor; rows may exceed the program's batch). With
@@ -50,6 +61,12 @@ class NpuNetwork {
   void calibrate();
   // Forgets the observed ranges (before a recalibration).
   void reset_observations();
+  // The fixed scales (every tensor's, then every weight's), as a checkpoint keeps them, and
+  // back: set_scales(scales()) on a network of the same model gives the same program as the
+  // calibration did, without observing anything.
+  std::vector<float> scales() const;
+  size_t num_scales() const;
+  void set_scales(const std::vector<float>& scales);
   bool calibrated() const { return calibrated_; }
 
   // All layers with weights, in Network::params() order; biases stay fixed in int32.
@@ -58,7 +75,7 @@ class NpuNetwork {
   // master -> int8 with the fixed scale, clamped to ±127. p must be one of params().
   void requantize(const NpuParam& p);
   // The int8 weights of params()[i] as the next unperturbed forward reads them.
-  const std::vector<int8_t>& quantized(size_t i) const;
+  std::span<const int8_t> quantized(size_t i) const;
 
   // Quantizes `rows` rows of f32 input into the program's int8 input buffer (input scale).
   void set_input(const float* x, int64_t rows);
@@ -91,7 +108,7 @@ class NpuNetwork {
   // Scale of the input and of the logits (fixed by calibrate).
   float input_scale() const;
   float output_scale() const;
-  // int8/int32 buffers and scratch + quantized weights and biases (for memory reports).
+  // The bytes of plan() for this network's threads (for memory reports).
   size_t bytes() const;
 
  private:
@@ -103,8 +120,8 @@ class NpuNetwork {
     double observed = 0;  // largest |value| seen by float_forward
     float scale = 0;
     bool keeps_scale = false;  // max pooling, clamps: the input's scale
-    std::vector<int8_t> q;
-    std::vector<float> f;  // float_forward's values
+    std::span<int8_t> q;       // [batch, c, h, w] in the arena
+    std::vector<float> f;      // float_forward's values
     int64_t numel() const { return c * h * w; }
   };
   struct Node {
@@ -114,13 +131,17 @@ class NpuNetwork {
     Act act = Act::kNone;
     kernels::NpuConvGeometry geom{};  // conv; pools: kernel, stride
     int param = -1;                   // conv: index into params_
-    std::vector<float> bias;          // conv: folded float bias (empty when none)
-    std::vector<int32_t> qbias;
-    std::vector<int8_t> qweight;
+    std::vector<float> bias_init;     // conv: the folded float bias until allocate()
+    std::span<float> bias;            // conv: folded float bias (empty when none)
+    std::span<int32_t> qbias;
+    std::span<int8_t> qweight;
+    int64_t weights = 0;
     kernels::FixedMultiplier mult{}, mult2{};
     int32_t lo = -127, hi = 127;
   };
 
+  struct Slot;
+  std::vector<Slot> slots(int threads) const;
   // Adds the nodes of `specs` (the layers of top-level layer `layer` with parameter names
   // prefixed `prefix`) reading value `in`; returns the value of the chain's output.
   int build_chain(const Network& net, const std::vector<LayerSpec>& specs, int layer,
@@ -134,6 +155,9 @@ class NpuNetwork {
   void run(int64_t rows, int from, int to, const Perturb* perturb);
   void check_rows(int64_t rows, const char* what) const;
   void quantize_param(size_t i);
+  // Everything that follows from the scales: requantization multipliers, clamps, int32 biases,
+  // quantized weights.
+  void apply_scales();
 
   int64_t batch_;
   int num_layers_;
@@ -143,16 +167,16 @@ class NpuNetwork {
   std::vector<NpuParam> params_;
   std::vector<int> param_node_;
   int observed_passes_ = 0;
-  bool calibrated_ = false;
+  bool calibrated_ = false, allocated_ = false;
   // Validity of the kept int8 tensors: rows of the input buffer; rows of the last pass from the
   // input and the layers [0, clean_to_) whose kept outputs are unperturbed and current.
   int64_t input_rows_ = 0, kept_rows_ = 0;
   int clean_to_ = 0;
   int64_t classes_ = 0;
-  std::vector<int8_t> work_, wscratch_;  // work_: one slice of work_stride_ bytes per worker
-  int64_t work_stride_ = 0;
+  std::span<int8_t> work_, wscratch_;  // work_: one slice of work_stride_ bytes per worker
+  int64_t work_stride_ = 0, max_weights_ = 0;
   ThreadPool* pool_ = nullptr;
-  std::vector<float> zscratch_;
+  std::span<float> zscratch_;
   Tensor logits_;
 };
 
