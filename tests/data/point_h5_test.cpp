@@ -89,7 +89,8 @@ TEST_F(PointH5, LabelShapeTypeAndRange) {
   EXPECT_THAT(error(),
               HasSubstr(path_ + ": dataset 'label' has shape [3, 1]; expected [2, 1] to match"));
   file_with_data(3, 4);
-  write_h5_dataset(path_, false, "label", H5T_NATIVE_INT32, {3, 2}, three.data());
+  const std::vector<int32_t> six = {0, 1, 2, 0, 1, 2};  // a [3, 2] dataset needs six values
+  write_h5_dataset(path_, false, "label", H5T_NATIVE_INT32, {3, 2}, six.data());
   EXPECT_THAT(error(), HasSubstr("dataset 'label' has shape [3, 2]"));
   const std::vector<float> floats = {0, 1, 2};
   file_with_data(3, 4);
