@@ -160,9 +160,9 @@ void run_case(benchmark::State& state, const ModelCase& m, const StepCase& s) {
   TrainConfig cfg;
   cfg.model = m.model;
   cfg.batch = m.batch;
-  cfg.method = s.method;
+  cfg.method = parse_name<Method>("method", s.method);
   cfg.bp_layers = s.bp_layers;
-  cfg.precision = s.precision;
+  cfg.precision = parse_name<Precision>("precision", s.precision);
   cfg.q = 1;
   cfg.lr = 0.01;  // as bench/compare.sh: small steps keep the weights far from overflow
   cfg.zo_lr = 1e-4;

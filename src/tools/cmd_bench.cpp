@@ -45,11 +45,11 @@ void run_bench(const BenchArgs& a) {
   const double median = sorted[sorted.size() / 2];
   if (a.json) {
     nlohmann::json out = {{"model", cfg.model},
-                          {"method", cfg.method},
+                          {"method", name_of(cfg.method)},
                           {"bp_layers", trainer.bp_layers()},
                           {"batch", cfg.batch},
                           {"threads", cfg.threads},
-                          {"precision", cfg.precision},
+                          {"precision", name_of(cfg.precision)},
                           {"q", cfg.q},
                           {"steps", a.steps},
                           {"ms_median", median},
@@ -61,7 +61,7 @@ void run_bench(const BenchArgs& a) {
     return;
   }
   std::printf("%s, method %s (%d BP layers), batch %lld, %d thread(s): %d steps after %d warm-up\n",
-              cfg.model.c_str(), cfg.method.c_str(), trainer.bp_layers(),
+              cfg.model.c_str(), name_of(cfg.method), trainer.bp_layers(),
               static_cast<long long>(cfg.batch), cfg.threads, a.steps, a.warmup);
   std::printf(
       "ms/step: median %.3f  min %.3f  max %.3f;  %.1f forward passes/s (%.0f examples/s)\n",

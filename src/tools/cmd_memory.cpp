@@ -29,7 +29,7 @@ void run_memory(const MemoryArgs& a) {
   const int head = choose_head(net, cfg);
   MemoryPlan plan = training_plan(net, cfg, head);
   TrainConfig zo = cfg, bp = cfg;
-  zo.method = "zo", bp.method = "bp";
+  zo.method = Method::kZo, bp.method = Method::kBp;
   zo.memory_budget = bp.memory_budget = 0;
   // With frozen layers (--train-layers), Full BP's head starts after them.
   const size_t full_zo = training_plan(net, zo, choose_head(net, zo)).total();
@@ -50,7 +50,7 @@ void run_memory(const MemoryArgs& a) {
       buckets[bucket_name(static_cast<Bucket>(b))] = plan.bytes(static_cast<Bucket>(b));
     nlohmann::json out = {{"model", cfg.model},
                           {"batch", cfg.batch},
-                          {"method", cfg.method},
+                          {"method", name_of(cfg.method)},
                           {"bp_layers", bp_layers},
                           {"head_start", head},
                           {"rows", rows},
@@ -64,7 +64,7 @@ void run_memory(const MemoryArgs& a) {
     return;
   }
   std::printf("%s, batch %lld, method %s, %d BP layer(s) of %zu (head starts at layer %d)\n",
-              cfg.model.c_str(), static_cast<long long>(cfg.batch), cfg.method.c_str(), bp_layers,
+              cfg.model.c_str(), static_cast<long long>(cfg.batch), name_of(cfg.method), bp_layers,
               net.param_layers().size(), head);
   std::printf("%6s  %-44s %-12s %12s\n", "layer", "buffer", "bucket", "bytes");
   for (const MemoryRow& r : plan.rows)

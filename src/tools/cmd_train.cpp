@@ -42,8 +42,8 @@ void run_train(const TrainArgs& a) {
               cfg.model.c_str(), cfg.data.c_str(),
               static_cast<long long>(trainer.data().size(Split::kTrain)),
               static_cast<long long>(trainer.data().size(Split::kVal)),
-              static_cast<long long>(trainer.data().size(Split::kTest)), cfg.method.c_str());
-  if (cfg.method == "elastic")
+              static_cast<long long>(trainer.data().size(Split::kTest)), name_of(cfg.method));
+  if (cfg.method == Method::kElastic)
     std::printf(" with %d BP layer(s)%s", trainer.bp_layers(),
                 cfg.memory_budget ? " (the most that fit --memory-budget)" : "");
   std::printf(", %d epochs, batch %lld, %d thread(s), %zu bytes planned -> %s\n", cfg.epochs,

@@ -30,12 +30,23 @@ void apply_config_file(const std::string& path, TrainConfig& cfg) {
     ++used;
     using T = std::remove_reference_t<decltype(field)>;
     const toml::value& v = data.at(key);
-    auto wrong = [&](const char* expected) {
+    auto wrong = [&](const std::string& expected) {
       return InputError(path + ": config key '" + key + "' must be " + expected);
     };
     if constexpr (std::is_same_v<T, std::string>) {
       if (!v.is_string()) throw wrong("a string");
       field = v.as_string().str;
+    } else if constexpr (Named<T>) {
+      if (!v.is_string()) throw wrong(("one of the strings " + names_of<T>()).c_str());
+      field = parse_name<T>(path + ": config key '" + key + "'", v.as_string().str);
+    } else if constexpr (std::is_same_v<T, bool>) {
+      // 0 and 1 as the configs written before the flags were booleans have them.
+      if (v.is_boolean())
+        field = v.as_boolean();
+      else if (v.is_integer() && (v.as_integer() == 0 || v.as_integer() == 1))
+        field = v.as_integer() == 1;
+      else
+        throw wrong("true or false (or 1 or 0)");
     } else if constexpr (std::is_integral_v<T>) {
       if (!v.is_integer()) throw wrong("an integer");
       int64_t i = v.as_integer();

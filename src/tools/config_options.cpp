@@ -37,7 +37,19 @@ std::string flag_of(const std::string& key) {
 void add_config_options(CLI::App* sub, ConfigOptions& opts) {
   sub->add_option("--config", opts.config_file, "TOML file of config keys; flags override it");
   visit_config(opts.flags, [&](const char* key, auto& field, const char* help) {
-    opts.options[key] = sub->add_option(flag_of(key), field, help)->capture_default_str();
+    using T = std::remove_cvref_t<decltype(field)>;
+    if constexpr (Named<T>) {
+      // By name, with the names in the error a wrong one gets.
+      opts.options[key] = sub->add_option_function<std::string>(
+                                 flag_of(key),
+                                 [&field, key](const std::string& text) {
+                                   field = parse_name<T>(flag_of(key), text);
+                                 },
+                                 help)
+                              ->default_str(name_of(field));
+    } else {
+      opts.options[key] = sub->add_option(flag_of(key), field, help)->capture_default_str();
+    }
   });
 }
 

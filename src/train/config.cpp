@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <stdexcept>
+#include <type_traits>
 
 #include "zotrain/core/error.h"
 
@@ -13,7 +14,13 @@ using nlohmann::json;
 
 std::string config_to_json(const TrainConfig& cfg) {
   json j = json::object();
-  visit_config(cfg, [&](const char* key, const auto& field, const char*) { j[key] = field; });
+  visit_config(cfg, [&](const char* key, const auto& field, const char*) {
+    using T = std::remove_cvref_t<decltype(field)>;
+    if constexpr (Named<T>)
+      j[key] = name_of(field);
+    else
+      j[key] = field;
+  });
   return j.dump();
 }
 
@@ -30,10 +37,28 @@ TrainConfig config_from_json(const std::string& text, const std::string& source)
   visit_config(cfg, [&](const char* key, auto& field, const char*) {
     if (!j.contains(key)) return;
     ++known;
-    try {
-      j.at(key).get_to(field);
-    } catch (const json::exception&) {
-      throw InputError(source + ": config key '" + key + "' has the wrong type");
+    using T = std::remove_cvref_t<decltype(field)>;
+    const json& v = j.at(key);
+    const auto wrong = [&] {
+      return InputError(source + ": config key '" + key + "' has the wrong type");
+    };
+    if constexpr (Named<T>) {
+      if (!v.is_string()) throw wrong();
+      field = parse_name<T>(source + ": config key '" + key + "'", v.get<std::string>());
+    } else if constexpr (std::is_same_v<T, bool>) {
+      // Checkpoints written before the flags were booleans hold 0 or 1.
+      if (v.is_boolean())
+        field = v.get<bool>();
+      else if (v.is_number_integer() && (v.get<int64_t>() == 0 || v.get<int64_t>() == 1))
+        field = v.get<int64_t>() == 1;
+      else
+        throw wrong();
+    } else {
+      try {
+        v.get_to(field);
+      } catch (const json::exception&) {
+        throw wrong();
+      }
     }
   });
   if (known != j.size())
@@ -56,27 +81,16 @@ void validate(const TrainConfig& c) {
   auto need = [](bool ok, const std::string& key, const std::string& expected) {
     if (!ok) throw InputError("config key '" + key + "': expected " + expected);
   };
-  auto one_of = [](const std::string& v, std::initializer_list<const char*> names) {
-    for (const char* n : names)
-      if (v == n) return true;
-    return false;
-  };
-  need(one_of(c.method, {"bp", "zo", "elastic"}), "method", "bp, zo or elastic");
   need(c.bp_layers >= 0, "bp_layers", "an integer >= 0");
   need(c.memory_budget >= 0, "memory_budget", "a number of bytes >= 0");
-  need(c.memory_budget == 0 || c.method == "elastic", "memory_budget",
+  need(c.memory_budget == 0 || c.method == Method::kElastic, "memory_budget",
        "to be used with method elastic");
-  need(one_of(c.estimator, {"spsa", "forward"}), "estimator", "spsa or forward");
-  need(one_of(c.perturbation, {"gaussian", "rademacher", "uniform"}), "perturbation",
-       "gaussian, rademacher or uniform");
   parse_sparsity(c.sparsity);
   need(c.q >= 1 && c.q <= 1 << 20, "q", "an integer in [1, 2^20]");
   need(c.eps > 0, "eps", "a positive number");
   need(c.zo_lr > 0, "zo_lr", "a positive number");
   need(c.zo_momentum >= 0 && c.zo_momentum < 1, "zo_momentum", "a number in [0, 1)");
   need(c.grad_clip >= 0, "grad_clip", "a number >= 0");
-  need(one_of(c.zo_update, {"gradient", "sign"}), "zo_update", "gradient or sign");
-  need(one_of(c.head_grad, {"perturbed", "clean"}), "head_grad", "perturbed or clean");
   need(c.epochs >= 1, "epochs", "an integer >= 1");
   need(c.batch >= 1, "batch", "an integer >= 1");
   need(c.lr > 0, "lr", "a positive number");
@@ -87,20 +101,17 @@ void validate(const TrainConfig& c) {
   need(c.threads >= 1 && c.threads <= 256, "threads", "an integer in [1, 256]");
   need(c.zo_lanes >= 1 && c.zo_lanes <= c.threads, "zo_lanes",
        "an integer in [1, threads]: each lane's passes run on a thread of their own");
-  need(c.zo_lanes == 1 || (c.precision == "f32" && c.method != "bp"), "zo_lanes",
+  need(c.zo_lanes == 1 || (c.precision == Precision::kF32 && c.method != Method::kBp), "zo_lanes",
        "1 unless precision is f32 and method zo or elastic (the runs with perturbed passes)");
   need(c.train_limit >= 0, "train_limit", "an integer >= 0");
   need(c.test_limit >= 0, "test_limit", "an integer >= 0");
   need(c.train_layers >= 0, "train_layers", "an integer >= 0");
-  need(c.cache_features == 0 || c.cache_features == 1, "cache_features", "0 or 1");
-  need(c.cache_features == 0 || c.train_layers > 0, "cache_features",
+  need(!c.cache_features || c.train_layers > 0, "cache_features",
        "0 unless train_layers freezes layers to cache");
-  need(c.train_layers == 0 || c.method != "elastic" || c.bp_layers <= c.train_layers, "bp_layers",
-       "at most train_layers: the BP head lies among the trained layers");
+  need(c.train_layers == 0 || c.method != Method::kElastic || c.bp_layers <= c.train_layers,
+       "bp_layers", "at most train_layers: the BP head lies among the trained layers");
   need(c.val_size >= 0, "val_size", "an integer >= 0");
   need(c.points >= 1, "points", "an integer >= 1");
-  need(one_of(c.q_schedule, {"fixed", "qscheduler", "budget"}), "q_schedule",
-       "fixed, qscheduler or budget");
   need(c.q0 >= 1, "q0", "an integer >= 1");
   need(c.q_alpha >= 2, "q_alpha", "an integer >= 2");
   need(c.q_patience >= 1, "q_patience", "an integer >= 1");
@@ -108,27 +119,24 @@ void validate(const TrainConfig& c) {
   need(c.q_smoothing >= 0 && c.q_smoothing < 1, "q_smoothing", "a number in [0, 1)");
   need(c.q_max >= 1, "q_max", "an integer >= 1");
   need(c.q_budget >= 0, "q_budget", "an integer >= 0");
-  need(c.q_schedule != "budget" || c.q_budget > 0, "q_budget",
+  need(c.q_schedule != QSchedule::kBudget || c.q_budget > 0, "q_budget",
        "a positive number of forward passes for q_schedule budget");
-  need(c.q_schedule == "fixed" || c.val_size > 0, "val_size",
+  need(c.q_schedule == QSchedule::kFixed || c.val_size > 0, "val_size",
        "> 0 for a q schedule, which reads the validation accuracy");
   need(!c.out.empty(), "out", "a folder name");
-  need(one_of(c.precision, {"f32", "int8", "int8-npu"}), "precision", "f32, int8 or int8-npu");
   need(c.npu_calibration_batches >= 1, "npu_calibration_batches", "an integer >= 1");
-  need(c.npu_recalibrate == 0 || c.npu_recalibrate == 1, "npu_recalibrate", "0 or 1");
-  if (c.precision == "int8-npu") {
-    need(c.method == "zo", "method", "zo with precision int8-npu (the NPU runs forward only)");
-    need(c.estimator == "spsa", "estimator", "spsa with precision int8-npu");
+  if (c.precision == Precision::kInt8Npu) {
+    need(c.method == Method::kZo, "method",
+         "zo with precision int8-npu (the NPU runs forward only)");
+    need(c.estimator == zo::Estimator::kSpsa, "estimator", "spsa with precision int8-npu");
   }
-  need(one_of(c.zo_sign, {"integer", "float"}), "zo_sign", "integer or float");
   need(c.int_eps >= 1 && c.int_eps <= 127, "int_eps", "an integer in [1, 127]");
   parse_bp_bits(c.bp_bits);
   need(c.zo_bits >= 1 && c.zo_bits <= 15, "zo_bits", "an integer in [1, 15]");
   need(c.loss_frac_bits >= 0 && c.loss_frac_bits <= 16, "loss_frac_bits", "an integer in [0, 16]");
-  need(c.sign_agreement == 0 || c.sign_agreement == 1, "sign_agreement", "0 or 1");
-  if (c.precision == "int8") {
-    need(c.estimator == "spsa", "estimator", "spsa with precision int8");
-    need(c.head_grad == "perturbed", "head_grad", "perturbed with precision int8");
+  if (c.precision == Precision::kInt8) {
+    need(c.estimator == zo::Estimator::kSpsa, "estimator", "spsa with precision int8");
+    need(c.head_grad == HeadGrad::kPerturbed, "head_grad", "perturbed with precision int8");
     need(c.zo_momentum == 0, "zo_momentum", "0 with precision int8");
     need(c.memory_budget == 0, "memory_budget", "0 with precision int8");
     need(c.train_layers == 0, "train_layers", "0 with precision int8 (NITI trains every layer)");

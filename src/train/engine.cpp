@@ -8,23 +8,23 @@ namespace zotrain {
 namespace {
 
 // One row per precision: its memory plan and its engine.
-struct Precision {
-  const char* name;
+struct PrecisionRow {
+  Precision precision;
   bool reads_int8_checkpoints;  // --init may name an int8 run's checkpoint
   MemoryPlan (*plan)(const Network& net, const TrainConfig& cfg, int head, int frozen);
   std::unique_ptr<Engine> (*make)(const EngineArgs& args);
 };
 
-constexpr Precision kPrecisions[] = {
-    {"f32", false, f32_plan, make_f32_engine},
-    {"int8", true, int8_plan, make_int8_engine},
-    {"int8-npu", false, npu_plan, make_npu_engine},
+constexpr PrecisionRow kPrecisions[] = {
+    {Precision::kF32, false, f32_plan, make_f32_engine},
+    {Precision::kInt8, true, int8_plan, make_int8_engine},
+    {Precision::kInt8Npu, false, npu_plan, make_npu_engine},
 };
 
-const Precision& precision(const TrainConfig& cfg) {
-  for (const Precision& p : kPrecisions)
-    if (cfg.precision == p.name) return p;
-  ZT_ASSERT(false && "validate() accepts only the precisions of kPrecisions");
+const PrecisionRow& row(const TrainConfig& cfg) {
+  for (const PrecisionRow& p : kPrecisions)
+    if (cfg.precision == p.precision) return p;
+  ZT_ASSERT(false && "every precision has a row");
   return kPrecisions[0];
 }
 
@@ -35,15 +35,16 @@ uint64_t step_key(const TrainConfig& cfg, int64_t step) {
 }
 
 std::unique_ptr<Engine> make_engine(const EngineArgs& args) {
-  const Precision& p = precision(args.cfg);
-  if (args.init && !p.reads_int8_checkpoints && args.init->meta.config.precision == "int8")
+  const PrecisionRow& p = row(args.cfg);
+  if (args.init && !p.reads_int8_checkpoints &&
+      args.init->meta.config.precision == Precision::kInt8)
     throw InputError("--init " + args.cfg.init +
                      ": an int8 checkpoint cannot initialize an f32 run (use --precision int8)");
   return p.make(args);
 }
 
 MemoryPlan engine_plan(const Network& net, const TrainConfig& cfg, int head, int frozen) {
-  return precision(cfg).plan(net, cfg, head, frozen);
+  return row(cfg).plan(net, cfg, head, frozen);
 }
 
 }  // namespace zotrain

@@ -30,9 +30,8 @@ class F32Engine : public Engine {
         zo_momentum_.push_back(a.arena.alloc(Bucket::kOptimizer, p.value.shape()));
     if (a.init) restore_params(a.init->file, a.init->path, net_);
     sparsity_ = parse_sparsity(cfg_.sparsity);
-    distribution_ = zo::parse_distribution(cfg_.perturbation);
-    project_ = {zo::parse_estimator(cfg_.estimator), static_cast<float>(cfg_.eps),
-                static_cast<float>(cfg_.grad_clip), cfg_.zo_update == "sign"};
+    project_ = {cfg_.estimator, static_cast<float>(cfg_.eps), static_cast<float>(cfg_.grad_clip),
+                cfg_.zo_update == ZoUpdate::kSign};
   }
 
   int64_t fill(const BatchSource& batches, int64_t index, uint8_t* labels, bool features) override {
@@ -90,11 +89,11 @@ class F32Engine : public Engine {
   StepResult zo_step() {
     const bool has_head = head_ < net_.num_layers();
     const bool forward_diff = project_.estimator == zo::Estimator::kForward;
-    const bool clean_head = cfg_.head_grad == "clean" || forward_diff;
+    const bool clean_head = cfg_.head_grad == HeadGrad::kClean || forward_diff;
     // Forward differences need the clean loss; a head trained from a clean pass needs its
     // backward.
     const bool clean_pass = forward_diff || (has_head && clean_head);
-    const zo::PerturbationSpec spec{distribution_,
+    const zo::PerturbationSpec spec{cfg_.perturbation,
                                     static_cast<float>(schedule_at(sparsity_, in_->epoch))};
     const int q = in_->q;
     StepResult r;
@@ -196,7 +195,6 @@ class F32Engine : public Engine {
   std::vector<Tensor> zo_momentum_;  // per body parameter, when zo_momentum > 0
   std::vector<std::pair<int, double>> sparsity_;
   zo::ProjectOptions project_;
-  zo::Distribution distribution_;
   const StepInput* in_ = nullptr;  // the step being taken
   bool stats_pass_ = false;        // the next pass is the step's first
 };

@@ -88,7 +88,7 @@ class Int8Engine : public Engine {
     bp_bits_ = parse_bp_bits(cfg_.bp_bits);
     sparsity_ = parse_sparsity(cfg_.sparsity);
     if (!a.init) return;
-    if (a.init->meta.config.precision == "int8")
+    if (a.init->meta.config.precision == Precision::kInt8)
       restore_int8_weights(*a.init, qnet_);
     else
       quantize_weights_from(*a.init, qnet_);
@@ -118,10 +118,10 @@ class Int8Engine : public Engine {
       return float_loss(logits, labels, logits_f32_);
     };
     const bool zo = head_ > 0, has_head = head_ < qnet_.num_layers();
-    const int8::StepResult s =
-        zo ? int8::zo_step(qnet_, in.rows, in.labels, c, cfg_.zo_sign == "float" ? &exact : nullptr,
-                           cfg_.sign_agreement ? &exact : nullptr)
-           : int8::bp_step(qnet_, in.rows, in.labels, c);
+    const int8::StepResult s = zo ? int8::zo_step(qnet_, in.rows, in.labels, c,
+                                                  cfg_.zo_sign == ZoSign::kFloat ? &exact : nullptr,
+                                                  cfg_.sign_agreement ? &exact : nullptr)
+                                  : int8::bp_step(qnet_, in.rows, in.labels, c);
     StepResult r;
     r.forward_passes = zo ? 2 * c.q : 1;
     r.backward_passes = !zo ? 1 : (has_head ? 2 * c.q : 0);

@@ -60,8 +60,8 @@ MemoryPlan training_plan(const Network& net, const TrainConfig& cfg, int head_st
 }
 
 int choose_head(const Network& net, const TrainConfig& cfg) {
-  if (cfg.method == "bp") return frozen_layers(net, cfg);
-  if (cfg.method == "zo") return net.num_layers();
+  if (cfg.method == Method::kBp) return frozen_layers(net, cfg);
+  if (cfg.method == Method::kZo) return net.num_layers();
   if (cfg.memory_budget == 0) return net.head_start(cfg.bp_layers);
   const int n = cfg.train_layers ? cfg.train_layers : static_cast<int>(net.param_layers().size());
   for (int k = n; k >= 0; --k) {
@@ -78,11 +78,12 @@ double evaluate_checkpoint(const Checkpoint& ckpt, const RunData& data, int64_t 
                            int threads) {
   // The checkpoint's model as a Full ZO run allocates it: every layer forward only.
   TrainConfig cfg = ckpt.meta.config;
-  cfg.method = "zo";
+  cfg.method = Method::kZo;
   cfg.batch = batch;
   cfg.threads = threads;
   cfg.zo_lanes = 1;
-  cfg.train_layers = cfg.cache_features = 0;
+  cfg.train_layers = 0;
+  cfg.cache_features = false;
   cfg.memory_budget = 0;
   cfg.momentum = cfg.zo_momentum = 0;  // no optimizer state to restore
   const ModelSpec spec = model_by_name(cfg.model, ckpt.meta.item_shape, ckpt.meta.num_classes);
@@ -123,7 +124,7 @@ Trainer::Trainer(const TrainConfig& cfg, RunData data)
 Trainer::~Trainer() = default;
 
 int Trainer::q() const {
-  if (cfg_.q_schedule == "fixed") return cfg_.q;
+  if (cfg_.q_schedule == QSchedule::kFixed) return cfg_.q;
   return state_.q_scheduler.q ? state_.q_scheduler.q : cfg_.q0;
 }
 
@@ -227,7 +228,7 @@ void Trainer::run(const TrainCallbacks& cb) {
   std::unique_ptr<BatchSource> batcher = source(Split::kTrain, true);
   const bool cached = features_[0] != nullptr;
   q_scheduler_ = {cfg_.q0, cfg_.q_alpha, cfg_.q_patience, cfg_.q_tau, cfg_.q_smoothing, cfg_.q_max};
-  if (cfg_.q_schedule == "budget")
+  if (cfg_.q_schedule == QSchedule::kBudget)
     q_scheduler_.q_max = q_max_for_budget(cfg_.q_budget, cfg_.q0, cfg_.q_alpha,
                                           batcher->batches_per_epoch(), cfg_.epochs, 2);
   for (int epoch = state_.epochs_done; epoch < cfg_.epochs; ++epoch) {
@@ -270,7 +271,7 @@ void Trainer::run(const TrainCallbacks& cb) {
     r.arena_bytes = arena_.total_bytes();
     r.peak_rss_bytes = peak_rss_bytes();
     const int epoch_q = q();
-    if (cfg_.q_schedule != "fixed") next_q(q_scheduler_, state_.q_scheduler, r.val_acc);
+    if (cfg_.q_schedule != QSchedule::kFixed) next_q(q_scheduler_, state_.q_scheduler, r.val_acc);
     const bool recalibrate = q() > epoch_q && engine_->on_plateau();
     state_.epochs_done = epoch + 1;
     if (r.val_acc > state_.best_val_acc) {
@@ -343,7 +344,7 @@ void Trainer::write_summary() const {
                   {"frozen_layers", frozen_},
                   {"feature_cache_bytes", feature_cache_bytes()},
                   {"npu_bytes", engine_->device_bytes()},
-                  {"q_max", cfg_.q_schedule == "fixed" ? cfg_.q : q_scheduler_.q_max},
+                  {"q_max", cfg_.q_schedule == QSchedule::kFixed ? cfg_.q : q_scheduler_.q_max},
                   {"config", json::parse(config_to_json(cfg_))}};
   std::string tmp = cfg_.out + "/summary.json.tmp";
   std::ofstream(tmp, std::ios::trunc) << summary.dump(2) << "\n";

@@ -7,12 +7,6 @@
 
 namespace zotrain::zo {
 
-Estimator parse_estimator(const std::string& name) {
-  if (name == "spsa") return Estimator::kSpsa;
-  if (name == "forward") return Estimator::kForward;
-  throw InputError("estimator '" + name + "': expected spsa or forward");
-}
-
 float project(const ProjectOptions& o, double loss_plus, double loss_other) {
   double g = o.estimator == Estimator::kSpsa ? (loss_plus - loss_other) / (2.0 * o.eps)
                                              : (loss_plus - loss_other) / o.eps;

@@ -9,25 +9,6 @@
 
 namespace zotrain::zo {
 
-Distribution parse_distribution(const std::string& name) {
-  if (name == "gaussian") return Distribution::kGaussian;
-  if (name == "rademacher") return Distribution::kRademacher;
-  if (name == "uniform") return Distribution::kUniform;
-  throw InputError("perturbation '" + name + "': expected gaussian, rademacher or uniform");
-}
-
-const char* distribution_name(Distribution d) {
-  switch (d) {
-    case Distribution::kGaussian:
-      return "gaussian";
-    case Distribution::kRademacher:
-      return "rademacher";
-    case Distribution::kUniform:
-      return "uniform";
-  }
-  return "?";
-}
-
 namespace {
 
 // Pairs of elements per chunk of add_perturbation: words and values stay in L1.

@@ -95,6 +95,7 @@ TEST_F(Cli, FineTunesTheLastLayersOnAnInt8NpuAndEvalReproducesItsTestAccuracy) {
   EXPECT_NE(e.out.find(expected), std::string::npos) << e.out << " vs " << expected;
   expect_usage_error(train_args("x") + " --method bp --precision int8-npu", "method");
   expect_usage_error(train_args("x") + " --train-layers 9", "--train-layers");
+  expect_usage_error(train_args("x") + " --precision int4", "f32, int8 or int8-npu");
 }
 
 TEST_F(Cli, ConfigFileIsReadAndFlagsOverrideIt) {

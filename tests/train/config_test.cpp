@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
+
 #include "zotrain/core/error.h"
 
 namespace zotrain {
@@ -16,6 +18,39 @@ TEST(Config, JsonRoundTripsEveryKey) {
   TrainConfig d = config_from_json(config_to_json(c), "test");
   EXPECT_EQ(config_to_json(c), config_to_json(d));
   EXPECT_EQ(d.seed, 123456789012ull);
+}
+
+TEST(Config, ChoicesAreEnumsWrittenByNameAndFlagsAreBooleans) {
+  TrainConfig c;
+  c.method = Method::kZo;
+  c.precision = Precision::kInt8Npu;
+  c.perturbation = zo::Distribution::kRademacher;
+  c.q_schedule = QSchedule::kBudget;
+  c.cache_features = true;
+  const nlohmann::json j = nlohmann::json::parse(config_to_json(c));
+  EXPECT_EQ(j["method"], "zo");
+  EXPECT_EQ(j["precision"], "int8-npu");
+  EXPECT_EQ(j["perturbation"], "rademacher");
+  EXPECT_EQ(j["q_schedule"], "budget");
+  EXPECT_EQ(j["cache_features"], true);
+  const TrainConfig d = config_from_json(j.dump(), "test");
+  EXPECT_EQ(d.precision, Precision::kInt8Npu);
+  EXPECT_EQ(d.q_schedule, QSchedule::kBudget);
+  // Checkpoints written before the flags were booleans hold 0 and 1.
+  const TrainConfig old = config_from_json(
+      R"({"cache_features": 1, "sign_agreement": 0, "npu_recalibrate": 1})", "old");
+  EXPECT_TRUE(old.cache_features);
+  EXPECT_FALSE(old.sign_agreement);
+  EXPECT_TRUE(old.npu_recalibrate);
+  for (const char* bad : {R"({"cache_features": 2})", R"({"method": 1})"})
+    EXPECT_THROW(config_from_json(bad, "x.json"), InputError) << bad;
+  try {
+    config_from_json(R"({"head_grad": "noisy"})", "x.json");
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("head_grad"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("perturbed or clean"), std::string::npos) << e.what();
+  }
 }
 
 TEST(Config, UnknownKeysAndWrongTypesNameTheKey) {
@@ -47,7 +82,7 @@ TEST(Config, ValidateNamesTheBadKey) {
 // Perturbation lanes need a thread each and perturbed f32 passes.
 TEST(Config, ZoLanesNeedThreadsAndPerturbedFloatPasses) {
   TrainConfig c;
-  c.method = "zo";
+  c.method = Method::kZo;
   c.threads = 2;
   c.zo_lanes = 2;
   EXPECT_NO_THROW(validate(c));
@@ -64,10 +99,10 @@ TEST(Config, ZoLanesNeedThreadsAndPerturbedFloatPasses) {
   more.zo_lanes = 3;
   rejected(more, "[1, threads]");
   TrainConfig bp = c;
-  bp.method = "bp";
+  bp.method = Method::kBp;
   rejected(bp, "precision is f32 and method zo or elastic");
   TrainConfig int8 = c;
-  int8.precision = "int8";
+  int8.precision = Precision::kInt8;
   rejected(int8, "precision is f32 and method zo or elastic");
 }
 

@@ -32,7 +32,7 @@ TrainConfig base_config(const test::TempDir& dir, const std::string& out) {
 std::string pretrained(const test::TempDir& dir) {
   test::write_synthetic_data(dir.file("data"), 300, 100, 7);
   TrainConfig cfg = base_config(dir, "pre");
-  cfg.method = "bp";
+  cfg.method = Method::kBp;
   cfg.epochs = 2;
   Trainer(cfg).run();
   return cfg.out + "/checkpoint.bin";
@@ -74,11 +74,11 @@ TEST(FineTuning, ZoTrainsOnlyTheLastLayersAndCachingFeaturesChangesNothing) {
   test::TempDir dir;
   const std::string init = pretrained(dir);
   TrainConfig cfg = base_config(dir, "zo");
-  cfg.method = "zo";
+  cfg.method = Method::kZo;
   cfg.init = init;
   cfg.train_layers = 2;
   cfg.q = 4;
-  cfg.perturbation = "rademacher";
+  cfg.perturbation = zo::Distribution::kRademacher;
   cfg.zo_momentum = 0.5;
   Trainer t(cfg);
   const int first = t.first_trained_layer();
@@ -88,7 +88,7 @@ TEST(FineTuning, ZoTrainsOnlyTheLastLayersAndCachingFeaturesChangesNothing) {
 
   TrainConfig cached = cfg;
   cached.out = dir.file("zo-cached");
-  cached.cache_features = 1;
+  cached.cache_features = true;
   Trainer(cached).run();
   EXPECT_EQ(params(cfg.out + "/checkpoint.bin"), params(cached.out + "/checkpoint.bin"));
   EXPECT_EQ(metrics_without_time(cfg.out), metrics_without_time(cached.out));
@@ -104,7 +104,7 @@ TEST(FineTuning, BpAndElasticTrainOnlyTheLastLayers) {
   test::TempDir dir;
   const std::string init = pretrained(dir);
   TrainConfig bp = base_config(dir, "bp");
-  bp.method = "bp";
+  bp.method = Method::kBp;
   bp.init = init;
   bp.train_layers = 1;
   bp.lr = 0.01;
@@ -116,11 +116,11 @@ TEST(FineTuning, BpAndElasticTrainOnlyTheLastLayers) {
   EXPECT_GE(json::parse(s)["final_test_acc"].get<double>(), 0.8);
 
   TrainConfig elastic = base_config(dir, "elastic");
-  elastic.method = "elastic";
+  elastic.method = Method::kElastic;
   elastic.init = init;
   elastic.train_layers = 3;
   elastic.bp_layers = 1;
-  elastic.cache_features = 1;
+  elastic.cache_features = true;
   Trainer e(elastic);
   EXPECT_LT(e.first_trained_layer(), e.network().head());
   e.run();
@@ -131,8 +131,8 @@ TEST(FineTuning, Int8NpuTrainsMasterWeightsResumesAndCachesIntegerFeatures) {
   test::TempDir dir;
   const std::string init = pretrained(dir);
   TrainConfig cfg = base_config(dir, "npu");
-  cfg.method = "zo";
-  cfg.precision = "int8-npu";
+  cfg.method = Method::kZo;
+  cfg.precision = Precision::kInt8Npu;
   cfg.init = init;
   cfg.train_layers = 2;
   cfg.q = 4;
@@ -169,7 +169,7 @@ TEST(FineTuning, Int8NpuTrainsMasterWeightsResumesAndCachesIntegerFeatures) {
 
   TrainConfig cached = cfg;
   cached.out = dir.file("npu-cached");
-  cached.cache_features = 1;
+  cached.cache_features = true;
   Trainer with_cache(cached);
   EXPECT_EQ(with_cache.arena().total_bytes(), with_cache.plan().total());
   with_cache.run();
@@ -188,8 +188,8 @@ TEST(FineTuning, Int8NpuTrainsMasterWeightsResumesAndCachesIntegerFeatures) {
   // A run that recalibrates at every plateau (no gain counts as one: q grows after each
   // epoch) resumes exactly too: its checkpoint keeps the recalibrated scales.
   TrainConfig recal = cfg;
-  recal.npu_recalibrate = 1;
-  recal.q_schedule = "qscheduler";
+  recal.npu_recalibrate = true;
+  recal.q_schedule = QSchedule::kQScheduler;
   recal.q0 = 2;
   recal.q_patience = 1;
   recal.q_tau = 1.0;
@@ -216,18 +216,18 @@ TEST(FineTuning, RejectsInconsistentSettings) {
   cfg.train_layers = 6;  // LeNet-5 has five layers with parameters
   EXPECT_THROW(Trainer{cfg}, InputError);
   cfg.train_layers = 0;
-  cfg.cache_features = 1;
+  cfg.cache_features = true;
   EXPECT_THROW(validate(cfg), InputError);
-  cfg.cache_features = 0;
-  cfg.method = "elastic";
+  cfg.cache_features = false;
+  cfg.method = Method::kElastic;
   cfg.train_layers = 1;
   cfg.bp_layers = 2;
   EXPECT_THROW(validate(cfg), InputError);
-  cfg.method = "zo";
-  cfg.precision = "int8";
+  cfg.method = Method::kZo;
+  cfg.precision = Precision::kInt8;
   EXPECT_THROW(validate(cfg), InputError);
-  cfg.precision = "int8-npu";
-  cfg.method = "bp";
+  cfg.precision = Precision::kInt8Npu;
+  cfg.method = Method::kBp;
   EXPECT_THROW(validate(cfg), InputError);
 }
 

@@ -19,8 +19,8 @@ TrainConfig int8_config(const test::TempDir& dir, const std::string& out, const 
                         int bp_layers) {
   TrainConfig cfg;
   cfg.model = "lenet5";
-  cfg.precision = "int8";
-  cfg.method = method;
+  cfg.precision = Precision::kInt8;
+  cfg.method = parse_name<Method>("method", method);
   cfg.bp_layers = bp_layers;
   cfg.data = dir.file("data");
   cfg.out = dir.file(out);
@@ -78,7 +78,7 @@ TEST_F(Int8Training, FullBpLearnsAndTheArenaMatchesThePlan) {
 
 TEST_F(Int8Training, ElasticZoIntegerSignLearnsAndRecordsAgreement) {
   TrainConfig cfg = int8_config(*dir_, "cls1", "elastic", 2);
-  cfg.sign_agreement = 1;
+  cfg.sign_agreement = true;
   Trainer t(cfg);
   t.run();
   const json m = last_metrics(dir_->file("cls1"));
@@ -93,8 +93,8 @@ TEST_F(Int8Training, ElasticZoIntegerSignLearnsAndRecordsAgreement) {
 
 TEST_F(Int8Training, FloatSignAgreesWithItself) {
   TrainConfig cfg = int8_config(*dir_, "float", "elastic", 1);
-  cfg.zo_sign = "float";
-  cfg.sign_agreement = 1;
+  cfg.zo_sign = ZoSign::kFloat;
+  cfg.sign_agreement = true;
   cfg.epochs = 1;
   Trainer(cfg).run();
   EXPECT_EQ(last_metrics(dir_->file("float"))["sign_agreement"].get<double>(), 1.0);
@@ -143,7 +143,7 @@ TEST_F(Int8Training, ResultsDoNotDependOnThreadCount) {
 // a checkpoint of another model is refused.
 TEST_F(Int8Training, InitLoadsACheckpointsParameters) {
   TrainConfig f32 = int8_config(*dir_, "pre", "bp", 0);
-  f32.precision = "f32";
+  f32.precision = Precision::kF32;
   f32.epochs = 1;
   Trainer(f32).run();
   const Checkpoint ckpt = read_checkpoint(f32.out + "/checkpoint.bin");
@@ -179,7 +179,7 @@ TEST_F(Int8Training, InitLoadsACheckpointsParameters) {
 
 TEST_F(Int8Training, RejectsOptionsWithoutAnIntegerMeaning) {
   TrainConfig cfg = int8_config(*dir_, "bad", "elastic", 2);
-  cfg.estimator = "forward";
+  cfg.estimator = zo::Estimator::kForward;
   EXPECT_THROW(
       {
         try {
@@ -198,8 +198,8 @@ TEST_F(Int8Training, RejectsOptionsWithoutAnIntegerMeaning) {
   EXPECT_THROW(validate(cfg), InputError);
   cfg = int8_config(*dir_, "bad", "elastic", 2);
   cfg.model = "mlp";
-  cfg.precision = "int9";
-  EXPECT_THROW(validate(cfg), InputError);
+  // An unknown precision cannot be set: the config's readers refuse its name.
+  EXPECT_THROW(config_from_json(R"({"precision": "int9"})", "test"), InputError);
 }
 
 }  // namespace

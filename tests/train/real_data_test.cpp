@@ -21,7 +21,7 @@ TEST(RealData, LeNet5BackpropOnMnistSubset) {
   test::TempDir dir;
   TrainConfig cfg;
   cfg.data = "mnist";
-  cfg.method = "bp";
+  cfg.method = Method::kBp;
   cfg.train_limit = 10000;
   cfg.epochs = 1;
   EXPECT_GE(train_and_test(cfg, dir), 0.92);  // measured: 93.4 %
@@ -37,7 +37,7 @@ TEST(RealData, ElasticZoBeatsFullZoOnMnistSubset) {
   cfg.train_limit = 10000;
   cfg.epochs = 1;
   const double elastic = train_and_test(cfg, dir);
-  cfg.method = "zo";
+  cfg.method = Method::kZo;
   const double zo = train_and_test(cfg, dir);
   EXPECT_GE(elastic, 0.6);
   EXPECT_GE(elastic - zo, 0.3);

@@ -13,8 +13,8 @@ constexpr double kHeadMacs = 10080 + 840;
 
 TrainConfig lenet(const char* method, const char* precision = "f32") {
   TrainConfig cfg;
-  cfg.method = method;
-  cfg.precision = precision;
+  cfg.method = parse_name<Method>("method", method);
+  cfg.precision = parse_name<Precision>("precision", precision);
   cfg.batch = kBatch;
   cfg.q = 1;
   return cfg;

@@ -19,7 +19,7 @@ using nlohmann::json;
 TrainConfig small_config(const test::TempDir& dir, const std::string& out) {
   TrainConfig cfg;
   cfg.model = "lenet5";
-  cfg.method = "bp";
+  cfg.method = Method::kBp;
   cfg.data = dir.file("data");
   cfg.out = dir.file(out);
   cfg.epochs = 4;
@@ -106,7 +106,7 @@ TEST(Trainer, ThreadCountDoesNotChangeTheResult) {
 
 TrainConfig elastic_config(const test::TempDir& dir, const std::string& out) {
   TrainConfig cfg = small_config(dir, out);
-  cfg.method = "elastic";
+  cfg.method = Method::kElastic;
   cfg.bp_layers = 2;
   cfg.q = 2;
   cfg.zo_lr = 1e-3;
@@ -180,7 +180,7 @@ TEST(Trainer, PointNetElasticIsDeterministicAcrossThreadsAndResumesExactly) {
   test::TempDir dir;
   write_clouds(dir);
   TrainConfig cfg = pointnet_config(dir, "run");
-  cfg.method = "elastic";
+  cfg.method = Method::kElastic;
   cfg.bp_layers = 2;
   cfg.epochs = 2;
   expect_same_for_threads_and_resume(cfg);
@@ -192,8 +192,8 @@ TEST(Trainer, QSchedulerRecordsItsTrajectoryAndResumesExactly) {
   test::TempDir dir;
   test::write_synthetic_data(dir.file("data"), 200, 50, 6);
   TrainConfig cfg = small_config(dir, "whole");
-  cfg.method = "zo";
-  cfg.q_schedule = "qscheduler";
+  cfg.method = Method::kZo;
+  cfg.q_schedule = QSchedule::kQScheduler;
   cfg.q0 = 1, cfg.q_patience = 1, cfg.q_tau = 1.0, cfg.q_max = 4;  // tau 1: never improves
   cfg.epochs = 4;
   Trainer(cfg).run();
@@ -215,9 +215,9 @@ TEST(Trainer, ArenaMatchesThePlanAndPassesAreCountedForEveryMethod) {
       for (std::string head : {"perturbed", "clean"}) {
         const std::string what = method + " " + estimator + " " + head;
         TrainConfig cfg = elastic_config(dir, method + estimator + head);
-        cfg.method = method;
-        cfg.estimator = estimator;
-        cfg.head_grad = head;
+        cfg.method = parse_name<Method>("method", method);
+        cfg.estimator = parse_name<zo::Estimator>("estimator", estimator);
+        cfg.head_grad = parse_name<HeadGrad>("head_grad", head);
         cfg.epochs = 1;
         cfg.val_size = 20;
         Trainer t(cfg);
@@ -247,7 +247,7 @@ TEST(Trainer, ResidualModelsTrainInThePlannedArenaForAnyThreadCount) {
       const std::string what = model + " " + method;
       TrainConfig cfg = elastic_config(dir, what);
       cfg.model = model;
-      cfg.method = method;
+      cfg.method = parse_name<Method>("method", method);
       cfg.epochs = 1;
       cfg.batch = 16;
       cfg.val_size = 16;
@@ -287,8 +287,10 @@ TEST(Trainer, PerturbationLanesDoNotChangeTheResult) {
     const std::string what = c.model + " " + c.method + " " + c.estimator + " " + c.head_grad +
                              " " + std::to_string(c.lanes) + " lanes";
     TrainConfig cfg = elastic_config(dir, what);
-    cfg.model = c.model, cfg.method = c.method, cfg.estimator = c.estimator;
-    cfg.head_grad = c.head_grad, cfg.train_layers = c.train_layers;
+    cfg.model = c.model, cfg.method = parse_name<Method>("method", c.method);
+    cfg.estimator = parse_name<zo::Estimator>("estimator", c.estimator);
+    cfg.head_grad = parse_name<HeadGrad>("head_grad", c.head_grad);
+    cfg.train_layers = c.train_layers;
     cfg.epochs = 1, cfg.batch = 16, cfg.val_size = 16;
     Trainer(cfg).run();
     TrainConfig lanes = cfg;

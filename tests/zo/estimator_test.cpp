@@ -86,9 +86,9 @@ TEST(ZoEstimator, AverageOfEstimatesApproachesTheBackpropGradient) {
     double c10 = f.cosine(spec, 10, 1e-2f), c100 = f.cosine(spec, 100, 1e-2f),
            c2000 = f.cosine(spec, 2000, 1e-2f);
     // About sqrt(q / (q + n)) for n = 323 parameters: 0.17, 0.49, 0.93.
-    EXPECT_LT(c10, c100) << distribution_name(d);
-    EXPECT_LT(c100, c2000) << distribution_name(d);
-    EXPECT_GT(c2000, 0.85) << distribution_name(d);
+    EXPECT_LT(c10, c100) << name_of(d);
+    EXPECT_LT(c100, c2000) << name_of(d);
+    EXPECT_GT(c2000, 0.85) << name_of(d);
   }
 }
 

@@ -40,12 +40,12 @@ TEST(Perturbation, DistributionsHaveZeroMeanUnitVarianceAndTheRightSparsity) {
         zeros += z == 0.0;
       }
       const double keep = 1.0 - p_zero;
-      EXPECT_NEAR(s / n, 0.0, 0.01) << distribution_name(d);
-      EXPECT_NEAR(s2 / n, keep, 0.01) << distribution_name(d);
-      EXPECT_NEAR(static_cast<double>(zeros) / n, p_zero, 0.005) << distribution_name(d);
+      EXPECT_NEAR(s / n, 0.0, 0.01) << name_of(d);
+      EXPECT_NEAR(s2 / n, keep, 0.01) << name_of(d);
+      EXPECT_NEAR(static_cast<double>(zeros) / n, p_zero, 0.005) << name_of(d);
       // The fourth moment tells the distributions apart: 3, 1 and 1.8.
       double kurt = d == Distribution::kGaussian ? 3.0 : d == Distribution::kRademacher ? 1.0 : 1.8;
-      EXPECT_NEAR(s4 / n, kurt * keep, 0.05) << distribution_name(d);
+      EXPECT_NEAR(s4 / n, kurt * keep, 0.05) << name_of(d);
     }
 }
 
@@ -53,8 +53,8 @@ TEST(Perturbation, SampleSeedsDifferAndNamesParse) {
   EXPECT_NE(sample_seed(1, 0, 0), sample_seed(1, 0, 1));
   EXPECT_NE(sample_seed(1, 0, 0), sample_seed(1, 1, 0));
   EXPECT_NE(sample_seed(1, 0, 0), sample_seed(2, 0, 0));
-  EXPECT_EQ(parse_distribution("rademacher"), Distribution::kRademacher);
-  EXPECT_THROW(parse_distribution("cauchy"), InputError);
+  EXPECT_EQ(parse_name<Distribution>("perturbation", "rademacher"), Distribution::kRademacher);
+  EXPECT_THROW(parse_name<Distribution>("perturbation", "cauchy"), InputError);
 }
 
 }  // namespace

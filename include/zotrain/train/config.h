@@ -7,7 +7,50 @@
 #include <utility>
 #include <vector>
 
+#include "zotrain/core/names.h"
+#include "zotrain/zo/estimator.h"
+#include "zotrain/zo/perturbation.h"
+
 namespace zotrain {
+
+enum class Method { kBp, kZo, kElastic };
+enum class Precision { kF32, kInt8, kInt8Npu };
+enum class QSchedule { kFixed, kQScheduler, kBudget };
+enum class ZoUpdate { kGradient, kSign };
+enum class HeadGrad { kPerturbed, kClean };
+enum class ZoSign { kInteger, kFloat };
+
+template <>
+struct Names<Method> {
+  static constexpr NameOf<Method> list[] = {
+      {Method::kBp, "bp"}, {Method::kZo, "zo"}, {Method::kElastic, "elastic"}};
+};
+template <>
+struct Names<Precision> {
+  static constexpr NameOf<Precision> list[] = {
+      {Precision::kF32, "f32"}, {Precision::kInt8, "int8"}, {Precision::kInt8Npu, "int8-npu"}};
+};
+template <>
+struct Names<QSchedule> {
+  static constexpr NameOf<QSchedule> list[] = {{QSchedule::kFixed, "fixed"},
+                                               {QSchedule::kQScheduler, "qscheduler"},
+                                               {QSchedule::kBudget, "budget"}};
+};
+template <>
+struct Names<ZoUpdate> {
+  static constexpr NameOf<ZoUpdate> list[] = {{ZoUpdate::kGradient, "gradient"},
+                                              {ZoUpdate::kSign, "sign"}};
+};
+template <>
+struct Names<HeadGrad> {
+  static constexpr NameOf<HeadGrad> list[] = {{HeadGrad::kPerturbed, "perturbed"},
+                                              {HeadGrad::kClean, "clean"}};
+};
+template <>
+struct Names<ZoSign> {
+  static constexpr NameOf<ZoSign> list[] = {{ZoSign::kInteger, "integer"},
+                                            {ZoSign::kFloat, "float"}};
+};
 
 // The defaults are the main job: ElasticZO (ZO-Feat-Cls1: BP on the last two layers) training
 // LeNet-5 on Fashion-MNIST, with the hyperparameters of configs/fp32/lenet5-fashion-cls1.toml
@@ -16,16 +59,16 @@ struct TrainConfig {
   std::string model = "lenet5";
   std::string data = "fashion-mnist";
   std::string out = "runs/default";
-  std::string method = "elastic";  // bp: Full BP; zo: Full ZO; elastic: ZO body + BP head
+  Method method = Method::kElastic;  // bp: Full BP; zo: Full ZO; elastic: ZO body + BP head
   int bp_layers = 2;          // elastic: layers with parameters trained by BP, counted from the end
   int64_t memory_budget = 0;  // elastic: bytes; when set, picks the largest head that fits
-  std::string estimator = "spsa";         // spsa (central) or forward difference
-  std::string perturbation = "gaussian";  // gaussian, rademacher, uniform
+  zo::Estimator estimator = zo::Estimator::kSpsa;  // central or forward difference
+  zo::Distribution perturbation = zo::Distribution::kGaussian;
   std::string sparsity = "0";  // p_zero, or a schedule "P0,EPOCH:P1,..." e.g. "0.33,20:0.5,50:0.9"
   int q = 1;                   // perturbation samples per step (q_schedule fixed)
-  std::string q_schedule = "fixed";  // fixed (q), qscheduler, budget (QScheduler, q_max from
-                                     // q_budget)
-  int q0 = 8;                        // QScheduler: the paper's defaults, q_scheduler.h
+  QSchedule q_schedule = QSchedule::kFixed;  // fixed (q), qscheduler, budget (QScheduler,
+                                             // q_max from q_budget)
+  int q0 = 8;                                // QScheduler: the paper's defaults, q_scheduler.h
   int q_alpha = 2;
   int q_patience = 5;
   double q_tau = 0.0;
@@ -36,9 +79,9 @@ struct TrainConfig {
   double zo_lr = 5e-4;       // learning rate of the ZO-trained layers
   double zo_momentum = 0.0;  // momentum of the ZO update (costs a buffer per ZO parameter)
   double grad_clip = 1.0;    // clip the projected gradient to ±grad_clip (0: no clipping)
-  std::string zo_update = "gradient";   // gradient: θ -= lr·g·z; sign: θ -= lr·sign(g)·z
-  std::string head_grad = "perturbed";  // elastic: head gradient from the perturbed passes, or
-                                        // from an extra clean pass ("clean")
+  ZoUpdate zo_update = ZoUpdate::kGradient;  // gradient: θ -= lr·g·z; sign: θ -= lr·sign(g)·z
+  HeadGrad head_grad = HeadGrad::kPerturbed;  // elastic: head gradient from the perturbed passes,
+                                              // or from an extra clean pass
   int epochs = 10;
   int64_t batch = 64;
   double lr = 0.05;
@@ -47,11 +90,11 @@ struct TrainConfig {
   double lr_decay = 0.8;  // learning rate multiplied by lr_decay every lr_step epochs
   int lr_step = 10;
   uint64_t seed = 0;
-  std::string init;        // checkpoint to start from (its parameters only): fine-tuning
-  int train_layers = 0;    // train only the last N layers with parameters (0: all); the frozen
-                           // layers before them run in evaluation mode, once per step
-  int cache_features = 0;  // with train_layers: compute the frozen layers' output once per
-                           // example of image data, not once per step (train/feature_cache.h)
+  std::string init;             // checkpoint to start from (its parameters only): fine-tuning
+  int train_layers = 0;         // train only the last N layers with parameters (0: all); the frozen
+                                // layers before them run in evaluation mode, once per step
+  bool cache_features = false;  // with train_layers: compute the frozen layers' output once per
+                                // example of image data, not once per step (feature_cache.h)
   int threads = 1;
   int zo_lanes = 1;  // f32 ZO: perturbed passes run at once, one per thread, each with forward
                      // buffers of its own (more memory; results do not depend on it)
@@ -61,23 +104,24 @@ struct TrainConfig {
   int64_t points = 1024;    // point clouds: points sampled from each cloud per pass
   // Integer-only training (NITI int8, ElasticZO-INT8). lr, momentum, eps, zo_lr, grad_clip and
   // perturbation do not apply: updates are NITI's bit-width rule, z is ternary.
-  std::string precision = "f32";        // f32, int8, or int8-npu (ZO on an NPU-style int8 net)
-  std::string zo_sign = "integer";      // int8 ZO: sign of the integer loss difference (INT8*,
-                                        // Eq. 12) or of the float one (INT8)
-  int int_eps = 1;                      // int8 ZO: perturbation radius, in weight mantissa units
-  std::string bp_bits = "5,10:4,15:3";  // int8: bit width of the BP updates, or a schedule
-  int zo_bits = 1;                      // int8: bit width of the ZO updates
-  int loss_frac_bits = 0;               // int8 ZO: fraction bits of the integer loss (0: Eq. 12)
-  int sign_agreement = 0;  // int8 ZO: also compute the float loss difference and record how
-                           // often its sign agrees (metrics.jsonl)
+  Precision precision = Precision::kF32;  // f32, int8, or int8-npu (ZO on an NPU-style int8 net)
+  ZoSign zo_sign = ZoSign::kInteger;      // int8 ZO: sign of the integer loss difference (INT8*,
+                                          // Eq. 12) or of the float one (INT8)
+  int int_eps = 1;                        // int8 ZO: perturbation radius, in weight mantissa units
+  std::string bp_bits = "5,10:4,15:3";    // int8: bit width of the BP updates, or a schedule
+  int zo_bits = 1;                        // int8: bit width of the ZO updates
+  int loss_frac_bits = 0;                 // int8 ZO: fraction bits of the integer loss (0: Eq. 12)
+  bool sign_agreement = false;  // int8 ZO: also compute the float loss difference and record
+                                // how often its sign agrees (metrics.jsonl)
   // NPU-style int8 (nn/npu/npu_network.h): ±1 integer perturbations; eps, perturbation and
   // grad_clip do not apply.
   int npu_calibration_batches = 8;  // training batches the fixed scales are calibrated on
-  int npu_recalibrate = 0;          // 1: calibrate again whenever the q schedule grows q
+  bool npu_recalibrate = false;     // calibrate again whenever the q schedule grows q
 };
 
 // Visits every field as v(key, field, help): the single list that CLI flags, config files and
-// JSON are built from.
+// JSON are built from. Fields are strings, integers, doubles, booleans (written true/false,
+// read also as 1/0) and Named enums (written by name_of).
 template <typename Config, typename Visitor>
 void visit_config(Config& c, Visitor&& v) {
   v("model", c.model,

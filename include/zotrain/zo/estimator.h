@@ -16,7 +16,6 @@ enum class Estimator {
   kSpsa,     // central: (L(θ+εz) − L(θ−εz)) / 2ε, two passes per sample
   kForward,  // forward difference: (L(θ+εz) − L(θ)) / ε, one pass per sample plus one clean pass
 };
-Estimator parse_estimator(const std::string& name);  // InputError for unknown names
 
 struct ProjectOptions {
   Estimator estimator = Estimator::kSpsa;
@@ -44,3 +43,11 @@ void apply_update(const PerturbationSpec& spec, const Estimate& est, uint32_t te
                   Tensor& value, Tensor* momentum, float beta, ThreadPool* pool);
 
 }  // namespace zotrain::zo
+
+namespace zotrain {
+template <>
+struct Names<zo::Estimator> {
+  static constexpr NameOf<zo::Estimator> list[] = {{zo::Estimator::kSpsa, "spsa"},
+                                                   {zo::Estimator::kForward, "forward"}};
+};
+}  // namespace zotrain

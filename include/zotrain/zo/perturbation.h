@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <string>
 
+#include "zotrain/core/names.h"
 #include "zotrain/core/rng.h"
 
 namespace zotrain::zo {
@@ -15,8 +16,6 @@ enum class Distribution {
   kRademacher,  // ±1
   kUniform,     // uniform on [-sqrt(3), sqrt(3)]: unit variance like the others
 };
-Distribution parse_distribution(const std::string& name);  // InputError for unknown names
-const char* distribution_name(Distribution d);
 
 struct PerturbationSpec {
   Distribution dist = Distribution::kGaussian;
@@ -48,3 +47,12 @@ inline uint64_t sample_seed(uint64_t run_seed, int64_t step, int sample) {
 }
 
 }  // namespace zotrain::zo
+
+namespace zotrain {
+template <>
+struct Names<zo::Distribution> {
+  static constexpr NameOf<zo::Distribution> list[] = {{zo::Distribution::kGaussian, "gaussian"},
+                                                      {zo::Distribution::kRademacher, "rademacher"},
+                                                      {zo::Distribution::kUniform, "uniform"}};
+};
+}  // namespace zotrain
