@@ -19,12 +19,18 @@ class RuntimeError : public std::runtime_error {
   explicit RuntimeError(const std::string& what) : std::runtime_error(what) {}
 };
 
-// Checks an internal invariant; a failure is a bug in zotrain, reported with its location.
-#define ZT_ASSERT(cond)                                                                           \
+// Reports a broken invariant or a misused API: a bug in zotrain or in the code calling it, not
+// bad input. Throws a RuntimeError naming the condition, the place and the optional detail.
+[[noreturn]] inline void internal_error(const char* cond, const char* file, int line,
+                                        const std::string& detail = "") {
+  throw RuntimeError(std::string("internal error: ") + cond + " at " + file + ":" +
+                     std::to_string(line) + (detail.empty() ? "" : ": " + detail));
+}
+
+// Checks an internal invariant or an API's precondition; ZT_ASSERT(cond, detail) adds a message.
+#define ZT_ASSERT(cond, ...)                                                                      \
   do {                                                                                            \
-    if (!(cond))                                                                                  \
-      throw ::zotrain::RuntimeError(std::string("internal error: ") + #cond + " at " + __FILE__ + \
-                                    ":" + std::to_string(__LINE__));                              \
+    if (!(cond)) ::zotrain::internal_error(#cond, __FILE__, __LINE__ __VA_OPT__(, ) __VA_ARGS__); \
   } while (0)
 
 }  // namespace zotrain

@@ -65,8 +65,8 @@ int NpuNetwork::add_value(int64_t c, int64_t h, int64_t w) {
 
 NpuNetwork::NpuNetwork(const Network& net, int64_t batch, ThreadPool* pool)
     : batch_(batch), num_layers_(net.num_layers()) {
-  if (batch < 1) throw InputError("NPU network: batch " + std::to_string(batch) + " is not >= 1");
-  if (net.batch() == 0) throw InputError("NPU network: the f32 network is not allocated");
+  ZT_ASSERT(batch >= 1, "NPU network: batch " + std::to_string(batch) + " is not >= 1");
+  ZT_ASSERT(net.batch() > 0, "NPU network: the f32 network is not allocated");
   const Shape item = net.item_shape();
   if (item.rank == 3)
     add_value(item[0], item[1], item[2]);
@@ -372,7 +372,7 @@ void NpuNetwork::float_node(Node& n, int64_t rows) {
 
 Tensor NpuNetwork::float_forward(const float* x, int64_t rows, bool observe) {
   ZT_ASSERT(allocated_);
-  if (rows < 1) throw InputError("NPU float forward: rows " + std::to_string(rows) + " < 1");
+  ZT_ASSERT(rows >= 1, "NPU float forward: rows " + std::to_string(rows) + " < 1");
   Value& input = values_[0];
   input.f.assign(x, x + rows * input.numel());
   for (Node& n : nodes_) float_node(n, rows);
@@ -394,8 +394,8 @@ void NpuNetwork::reset_observations() {
 }
 
 void NpuNetwork::calibrate() {
-  if (observed_passes_ == 0)
-    throw InputError("NPU calibration: no observed pass (run float_forward with observe first)");
+  ZT_ASSERT(observed_passes_ > 0,
+            "NPU calibration: no observed pass (run float_forward with observe first)");
   for (Value& v : values_) v.scale = scale_for(v.observed);
   for (const Node& n : nodes_)  // in program order, so a chain of kept scales resolves
     if (values_[n.out].keeps_scale) values_[n.out].scale = values_[n.in].scale;
@@ -478,29 +478,28 @@ void NpuNetwork::quantize_param(size_t i) {
 
 void NpuNetwork::requantize(const NpuParam& p) {
   const auto i = static_cast<size_t>(&p - params_.data());
-  if (&p < params_.data() || i >= params_.size())
-    throw InputError("NPU requantize: not one of this network's params()");
-  if (!calibrated_) throw InputError("NPU requantize: the network is not calibrated");
+  ZT_ASSERT(&p >= params_.data() && i < params_.size(),
+            "NPU requantize: not one of this network's params()");
+  ZT_ASSERT(calibrated_, "NPU requantize: the network is not calibrated");
   quantize_param(i);
   clean_to_ = std::min(clean_to_, p.layer);
 }
 
 std::span<const int8_t> NpuNetwork::quantized(size_t i) const {
-  if (i >= params_.size())
-    throw InputError("NPU quantized: param " + std::to_string(i) + " of " +
-                     std::to_string(params_.size()));
+  ZT_ASSERT(i < params_.size(),
+            "NPU quantized: param " + std::to_string(i) + " of " + std::to_string(params_.size()));
   return nodes_[param_node_[i]].qweight;
 }
 
 void NpuNetwork::check_rows(int64_t rows, const char* what) const {
-  if (rows < 1 || rows > batch_)
-    throw InputError(std::string("NPU ") + what + ": rows " + std::to_string(rows) +
-                     " not in [1, " + std::to_string(batch_) + "]");
+  ZT_ASSERT(rows >= 1 && rows <= batch_, std::string("NPU ") + what + ": rows " +
+                                             std::to_string(rows) + " not in [1, " +
+                                             std::to_string(batch_) + "]");
 }
 
 void NpuNetwork::set_input(const float* x, int64_t rows) {
   check_rows(rows, "set_input");
-  if (!calibrated_) throw InputError("NPU set_input: the network is not calibrated");
+  ZT_ASSERT(calibrated_, "NPU set_input: the network is not calibrated");
   Value& in = values_[0];
   parallel_for(pool_, rows * in.numel(), [&](int64_t b, int64_t e) {
     for (int64_t i = b; i < e; ++i) in.q[i] = quantize(x[i], in.scale);
@@ -588,20 +587,19 @@ void NpuNetwork::run(int64_t rows, int from, int to, const Perturb* perturb) {
 
 Tensor NpuNetwork::forward(int64_t rows, int from, const Perturb* perturb) {
   check_rows(rows, "forward");
-  if (!calibrated_) throw InputError("NPU forward: the network is not calibrated");
-  if (from < 0 || from > num_layers_)
-    throw InputError("NPU forward: from " + std::to_string(from) + " not in [0, " +
-                     std::to_string(num_layers_) + "]");
-  if (from == 0 && rows > input_rows_)
-    throw InputError("NPU forward: " + std::to_string(rows) + " rows but set_input gave " +
-                     std::to_string(input_rows_));
-  if (from > 0 && (rows != kept_rows_ || from > clean_to_))
-    throw InputError("NPU forward from layer " + std::to_string(from) +
-                     ": no kept, unperturbed output of layer " + std::to_string(from - 1) +
-                     " for " + std::to_string(rows) + " rows (run forward_prefix first)");
-  if (perturb && perturb->sign != 1 && perturb->sign != -1)
-    throw InputError("NPU forward: perturbation sign " + std::to_string(perturb->sign) +
-                     " is not +1 or -1");
+  ZT_ASSERT(calibrated_, "NPU forward: the network is not calibrated");
+  ZT_ASSERT(from >= 0 && from <= num_layers_, "NPU forward: from " + std::to_string(from) +
+                                                  " not in [0, " + std::to_string(num_layers_) +
+                                                  "]");
+  ZT_ASSERT(from > 0 || rows <= input_rows_, "NPU forward: " + std::to_string(rows) +
+                                                 " rows but set_input gave " +
+                                                 std::to_string(input_rows_));
+  ZT_ASSERT(from == 0 || (rows == kept_rows_ && from <= clean_to_),
+            "NPU forward from layer " + std::to_string(from) +
+                ": no kept, unperturbed output of layer " + std::to_string(from - 1) + " for " +
+                std::to_string(rows) + " rows (run forward_prefix first)");
+  ZT_ASSERT(!perturb || perturb->sign == 1 || perturb->sign == -1,
+            "NPU forward: perturbation sign " + std::to_string(perturb->sign) + " is not +1 or -1");
   run(rows, from, num_layers_, perturb);
   const Value& out = values_[layer_out_.back()];
   Tensor logits = logits_.rows(0, rows);
@@ -611,13 +609,11 @@ Tensor NpuNetwork::forward(int64_t rows, int from, const Perturb* perturb) {
 
 void NpuNetwork::forward_prefix(int64_t rows, int to) {
   check_rows(rows, "forward_prefix");
-  if (!calibrated_) throw InputError("NPU forward_prefix: the network is not calibrated");
-  if (to < 0 || to > num_layers_)
-    throw InputError("NPU forward_prefix: to " + std::to_string(to) + " not in [0, " +
-                     std::to_string(num_layers_) + "]");
-  if (rows > input_rows_)
-    throw InputError("NPU forward_prefix: " + std::to_string(rows) + " rows but set_input gave " +
-                     std::to_string(input_rows_));
+  ZT_ASSERT(calibrated_, "NPU forward_prefix: the network is not calibrated");
+  ZT_ASSERT(to >= 0 && to <= num_layers_, "NPU forward_prefix: to " + std::to_string(to) +
+                                              " not in [0, " + std::to_string(num_layers_) + "]");
+  ZT_ASSERT(rows <= input_rows_, "NPU forward_prefix: " + std::to_string(rows) +
+                                     " rows but set_input gave " + std::to_string(input_rows_));
   run(rows, 0, to, nullptr);
 }
 

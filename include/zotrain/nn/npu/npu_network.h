@@ -57,7 +57,7 @@ class NpuNetwork {
   Tensor float_forward(const float* x, int64_t rows, bool observe);
   // Fixes every scale from the observed ranges (activations max/127, weights max|W|/127 per
   // tensor, biases int32 at s_in * s_w, requantization multipliers) and quantizes every weight.
-  // Calling it again after more observed passes recalibrates. InputError if nothing was observed.
+  // Calling it again after more observed passes recalibrates; something must have been observed.
   void calibrate();
   // Forgets the observed ranges (before a recalibration).
   void reset_observations();
@@ -91,9 +91,9 @@ class NpuNetwork {
   // Runs top-level layers [from, num_layers) in int8 on `rows` rows: from == 0 reads the input
   // buffer, from > 0 the kept output of layer from - 1 of an earlier forward(rows, 0, ..) or
   // forward_prefix. Returns the dequantized logits [rows, classes] (valid until the next call).
-  // InputError unless calibrated, sign is ±1 and, for from > 0, rows equals that pass's rows and
-  // the kept output is current: not perturbed, and no set_input, calibrate or requantize of a
-  // layer before `from` since.
+  // It must be calibrated, sign ±1 and, for from > 0, rows that pass's rows with the kept output
+  // current: not perturbed, and no set_input, calibrate or requantize of a layer before `from`
+  // since. Misuse of this API (here or in any method) is a bug: ZT_ASSERT, a RuntimeError.
   Tensor forward(int64_t rows, int from, const Perturb* perturb);
   // Runs layers [0, to) only, keeping the output of layer to - 1 for forward(rows, to, ..).
   void forward_prefix(int64_t rows, int to);
