@@ -289,6 +289,33 @@ MemoryPlan Network::plan(int64_t batch, int head_start, int threads, int frozen,
   return plan;
 }
 
+// The fusion pass: the groups of layers forward-only passes run as one. A max pooling fused
+// into the layer before it (fused_max_pools); else a monotone layer and the max pooling after
+// it, pooling first (max(f(a), f(b)) = f(max(a, b)) for a non-decreasing f, which then sees a
+// quarter of the elements or less); else batch norm and the ReLU after it (one write of the
+// activation). Each is bit for bit its layers run one by one; only in the body (no backward
+// pass reads what a group skips) and never across the frozen layers' kept output.
+void Network::fuse(int head_start, int frozen) {
+  const int L = num_layers();
+  const std::vector<int> pools = fused_max_pools(*this, head_start, frozen);
+  fusion_.assign(L, Fusion());
+  for (int i = 0; i < L; ++i) {
+    const bool pair = i + 1 < head_start && i + 1 != frozen;
+    if (pools[i] >= 0)
+      fusion_[i] = {Fusion::kMaxPooled, pools[i]};
+    else if (pair && layers_[i]->monotone_elementwise() && layers_[i + 1]->max_pooling())
+      fusion_[i] = {Fusion::kPoolFirst, i + 1};
+    else if (pair && layers_[i]->fuses_relu() && layers_[i + 1]->relu_cap() > 0.0f)
+      fusion_[i] = {Fusion::kNormRelu, i + 1};
+    else
+      fusion_[i] = {Fusion::kNone, i};
+  }
+  pool_after_relu_.assign(L, nullptr);
+  for (int i = head_start + 1; i < L; ++i)
+    if (layers_[i - 1]->relu_cap() > 0.0f)
+      pool_after_relu_[i] = dynamic_cast<const MaxPool2d*>(layers_[i].get());
+}
+
 MemoryPlan Network::parameter_plan(int64_t batch) const {
   MemoryPlan plan;
   std::vector<int> buf, lane_buf;
@@ -331,7 +358,7 @@ void Network::allocate(Arena& arena, int64_t batch, int head_start, ThreadPool* 
     }
   }
   std::vector<Tensor> grads(specs.size());
-  fused_pool_ = fused_max_pools(*this, head_start, frozen);
+  fuse(head_start, frozen);
   lanes_.assign(lanes, Lane());
   std::vector<int> lane_buf;
   for (const Slot& s :
@@ -496,40 +523,29 @@ Tensor Network::run(Tensor x, int from, int to, const ParamTransform* body, Lane
         }
       ctx.params = transformed.data();
     }
-    if (const int j = fused_pool_[i]; j >= 0) {
-      ZT_ASSERT(j < to);
-      Tensor y = output_buffer(j, rows, lane);
-      layers_[i]->forward_max_pooled(x, pool_windows(j), y, ctx);
-      if (j == i + 2) layers_[i + 1]->forward(y, y, context(i + 1, lane));  // the monotone layer
-      x = y;
-      i = j;
-      continue;
+    const Fusion f = fusion_[i];
+    ZT_ASSERT(f.last < to);
+    // A group writes its last layer's output; batch norm + ReLU's is the ReLU's buffer, which
+    // is batch norm's (a ReLU runs in place).
+    Tensor y = output_buffer(f.last, rows, lane);
+    switch (f.kind) {
+      case Fusion::kMaxPooled:
+        layers_[i]->forward_max_pooled(x, pool_windows(f.last), y, ctx);
+        if (f.last == i + 2) layers_[i + 1]->forward(y, y, context(i + 1, lane));  // monotone
+        break;
+      case Fusion::kPoolFirst:
+        layers_[i + 1]->forward(x, y, context(i + 1, lane));
+        layers_[i]->forward(y, y, ctx);
+        break;
+      case Fusion::kNormRelu:
+        layers_[i]->forward_relu(x, y, layers_[i + 1]->relu_cap(), ctx);
+        break;
+      case Fusion::kNone:
+        layers_[i]->forward(x, y, ctx);
+        break;
     }
-    // max(f(a), f(b)) = f(max(a, b)) for a non-decreasing f (ReLU): pooling first leaves f a
-    // half (2x2 windows: a quarter) or less of the elements, with the same result bit for bit.
-    // Only where no backward pass reads f's output or the pooling's input (below the head).
-    if (i + 1 < to && i + 1 < head_start_ && layers_[i]->monotone_elementwise() &&
-        layers_[i + 1]->max_pooling()) {
-      Tensor y = output_buffer(i + 1, rows, lane);
-      layers_[i + 1]->forward(x, y, context(i + 1, lane));
-      layers_[i]->forward(y, y, ctx);
-      x = y;
-      ++i;
-      continue;
-    }
-    // A ReLU after batch norm: one pass writes the activation. Its output takes the ReLU's
-    // buffer, which is batch norm's (a ReLU runs in place).
-    if (i + 1 < to && i + 1 < head_start_ && layers_[i]->fuses_relu() &&
-        layers_[i + 1]->relu_cap() > 0.0f) {
-      Tensor y = output_buffer(i + 1, rows, lane);
-      layers_[i]->forward_relu(x, y, layers_[i + 1]->relu_cap(), ctx);
-      x = y;
-      ++i;
-      continue;
-    }
-    Tensor y = output_buffer(i, rows, lane);
-    layers_[i]->forward(x, y, ctx);
     x = y;
+    i = f.last;
   }
   return x;
 }
@@ -546,8 +562,8 @@ void Network::backward(const Tensor& dlogits) {
     Tensor x = i == 0 ? input(rows) : kept_[i - 1].rows(0, rows);
     Tensor y = kept_[i].rows(0, rows);
     // A max pooling after a ReLU: one pass routes dy to the ReLU's input.
-    const auto* pool = dynamic_cast<const MaxPool2d*>(layers_[i].get());
-    const float cap = pool && i - 1 >= head_start_ ? layers_[i - 1]->relu_cap() : 0.0f;
+    const MaxPool2d* pool = pool_after_relu_[i];
+    const float cap = pool ? layers_[i - 1]->relu_cap() : 0.0f;
     const int through = cap > 0.0f ? i - 1 : i;  // the layer whose dx this step writes
     Tensor dx =
         through > head_start_ ? Tensor(back_[next].data(), input_shape(through, rows)) : Tensor();

@@ -21,6 +21,8 @@
 
 namespace zotrain {
 
+class MaxPool2d;
+
 // One parameter tensor of the network, in a fixed order (layer, then the layer's param_specs).
 struct ParamRef {
   int layer;
@@ -155,6 +157,7 @@ class Network {
   Tensor trained_input(int64_t rows) const;
   void allocate(Arena& arena, int64_t batch, int head_start, ThreadPool* pool, uint64_t seed,
                 int frozen, int lanes, bool passes);
+  void fuse(int head_start, int frozen);
 
   Shape item_shape_;
   std::vector<LayerSpec> specs_;
@@ -167,11 +170,26 @@ class Network {
   std::vector<ParamRef> params_, state_;
   PassMode mode_;
   Tensor input_, dlogits_;
-  std::vector<Tensor> kept_;     // kept_[i]: output of layer i when kept for backprop
-  std::vector<double*> stats_;   // stats_[i]: head layer i's kept statistics, or null
-  std::vector<int> fused_pool_;  // the max pooling fused into each layer, or -1 (network.cpp)
-  std::vector<Lane> lanes_;      // lanes_[0]: the network's own forward buffers
-  Tensor back_[2];               // backward ping-pong (head)
+  std::vector<Tensor> kept_;    // kept_[i]: output of layer i when kept for backprop
+  std::vector<double*> stats_;  // stats_[i]: head layer i's kept statistics, or null
+  // The layers a pass runs as one, decided once by allocate's fusion pass (network.cpp): the
+  // group that starts at a layer and its last layer.
+  struct Fusion {
+    enum Kind {
+      kNone,
+      kMaxPooled,  // the layer writes its max-pooled output (a monotone layer between runs on it)
+      kPoolFirst,  // a monotone layer and the max pooling after it: pooling first
+      kNormRelu,   // batch norm and the ReLU after it in one pass
+    };
+    Kind kind = kNone;
+    int last = 0;
+  };
+  std::vector<Fusion> fusion_;  // forward-only passes, per layer
+  // Backprop: the max pooling at layer i after a ReLU of the head, which routes dy to the
+  // ReLU's input in one pass (null elsewhere).
+  std::vector<const MaxPool2d*> pool_after_relu_;
+  std::vector<Lane> lanes_;  // lanes_[0]: the network's own forward buffers
+  Tensor back_[2];           // backward ping-pong (head)
 };
 
 }  // namespace zotrain
