@@ -31,6 +31,9 @@ void run_memory(const MemoryArgs& a) {
   TrainConfig zo = cfg, bp = cfg;
   zo.method = Method::kZo, bp.method = Method::kBp;
   zo.memory_budget = bp.memory_budget = 0;
+  // int8-npu runs ZO only: its Full BP yardstick is the f32 one.
+  if (bp.precision == Precision::kInt8Npu) bp.precision = Precision::kF32;
+  const char* bp_label = bp.precision == cfg.precision ? "Full BP" : "Full BP (f32)";
   // With frozen layers (--train-layers), Full BP's head starts after them.
   const size_t full_zo = training_plan(net, zo, choose_head(net, zo)).total();
   const size_t full_bp = training_plan(net, bp, choose_head(net, bp)).total();
@@ -51,6 +54,7 @@ void run_memory(const MemoryArgs& a) {
     nlohmann::json out = {{"model", cfg.model},
                           {"batch", cfg.batch},
                           {"method", name_of(cfg.method)},
+                          {"precision", name_of(cfg.precision)},
                           {"bp_layers", bp_layers},
                           {"head_start", head},
                           {"rows", rows},
@@ -58,14 +62,16 @@ void run_memory(const MemoryArgs& a) {
                           {"total_bytes", plan.total()},
                           {"full_zo_bytes", full_zo},
                           {"full_bp_bytes", full_bp},
+                          {"full_bp_precision", name_of(bp.precision)},
                           {"percent_over_full_zo", over_zo},
                           {"percent_saved_vs_full_bp", vs_bp}};
     std::printf("%s\n", out.dump(2).c_str());
     return;
   }
-  std::printf("%s, batch %lld, method %s, %d BP layer(s) of %zu (head starts at layer %d)\n",
-              cfg.model.c_str(), static_cast<long long>(cfg.batch), name_of(cfg.method), bp_layers,
-              net.param_layers().size(), head);
+  std::printf(
+      "%s, batch %lld, method %s, precision %s, %d BP layer(s) of %zu (head starts at layer %d)\n",
+      cfg.model.c_str(), static_cast<long long>(cfg.batch), name_of(cfg.method),
+      name_of(cfg.precision), bp_layers, net.param_layers().size(), head);
   std::printf("%6s  %-44s %-12s %12s\n", "layer", "buffer", "bucket", "bytes");
   for (const MemoryRow& r : plan.rows)
     std::printf("%6s  %-44s %-12s %12zu\n", r.layer < 0 ? "-" : std::to_string(r.layer).c_str(),
@@ -77,7 +83,7 @@ void run_memory(const MemoryArgs& a) {
                   100.0 * n / plan.total());
   std::printf("total          %12zu bytes\n", plan.total());
   std::printf("Full ZO        %12zu bytes; this is %+.3f%% over it\n", full_zo, over_zo);
-  std::printf("Full BP        %12zu bytes; this saves %.1f%% of it\n", full_bp, vs_bp);
+  std::printf("%-14s %12zu bytes; this saves %.1f%% of it\n", bp_label, full_bp, vs_bp);
 }
 
 }  // namespace

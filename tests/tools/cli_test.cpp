@@ -134,6 +134,14 @@ TEST_F(Cli, MemoryPlanAgreesWithTheArenaOfARealRun) {
   auto e = nlohmann::json::parse(run("memory --json --batch 256 --method elastic").out);
   EXPECT_LT(e["full_zo_bytes"].get<int64_t>(), e["total_bytes"].get<int64_t>());
   EXPECT_LT(e["total_bytes"].get<int64_t>(), e["full_bp_bytes"].get<int64_t>());
+  // int8-npu prints its own plan (the program's buffers), against f32's Full BP.
+  auto n = nlohmann::json::parse(
+      run("memory --json --batch 64 --method zo --precision int8-npu --train-layers 2").out);
+  EXPECT_EQ(n["precision"], "int8-npu");
+  EXPECT_EQ(n["full_bp_precision"], "f32");
+  EXPECT_TRUE(std::any_of(n["rows"].begin(), n["rows"].end(), [](const nlohmann::json& r) {
+    return r["buffer"].get<std::string>().starts_with("npu int8 weights");
+  }));
 }
 
 TEST_F(Cli, MemoryComparesFineTuningWithFullZoAndBpOfTheSameFrozenLayers) {
