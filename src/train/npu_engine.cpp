@@ -23,7 +23,7 @@ class NpuEngine : public Engine {
     // The f32 network only holds the model (and the input batch): the program runs it.
     net_.allocate_parameters(a.arena, cfg_.batch, cfg_.seed);
     if (a.init) restore_params(a.init->file, a.init->path, net_);
-    npu_ = std::make_unique<NpuNetwork>(net_, cfg_.batch, &pool_);
+    npu_ = std::make_unique<NpuNetwork>(net_, cfg_.batch, &pool_, frozen_);
     npu_->allocate(a.arena);
     if (cfg_.cache_features)
       features_ = static_cast<int8_t*>(a.arena.alloc_bytes(Bucket::kInput, feature_bytes()));
@@ -237,7 +237,7 @@ MemoryPlan npu_plan(const Network& net, const TrainConfig& cfg, int, int frozen)
   Network model(net.item_shape(), specs);
   Arena scratch;
   model.allocate_parameters(scratch, cfg.batch, 0);
-  const NpuNetwork program(model, cfg.batch);
+  const NpuNetwork program(model, cfg.batch, nullptr, frozen);
   for (const MemoryRow& row : program.plan(cfg.threads).rows) plan.rows.push_back(row);
   if (cfg.cache_features)
     plan.add(frozen - 1, "npu cached features batch", Bucket::kInput,

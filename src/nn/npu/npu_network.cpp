@@ -6,6 +6,7 @@
 #include <numeric>
 
 #include "zotrain/core/error.h"
+#include "zotrain/core/memory_planner.h"
 #include "zotrain/nn/batch_norm.h"
 #include "zotrain/zo/perturbation.h"
 
@@ -63,8 +64,9 @@ int NpuNetwork::add_value(int64_t c, int64_t h, int64_t w) {
   return static_cast<int>(values_.size()) - 1;
 }
 
-NpuNetwork::NpuNetwork(const Network& net, int64_t batch, ThreadPool* pool)
-    : batch_(batch), num_layers_(net.num_layers()) {
+NpuNetwork::NpuNetwork(const Network& net, int64_t batch, ThreadPool* pool, int start)
+    : batch_(batch), num_layers_(net.num_layers()), start_(start) {
+  ZT_ASSERT(start >= -1 && start < net.num_layers());
   ZT_ASSERT(batch >= 1, "NPU network: batch " + std::to_string(batch) + " is not >= 1");
   ZT_ASSERT(net.batch() > 0, "NPU network: the f32 network is not allocated");
   const Shape item = net.item_shape();
@@ -85,11 +87,48 @@ NpuNetwork::NpuNetwork(const Network& net, int64_t batch, ThreadPool* pool)
     }
   pool_ = pool;
   work_stride_ = (work + 63) / 64 * 64;
+  plan_values();
+}
+
+void NpuNetwork::plan_values() {
+  // Steps are node indices; a tensor a later pass reads lives to the end (step nodes_.size()).
+  const int end = static_cast<int>(nodes_.size());
+  std::vector<int> first(values_.size(), 0), last(values_.size(), 0);
+  for (int k = 0; k < end; ++k) {
+    const Node& n = nodes_[k];
+    first[n.out] = last[n.out] = k;
+    for (int v : {n.in, n.in2})
+      if (v >= 0) last[v] = std::max(last[v], k);
+  }
+  last[0] = end;
+  last[layer_out_.back()] = end;
+  for (int i = 1; i <= num_layers_; ++i)
+    if (start_ < 0 || i == start_) last[layer_out_[i - 1]] = end;
+  MemoryPlanner planner;
+  // The input has a buffer of its own (the caller fills it); the others share the block.
+  for (size_t i = 1; i < values_.size(); ++i)
+    planner.add(static_cast<size_t>(batch_ * values_[i].numel()), first[i], last[i]);
+  planner.plan();
+  value_offset_.assign(values_.size(), 0);
+  for (size_t i = 1; i < values_.size(); ++i)
+    value_offset_[i] = planner.offset(static_cast<int>(i) - 1);
+  values_bytes_ = planner.total();
 }
 
 // One buffer of the program: what it is for and its plan row.
 struct NpuNetwork::Slot {
-  enum Role { kValue, kWork, kWeightScratch, kZScratch, kQWeight, kQBias, kBias, kMaster, kLogits };
+  enum Role {
+    kInput,
+    kValues,
+    kWork,
+    kWeightScratch,
+    kZScratch,
+    kQWeight,
+    kQBias,
+    kBias,
+    kMaster,
+    kLogits
+  };
   Role role;
   int index;  // value or node index
   MemoryRow row;
@@ -102,12 +141,11 @@ std::vector<NpuNetwork::Slot> NpuNetwork::slots(int threads) const {
     one.add(layer, "npu " + std::move(what), b, static_cast<size_t>(bytes));
     out.push_back({role, index, one.rows[0]});
   };
-  for (size_t i = 0; i < values_.size(); ++i) {
-    const Value& v = values_[i];
-    add(Slot::kValue, static_cast<int>(i), -1,
-        i == 0 ? "int8 input" : "int8 tensor " + std::to_string(i),
-        i == 0 ? Bucket::kInput : Bucket::kForward, batch_ * v.numel());
-  }
+  add(Slot::kInput, 0, -1, "int8 input", Bucket::kInput, batch_ * values_[0].numel());
+  if (values_.size() > 1)
+    add(Slot::kValues, 0, -1,
+        "int8 tensors (" + std::to_string(values_.size() - 1) + ", placed by lifetime)",
+        Bucket::kForward, static_cast<int64_t>(values_bytes_));
   for (size_t i = 0; i < nodes_.size(); ++i) {
     const Node& n = nodes_[i];
     if (n.kind != Kind::kConv) continue;
@@ -149,11 +187,15 @@ void NpuNetwork::allocate(Arena& arena) {
     auto bytes = static_cast<std::byte*>(p);
     auto* f = reinterpret_cast<float*>(bytes);
     switch (s.role) {
-      case Slot::kValue: {
-        Value& v = values_[s.index];
-        v.q = {reinterpret_cast<int8_t*>(bytes), static_cast<size_t>(batch_ * v.numel())};
+      case Slot::kInput:
+        values_[0].q = {reinterpret_cast<int8_t*>(bytes),
+                        static_cast<size_t>(batch_ * values_[0].numel())};
         break;
-      }
+      case Slot::kValues:
+        for (size_t i = 1; i < values_.size(); ++i)
+          values_[i].q = {reinterpret_cast<int8_t*>(bytes + value_offset_[i]),
+                          static_cast<size_t>(batch_ * values_[i].numel())};
+        break;
       case Slot::kQWeight: {
         Node& n = nodes_[s.index];
         n.qweight = {reinterpret_cast<int8_t*>(bytes), static_cast<size_t>(n.weights)};
@@ -585,8 +627,15 @@ void NpuNetwork::run(int64_t rows, int from, int to, const Perturb* perturb) {
   clean_to_ = perturb ? std::max(from, std::min(to, perturb->first_layer)) : to;
 }
 
+bool NpuNetwork::keeps(int to) const {
+  return to == 0 || to == num_layers_ || start_ < 0 || to == start_;
+}
+
 Tensor NpuNetwork::forward(int64_t rows, int from, const Perturb* perturb) {
   check_rows(rows, "forward");
+  ZT_ASSERT(keeps(from), "NPU forward: from " + std::to_string(from) +
+                             ", but the program keeps the output before layer " +
+                             std::to_string(start_) + " only");
   ZT_ASSERT(calibrated_, "NPU forward: the network is not calibrated");
   ZT_ASSERT(from >= 0 && from <= num_layers_, "NPU forward: from " + std::to_string(from) +
                                                   " not in [0, " + std::to_string(num_layers_) +
@@ -609,6 +658,7 @@ Tensor NpuNetwork::forward(int64_t rows, int from, const Perturb* perturb) {
 
 void NpuNetwork::forward_prefix(int64_t rows, int to) {
   check_rows(rows, "forward_prefix");
+  ZT_ASSERT(keeps(to));
   ZT_ASSERT(calibrated_, "NPU forward_prefix: the network is not calibrated");
   ZT_ASSERT(to >= 0 && to <= num_layers_, "NPU forward_prefix: to " + std::to_string(to) +
                                               " not in [0, " + std::to_string(num_layers_) + "]");
@@ -623,12 +673,13 @@ int64_t NpuNetwork::prefix_numel(int to) const {
 }
 
 const int8_t* NpuNetwork::prefix_output(int to) const {
-  ZT_ASSERT(to > 0 && to <= num_layers_);
+  ZT_ASSERT(to > 0 && to <= num_layers_ && keeps(to));
   return values_[layer_out_[to - 1]].q.data();
 }
 
 void NpuNetwork::set_prefix_output(int to, const int8_t* x, int64_t rows) {
   check_rows(rows, "set_prefix_output");
+  ZT_ASSERT(to > 0 && to <= num_layers_ && keeps(to));
   const std::span<int8_t> q = values_[layer_out_[to - 1]].q;
   std::copy(x, x + rows * prefix_numel(to), q.begin());
   input_rows_ = 0;  // the input buffer no longer matches the kept outputs

@@ -269,6 +269,35 @@ TEST(NpuNetwork, ForwardFromKeptPrefixEqualsFullForward) {
   }
 }
 
+// A program that keeps only the output before one layer places its other int8 tensors by their
+// lifetimes in less memory, and computes the same logits, from the input and from that layer.
+TEST(NpuNetwork, KeepingOneStartPlansLessMemoryForTheSameLogits) {
+  for (const char* name : {"every_op", "lenet5", "mobilenetv2:0.35", "resnet18:0.25"}) {
+    const bool small = std::string(name) == "every_op";
+    const int64_t rows = 3, item = small ? 2 * 12 * 12 : 28 * 28;
+    Net n = small ? Net(Shape{2, 12, 12}, every_op(), rows, 4) : model(name, rows);
+    NpuNetwork all(*n.net, rows);
+    all.allocate(n.arena);
+    calibrate(all, item, rows, 2, 70);
+    const int start = all.num_layers() / 2;
+    for (int keep : {0, start}) {
+      NpuNetwork one(*n.net, rows, nullptr, keep);
+      EXPECT_LT(one.bytes(), all.bytes()) << name << " keep " << keep;
+      one.allocate(n.arena);
+      one.set_scales(all.scales());
+      const auto x = random_input(rows * item, 71);
+      all.set_input(x.data(), rows);
+      one.set_input(x.data(), rows);
+      const NpuNetwork::Perturb p{5, 1, 0.0f, keep};
+      const Tensor want = all.forward(rows, 0, &p).clone();
+      EXPECT_TRUE(test::bitwise_equal(one.forward(rows, 0, &p), want)) << name << " " << keep;
+      one.forward_prefix(rows, keep);
+      EXPECT_TRUE(test::bitwise_equal(one.forward(rows, keep, &p), want)) << name << " " << keep;
+      if (keep > 1) EXPECT_THROW(one.forward(rows, keep - 1, &p), RuntimeError);
+    }
+  }
+}
+
 // The int8 passes split their rows over a thread pool: the same logits, clean and perturbed, for
 // any thread count (residual adds, depthwise and pointwise layers, pooling).
 TEST(NpuNetwork, ResultsDoNotDependOnThreadCount) {

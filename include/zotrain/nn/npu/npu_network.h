@@ -8,8 +8,11 @@
 // ±1 (or 0) in integer space on the quantized weights, drawn exactly as zo::perturbation draws
 // them for the weight's Network parameter index, so the host replays them by seed.
 //
-// The program keeps every intermediate int8 tensor, so a pass may start at any top-level layer
-// from the kept output of the one before it (the unperturbed prefix of a ZO step runs once).
+// A pass may start at a top-level layer from the kept output of the one before it (the
+// unperturbed prefix of a ZO step runs once). The int8 tensors share one block, placed by their
+// lifetimes (core/memory_planner.h): those a later pass reads (the input, the logits, the
+// output before the layer passes start at) live to the end, the others only from the node that
+// writes them to the last that reads them.
 #pragma once
 
 #include <cstdint>
@@ -41,7 +44,9 @@ class NpuNetwork {
   // norm after anything but a convolution or linear layer). The int8 passes split their rows over
   // `pool` (null: one thread); every row's result is the same whichever worker computes it.
   // Then plan() tells the buffers it takes and allocate() takes them: nothing runs before.
-  NpuNetwork(const Network& net, int64_t batch, ThreadPool* pool = nullptr);
+  // `start` is the one top-level layer > 0 passes may start at (forward's from, forward_prefix's
+  // to), or 0 for none; -1 keeps every layer's output so that a pass may start anywhere.
+  NpuNetwork(const Network& net, int64_t batch, ThreadPool* pool = nullptr, int start = -1);
 
   // The program's buffers on `threads` workers: int8 tensors, scratch, quantized weights and
   // int32 biases, float master weights and folded biases, the dequantized logits. The float
@@ -155,6 +160,10 @@ class NpuNetwork {
   void run(int64_t rows, int from, int to, const Perturb* perturb);
   void check_rows(int64_t rows, const char* what) const;
   void quantize_param(size_t i);
+  // Places the int8 tensors in one block by their lifetimes (value_offset_).
+  void plan_values();
+  // Whether passes may start at top-level layer `to` (its input is kept).
+  bool keeps(int to) const;
   // Everything that follows from the scales: requantization multipliers, clamps, int32 biases,
   // quantized weights.
   void apply_scales();
@@ -170,6 +179,9 @@ class NpuNetwork {
   bool calibrated_ = false, allocated_ = false;
   // Validity of the kept int8 tensors: rows of the input buffer; rows of the last pass from the
   // input and the layers [0, clean_to_) whose kept outputs are unperturbed and current.
+  int start_ = -1;
+  std::vector<size_t> value_offset_;  // each int8 tensor's offset in the block of values_bytes_
+  size_t values_bytes_ = 0;
   int64_t input_rows_ = 0, kept_rows_ = 0;
   int clean_to_ = 0;
   int64_t classes_ = 0;
