@@ -42,6 +42,17 @@ class Cli : public ::testing::Test {
     return "train --data " + dir.file("data") + " --out " + dir.file(out) +
            " --epochs 1 --batch 50 --val-size 50";
   }
+  // zotrain eval of run `out`'s checkpoint prints the test accuracy its summary.json reports.
+  void expect_eval_reproduces(const std::string& out) {
+    auto summary = nlohmann::json::parse(slurp(dir.file(out) + "/summary.json"));
+    Result e =
+        run("eval --checkpoint " + dir.file(out) + "/checkpoint.bin --data " + dir.file("data"));
+    ASSERT_EQ(e.code, 0) << e.err;
+    char expected[32];
+    std::snprintf(expected, sizeof expected, "%.2f%%",
+                  100 * summary["final_test_acc"].get<double>());
+    EXPECT_NE(e.out.find(expected), std::string::npos) << e.out << " vs " << expected;
+  }
   void expect_usage_error(const std::string& args, const std::string& needle) {
     Result r = run(args);
     EXPECT_EQ(r.code, 2) << args << "\n" << r.err;
@@ -66,15 +77,9 @@ TEST_F(Cli, TrainWritesOutputsAndEvalReproducesTheTestAccuracy) {
   Result r = run(train_args("run"));
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.out.find("epoch 1/1"), std::string::npos) << r.out;
-  auto summary = nlohmann::json::parse(slurp(dir.file("run") + "/summary.json"));
   EXPECT_EQ(slurp(dir.file("run") + "/metrics.jsonl").find("\"epoch\":1") != std::string::npos,
             true);
-  Result e =
-      run("eval --checkpoint " + dir.file("run") + "/checkpoint.bin --data " + dir.file("data"));
-  ASSERT_EQ(e.code, 0) << e.err;
-  char expected[32];
-  std::snprintf(expected, sizeof expected, "%.2f%%", 100 * summary["final_test_acc"].get<double>());
-  EXPECT_NE(e.out.find(expected), std::string::npos) << e.out << " vs " << expected;
+  expect_eval_reproduces("run");
 }
 
 TEST_F(Cli, FineTunesTheLastLayersOnAnInt8NpuAndEvalReproducesItsTestAccuracy) {
@@ -87,12 +92,7 @@ TEST_F(Cli, FineTunesTheLastLayersOnAnInt8NpuAndEvalReproducesItsTestAccuracy) {
   EXPECT_GT(summary["feature_cache_bytes"].get<int64_t>(), 0);
   EXPECT_EQ(summary["config"]["precision"], "int8-npu");
   // The checkpoint holds the program's scales and master weights: eval runs the same program.
-  Result e =
-      run("eval --checkpoint " + dir.file("npu") + "/checkpoint.bin --data " + dir.file("data"));
-  ASSERT_EQ(e.code, 0) << e.err;
-  char expected[32];
-  std::snprintf(expected, sizeof expected, "%.2f%%", 100 * summary["final_test_acc"].get<double>());
-  EXPECT_NE(e.out.find(expected), std::string::npos) << e.out << " vs " << expected;
+  expect_eval_reproduces("npu");
   expect_usage_error(train_args("x") + " --method bp --precision int8-npu", "method");
   expect_usage_error(train_args("x") + " --train-layers 9", "--train-layers");
   expect_usage_error(train_args("x") + " --precision int4", "f32, int8 or int8-npu");

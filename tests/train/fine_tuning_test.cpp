@@ -56,6 +56,19 @@ std::string metrics_without_time(const std::string& out) {
   return all;
 }
 
+// A run of cfg.epochs stopped after `first` epochs and resumed gives the metrics of `whole`,
+// the same config's uninterrupted run.
+void expect_resumes_exactly(TrainConfig cfg, int first, const std::string& whole) {
+  const int epochs = cfg.epochs;
+  cfg.epochs = first;
+  Trainer(cfg).run();
+  cfg.epochs = epochs;
+  Trainer resumed(cfg);
+  resumed.resume(read_checkpoint(cfg.out + "/checkpoint.bin"));
+  resumed.run();
+  EXPECT_EQ(metrics_without_time(whole), metrics_without_time(cfg.out));
+}
+
 // Layers before `first` keep the pretrained values, the others moved.
 void expect_only_trained_changed(const std::string& before, const std::string& after, int first) {
   const auto a = params(before), b = params(after);
@@ -177,13 +190,7 @@ TEST(FineTuning, Int8NpuTrainsMasterWeightsResumesAndCachesIntegerFeatures) {
 
   TrainConfig parts = cfg;
   parts.out = dir.file("npu-parts");
-  parts.epochs = 1;
-  Trainer(parts).run();
-  parts.epochs = 2;
-  Trainer resumed(parts);
-  resumed.resume(read_checkpoint(parts.out + "/checkpoint.bin"));
-  resumed.run();
-  EXPECT_EQ(metrics_without_time(cfg.out), metrics_without_time(parts.out));
+  expect_resumes_exactly(parts, 1, cfg.out);
 
   // A run that recalibrates at every plateau (no gain counts as one: q grows after each
   // epoch) resumes exactly too: its checkpoint keeps the recalibrated scales.
@@ -200,13 +207,7 @@ TEST(FineTuning, Int8NpuTrainsMasterWeightsResumesAndCachesIntegerFeatures) {
   EXPECT_NE(metrics_without_time(recal.out).find("\"recalibrated\":true"), std::string::npos);
   TrainConfig recal_parts = recal;
   recal_parts.out = dir.file("recal-parts");
-  recal_parts.epochs = 2;
-  Trainer(recal_parts).run();
-  recal_parts.epochs = 3;
-  Trainer recal_resumed(recal_parts);
-  recal_resumed.resume(read_checkpoint(recal_parts.out + "/checkpoint.bin"));
-  recal_resumed.run();
-  EXPECT_EQ(metrics_without_time(recal.out), metrics_without_time(recal_parts.out));
+  expect_resumes_exactly(recal_parts, 2, recal.out);
 }
 
 TEST(FineTuning, RejectsInconsistentSettings) {
