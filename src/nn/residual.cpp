@@ -47,6 +47,11 @@ Residual::Residual(const LayerSpec& spec, const Shape& in) {
   if (shortcut != out_)
     throw InputError("residual on input " + in.str() + ": main gives " + out_.str() +
                      " but the shortcut " + shortcut.str());
+  // A ReLU after batch norm in the same chain runs in batch norm's pass (forward only), into
+  // the ReLU's buffer (which may be batch norm's input buffer: batch norm may run in place).
+  for (size_t i = 0; i + 1 < children_.size(); ++i)
+    if ((i + 1 < num_main_ || i >= num_main_) && children_[i].layer->fuses_relu())
+      children_[i].relu_fused = children_[i + 1].layer->relu_cap();
   size_t params = 0, state = 0;
   for (Child& c : children_) {
     c.first_param = params, c.first_state = state, c.first_stats = kept_stats_;
@@ -142,13 +147,9 @@ void Residual::run_children(const Tensor& x, const std::vector<float*>& out, con
   for (size_t i = 0; i < children_.size(); ++i) {
     const Child& c = children_[i];
     if (i == num_main_) in = x;  // the shortcut starts again from x
-    // A ReLU after batch norm in the same chain: one pass into the ReLU's buffer (which may be
-    // batch norm's input buffer: batch norm may run in place).
-    const bool same_chain = i + 1 < num_main_ || i >= num_main_;
-    if (fuse_relus && i + 1 < children_.size() && same_chain && c.layer->fuses_relu() &&
-        children_[i + 1].layer->relu_cap() > 0.0f) {
+    if (fuse_relus && c.relu_fused > 0.0f) {
       Tensor y(out[i + 1], c.out.with_batch(n));
-      c.layer->forward_relu(in, y, children_[i + 1].layer->relu_cap(), child_context(ctx, i));
+      c.layer->forward_relu(in, y, c.relu_fused, child_context(ctx, i));
       in = y;
       ++i;
       continue;

@@ -56,6 +56,7 @@ class Residual : public Layer {
     Shape in, out;                            // batch 1
     size_t first_param = 0, first_state = 0;  // index of the child's first tensor in the block's
     size_t first_stats = 0;                   // offset of its kept statistics in the block's
+    float relu_fused = 0;  // forward-only: the cap of the ReLU after it run in its pass (0: none)
   };
   // Offsets (floats) of the buffers in the workspace for a batch.
   struct Layout {
