@@ -62,16 +62,20 @@ uint32_t crc32_of(const char* data, size_t n) {
 
 }  // namespace
 
+const Tensor* TensorFile::find(const std::string& name) const {
+  for (const auto& [n, t] : tensors)
+    if (n == name) return &t;
+  return nullptr;
+}
+
 const Tensor& TensorFile::get(const std::string& name, const Shape& expected,
                               const std::string& path) const {
-  for (const auto& [n, t] : tensors)
-    if (n == name) {
-      if (t.shape() != expected)
-        throw InputError(path + ": tensor '" + name + "' has shape " + t.shape().str() +
-                         ", expected " + expected.str());
-      return t;
-    }
-  throw InputError(path + ": tensor '" + name + "' is missing");
+  const Tensor* t = find(name);
+  if (!t) throw InputError(path + ": tensor '" + name + "' is missing");
+  if (t->shape() != expected)
+    throw InputError(path + ": tensor '" + name + "' has shape " + t->shape().str() +
+                     ", expected " + expected.str());
+  return *t;
 }
 
 void write_tensor_file(const std::string& path, const TensorFile& file) {

@@ -28,7 +28,7 @@ class NpuEngine : public Engine {
     if (cfg_.cache_features)
       features_ = static_cast<int8_t*>(a.arena.alloc_bytes(Bucket::kInput, feature_bytes()));
     // An int8-npu checkpoint brings its scales and master weights: nothing to calibrate.
-    if (a.init && find(*a.init, kScales))
+    if (a.init && a.init->file.find(kScales))
       restore_program(*a.init);
     else
       calibrate();
@@ -133,7 +133,7 @@ class NpuEngine : public Engine {
   }
 
   void resume(const Checkpoint& ckpt) override {
-    if (cfg_.npu_recalibrate && !find(ckpt, kScales))
+    if (cfg_.npu_recalibrate && !ckpt.file.find(kScales))
       throw InputError(ckpt.path +
                        ": an int8-npu run with npu_recalibrate 1 cannot resume from a checkpoint "
                        "without its scales (npu_scales: written since issue 16)");
@@ -187,20 +187,15 @@ class NpuEngine : public Engine {
     return state;
   }
 
-  static const Tensor* find(const Checkpoint& ckpt, const std::string& name) {
-    for (const auto& [n, t] : ckpt.file.tensors)
-      if (n == name) return &t;
-    return nullptr;
-  }
-
   // The program of a checkpoint: every master weight it holds (those its run trained) and its
   // scales; a checkpoint from before the scales were kept keeps this run's calibration.
   void restore_program(const Checkpoint& ckpt) {
     for (NpuParam& p : npu_->params()) {
       const std::string name = kMaster + std::to_string(p.param_index);
-      if (find(ckpt, name)) p.master.copy_from(ckpt.file.get(name, p.master.shape(), ckpt.path));
+      if (ckpt.file.find(name))
+        p.master.copy_from(ckpt.file.get(name, p.master.shape(), ckpt.path));
     }
-    if (!find(ckpt, kScales)) {
+    if (!ckpt.file.find(kScales)) {
       for (const NpuParam& p : npu_->params()) npu_->requantize(p);
       return;
     }

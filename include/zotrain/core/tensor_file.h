@@ -15,6 +15,8 @@ struct TensorFile {
   std::string meta;
   std::vector<std::pair<std::string, Tensor>> tensors;
 
+  // The tensor called `name`, or null when the file has none (optional state).
+  const Tensor* find(const std::string& name) const;
   // The tensor called `name`; InputError naming `path` when it is absent or has another shape.
   const Tensor& get(const std::string& name, const Shape& expected, const std::string& path) const;
 };
