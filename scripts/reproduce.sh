@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Runs reproduction configs over seeds: each (config, seed) trains into
-# runs/repro/<config name>/s<seed>/ and is skipped when its summary.json exists, so an
-# interrupted sweep continues where it stopped.
+# OUT/<config name>/s<seed>/ (OUT: runs/repro unless -o) and is skipped when its summary.json
+# exists, so an interrupted sweep continues where it stopped.
 #
-#   scripts/reproduce.sh [-j JOBS] [-s "0 1 2"] configs/fp32/*.toml
+#   scripts/reproduce.sh [-j JOBS] [-s "0 1 2"] [-o OUT] configs/fp32/*.toml
 #
 # Then: python3 scripts/summarize.py runs/repro  (the table for docs/reproduction.md)
 set -euo pipefail
@@ -11,21 +11,23 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 JOBS=1
 SEEDS="0 1 2"
-while getopts "j:s:" opt; do
+OUT="$ROOT/runs/repro"
+while getopts "j:s:o:" opt; do
   case "$opt" in
     j) JOBS="$OPTARG" ;;
     s) SEEDS="$OPTARG" ;;
-    *) echo "usage: $0 [-j JOBS] [-s SEEDS] CONFIG..." >&2; exit 2 ;;
+    o) OUT="$OPTARG" ;;
+    *) echo "usage: $0 [-j JOBS] [-s SEEDS] [-o OUT] CONFIG..." >&2; exit 2 ;;
   esac
 done
 shift $((OPTIND - 1))
-(($# > 0)) || { echo "usage: $0 [-j JOBS] [-s SEEDS] CONFIG..." >&2; exit 2; }
+(($# > 0)) || { echo "usage: $0 [-j JOBS] [-s SEEDS] [-o OUT] CONFIG..." >&2; exit 2; }
 export ZOTRAIN_DATA="${ZOTRAIN_DATA:-$ROOT/data}"
 BIN="${ZOTRAIN_BIN:-$ROOT/build/zotrain}"
 
 for cfg in "$@"; do
   for seed in $SEEDS; do
-    out="$ROOT/runs/repro/$(basename "$cfg" .toml)/s$seed"
+    out="$OUT/$(basename "$cfg" .toml)/s$seed"
     [[ -f "$out/summary.json" ]] && continue
     printf '%s\0%s\0%s\0' "$cfg" "$seed" "$out"
   done

@@ -124,6 +124,14 @@ void validate(const TrainConfig& c) {
   need(c.q_schedule == QSchedule::kFixed || c.val_size > 0, "val_size",
        "> 0 for a q schedule, which reads the validation accuracy");
   need(!c.out.empty(), "out", "a folder name");
+  if (c.precision != Precision::kF32) {
+    // The int8 updates are integer rules of their own (NITI's bit widths, the NPU's masters).
+    const std::string f32_only = " unless precision is f32";
+    need(c.zo_optimizer == zo::Optimizer::kSgd, "zo_optimizer", "sgd" + f32_only);
+    need(c.zo_layer_scale == zo::LayerScale::kNone, "zo_layer_scale", "none" + f32_only);
+    need(!c.zo_normalize, "zo_normalize", "0" + f32_only);
+    need(c.zo_mask == zo::Mask::kRandom, "zo_mask", "random" + f32_only);
+  }
   need(c.npu_calibration_batches >= 1, "npu_calibration_batches", "an integer >= 1");
   if (c.precision == Precision::kInt8Npu) {
     need(c.method == Method::kZo, "method",

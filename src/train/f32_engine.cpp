@@ -13,6 +13,21 @@ namespace zotrain {
 
 namespace {
 
+// Adam's β1 when zo_momentum does not set it; the running RMS's weight of zo_normalize.
+constexpr float kAdamBeta1 = 0.9f;
+constexpr float kNormalizeDecay = 0.99f;
+
+// The ZO optimizer state an f32 run needs beyond the parameters.
+struct ZoBuffers {
+  bool m = false, v = false;  // per body parameter: momentum or Adam's moments
+  bool magnitude_scratch = false;
+  bool normalize = false;
+};
+ZoBuffers zo_buffers(const TrainConfig& cfg) {
+  const bool adam = cfg.zo_optimizer == zo::Optimizer::kAdam;
+  return {adam || cfg.zo_momentum > 0, adam, cfg.zo_mask == zo::Mask::kMagnitude, cfg.zo_normalize};
+}
+
 // Perturbation lanes of an f32 run: cfg.zo_lanes where it has a trained body to perturb.
 int lanes(const TrainConfig& cfg, int head, int frozen) {
   return frozen < head ? cfg.zo_lanes : 1;
@@ -25,13 +40,27 @@ class F32Engine : public Engine {
     net_.allocate(a.arena, cfg_.batch, head_, &pool_, cfg_.seed, frozen_,
                   lanes(cfg_, head_, frozen_));
     sgd_ = std::make_unique<Sgd>(net_, a.arena, cfg_.momentum, cfg_.weight_decay);
-    for (const ParamRef& p : net_.params())
-      if (p.layer >= frozen_ && p.layer < head_ && cfg_.zo_momentum > 0)
-        zo_momentum_.push_back(a.arena.alloc(Bucket::kOptimizer, p.value.shape()));
+    const ZoBuffers buffers = zo_buffers(cfg_);
+    int64_t largest = 0;
+    for (ParamRef& p : net_.params()) {
+      if (p.layer < frozen_ || p.layer >= head_) continue;
+      BodyParam b{&p};
+      if (buffers.m) b.m = a.arena.alloc(Bucket::kOptimizer, p.value.shape());
+      if (buffers.v) b.v = a.arena.alloc(Bucket::kOptimizer, p.value.shape());
+      if (body_layers_.empty() || body_layers_.back() != p.layer) body_layers_.push_back(p.layer);
+      b.group = static_cast<int>(body_layers_.size()) - 1;
+      largest = std::max(largest, p.value.numel());
+      body_.push_back(std::move(b));
+    }
+    if (buffers.magnitude_scratch && largest > 0)
+      magnitude_scratch_ = a.arena.alloc(Bucket::kWorkspace, Shape{largest});
+    if (buffers.normalize) normalize_ = a.arena.alloc(Bucket::kOptimizer, Shape{2});
     if (a.init) restore_params(a.init->file, a.init->path, net_);
     sparsity_ = parse_sparsity(cfg_.sparsity);
-    project_ = {cfg_.estimator, static_cast<float>(cfg_.eps), static_cast<float>(cfg_.grad_clip),
-                cfg_.zo_update == ZoUpdate::kSign};
+    // A normalized step clips (and takes signs) after the normalization, in update().
+    project_ = {cfg_.estimator, static_cast<float>(cfg_.eps),
+                cfg_.zo_normalize ? 0.0f : static_cast<float>(cfg_.grad_clip),
+                cfg_.zo_update == ZoUpdate::kSign && !cfg_.zo_normalize};
   }
 
   int64_t fill(const BatchSource& batches, int64_t index, uint8_t* labels, bool features) override {
@@ -71,11 +100,41 @@ class F32Engine : public Engine {
   int64_t num_parameters() const override { return net_.num_param_elements(); }
 
  private:
+  // One trained body parameter and its ZO optimizer state.
+  struct BodyParam {
+    ParamRef* p;
+    Tensor m{}, v{};    // momentum (SGD) or first moment (Adam); second moment (Adam)
+    int group = 0;      // its layer among the body's layers with parameters
+    float max_abs = 0;  // this step's magnitude-mask threshold (0: none)
+  };
+
   std::vector<std::pair<std::string, Tensor>> zo_state() const {
     std::vector<std::pair<std::string, Tensor>> state;
-    for (size_t i = 0; i < zo_momentum_.size(); ++i)
-      state.emplace_back("zo_momentum/" + net_.params()[i].name, zo_momentum_[i]);
+    // The momentum keeps the name it always had: "zo_momentum/<i-th parameter's name>".
+    for (size_t i = 0; i < body_.size(); ++i) {
+      if (!body_[i].m.empty())
+        state.emplace_back("zo_momentum/" + net_.params()[i].name, body_[i].m);
+      if (!body_[i].v.empty())
+        state.emplace_back("zo_second_moment/" + body_[i].p->name, body_[i].v);
+    }
+    if (!normalize_.empty()) state.emplace_back("zo_normalize", normalize_);
     return state;
+  }
+
+  // The step's per-layer scales and magnitude thresholds, from the parameters as they are now.
+  void prepare_body(double p_zero) {
+    std::vector<int64_t> d(body_layers_.size(), 0);
+    std::vector<double> sum_sq(body_layers_.size(), 0.0);
+    for (BodyParam& b : body_) {
+      d[b.group] += b.p->value.numel();
+      if (cfg_.zo_layer_scale == zo::LayerScale::kRms)
+        for (int64_t i = 0; i < b.p->value.numel(); ++i)
+          sum_sq[b.group] += static_cast<double>(b.p->value[i]) * b.p->value[i];
+      b.max_abs = cfg_.zo_mask == zo::Mask::kMagnitude && p_zero > 0
+                      ? zo::magnitude_threshold(b.p->value, 1.0 - p_zero, magnitude_scratch_.data())
+                      : 0.0f;
+    }
+    scales_ = zo::layer_scales(cfg_.zo_layer_scale, d, sum_sq);
   }
 
   StepResult bp_step() {
@@ -93,8 +152,11 @@ class F32Engine : public Engine {
     // Forward differences need the clean loss; a head trained from a clean pass needs its
     // backward.
     const bool clean_pass = forward_diff || (has_head && clean_head);
-    const zo::PerturbationSpec spec{cfg_.perturbation,
-                                    static_cast<float>(schedule_at(sparsity_, in_->epoch))};
+    const double p_zero = schedule_at(sparsity_, in_->epoch);
+    // The magnitude mask replaces the random one.
+    const zo::PerturbationSpec spec{
+        cfg_.perturbation, cfg_.zo_mask == zo::Mask::kRandom ? static_cast<float>(p_zero) : 0.0f};
+    prepare_body(p_zero);
     const int q = in_->q;
     StepResult r;
     if (has_head) net_.zero_grad();
@@ -106,26 +168,34 @@ class F32Engine : public Engine {
       std::vector<ParamTransform> body;
       for (const zo::Direction& d : dirs) {
         const auto scale = static_cast<float>(d.sign * cfg_.eps);
-        body.push_back(
-            [&spec, seed = d.seed, scale](const ParamRef& p, float* dst, int64_t b, int64_t e) {
-              zo::add_perturbation(spec, seed, static_cast<uint32_t>(p.index), scale,
-                                   p.value.data(), dst, b, e);
-            });
+        body.push_back([this, &spec, seed = d.seed, scale](const ParamRef& p, float* dst, int64_t b,
+                                                           int64_t e) {
+          const BodyParam& bp = body_param(p);
+          zo::add_perturbation(spec, seed, static_cast<uint32_t>(p.index),
+                               scale * scales_[bp.group], p.value.data(), dst, b, e, bp.max_abs);
+        });
       }
       perturbed_passes(body, head_weight, &r, clean_pass ? nullptr : &r.correct, loss);
     };
     const auto project = [&](double plus, double other) {
       return zo::project(project_, plus, other);
     };
-    const auto update = [&](const zo::Estimate& est) {
-      size_t body_param = 0;
-      for (ParamRef& p : net_.params())
-        if (p.layer >= frozen_ && p.layer < head_) {
-          Tensor* m = zo_momentum_.empty() ? nullptr : &zo_momentum_[body_param++];
-          zo::apply_update(spec, est, static_cast<uint32_t>(p.index),
-                           static_cast<float>(in_->zo_lr), p.value, m,
-                           static_cast<float>(cfg_.zo_momentum), &pool_);
-        }
+    const auto update = [&](const zo::Estimate& samples) {
+      zo::Estimate est = samples;
+      if (!normalize_.empty()) {
+        zo::normalize(est, kNormalizeDecay, normalize_.data());
+        for (float& g : est.g) g = zo::limit(project_options(), g);
+      }
+      const bool adam = cfg_.zo_optimizer == zo::Optimizer::kAdam;
+      for (BodyParam& b : body_) {
+        zo::UpdateRule rule{
+            cfg_.zo_optimizer, static_cast<float>(in_->zo_lr) * scales_[b.group],
+            static_cast<float>(adam && cfg_.zo_momentum == 0 ? kAdamBeta1 : cfg_.zo_momentum)};
+        rule.t = in_->step + 1;
+        rule.max_abs = b.max_abs;
+        zo::apply_update(spec, est, static_cast<uint32_t>(b.p->index), rule, b.p->value,
+                         {b.m.empty() ? nullptr : &b.m, b.v.empty() ? nullptr : &b.v}, &pool_);
+      }
     };
     const std::vector<double> loss =
         zo::run_step({cfg_.seed, in_->step, q, !forward_diff}, clean, passes, project, update);
@@ -191,8 +261,21 @@ class F32Engine : public Engine {
   Network& net_;
   ThreadPool& pool_;
   int head_, frozen_;
+  // The body parameter of a network parameter (body_ follows Network::params()' order).
+  const BodyParam& body_param(const ParamRef& p) const {
+    return body_[static_cast<size_t>(p.index - body_.front().p->index)];
+  }
+  zo::ProjectOptions project_options() const {
+    return {cfg_.estimator, static_cast<float>(cfg_.eps), static_cast<float>(cfg_.grad_clip),
+            cfg_.zo_update == ZoUpdate::kSign};
+  }
+
   std::unique_ptr<Sgd> sgd_;
-  std::vector<Tensor> zo_momentum_;  // per body parameter, when zo_momentum > 0
+  std::vector<BodyParam> body_;   // the trained body's parameters, in Network::params() order
+  std::vector<int> body_layers_;  // the body's layers with parameters
+  std::vector<float> scales_;     // this step's per-layer scale of z (1 without layer scaling)
+  Tensor magnitude_scratch_{};    // |w| of the largest body tensor, for the magnitude mask
+  Tensor normalize_{};            // zo::normalize's state
   std::vector<std::pair<int, double>> sparsity_;
   zo::ProjectOptions project_;
   const StepInput* in_ = nullptr;  // the step being taken
@@ -219,14 +302,25 @@ double evaluate(Network& net, BatchSource& batches, bool features) {
 MemoryPlan f32_plan(const Network& net, const TrainConfig& cfg, int head, int frozen) {
   MemoryPlan plan = net.plan(cfg.batch, head, cfg.threads, frozen, lanes(cfg, head, frozen));
   // Momentum buffers: the SGD ones of the head, then the ZO ones of the trained body.
+  const ZoBuffers zo = zo_buffers(cfg);
+  int64_t largest = 0;
   for (bool in_head : {true, false}) {
-    if ((in_head ? cfg.momentum : cfg.zo_momentum) <= 0) continue;
-    for (int i = frozen; i < net.num_layers(); ++i)
-      if ((i >= head) == in_head)
-        for (const ParamSpec& ps : net.layer(i).param_specs())
-          plan.add(i, net.layer(i).describe() + " " + ps.name + " momentum", Bucket::kOptimizer,
-                   ps.shape.numel() * sizeof(float));
+    for (int i = frozen; i < net.num_layers(); ++i) {
+      if ((i >= head) != in_head) continue;
+      for (const ParamSpec& ps : net.layer(i).param_specs()) {
+        const std::string name = net.layer(i).describe() + " " + ps.name;
+        const size_t bytes = ps.shape.numel() * sizeof(float);
+        if (in_head ? cfg.momentum > 0 : zo.m)
+          plan.add(i, name + " momentum", Bucket::kOptimizer, bytes);
+        if (in_head) continue;
+        if (zo.v) plan.add(i, name + " second moment", Bucket::kOptimizer, bytes);
+        largest = std::max(largest, ps.shape.numel());
+      }
+    }
   }
+  if (zo.magnitude_scratch && largest > 0)
+    plan.add(-1, "magnitude mask scratch", Bucket::kWorkspace, largest * sizeof(float));
+  if (zo.normalize) plan.add(-1, "normalized step state", Bucket::kOptimizer, 2 * sizeof(float));
   return plan;
 }
 

@@ -74,9 +74,10 @@ class NpuEngine : public Engine {
       size_t m = 0;
       for (NpuParam* p : trained_params()) {
         Tensor* mom = zo_momentum_.empty() ? nullptr : &zo_momentum_[m++];
-        zo::apply_update(spec, est, static_cast<uint32_t>(p->param_index),
-                         static_cast<float>(in.zo_lr) / p->scale, p->master, mom,
-                         static_cast<float>(cfg_.zo_momentum), &pool_);
+        const zo::UpdateRule rule{zo::Optimizer::kSgd, static_cast<float>(in.zo_lr) / p->scale,
+                                  static_cast<float>(cfg_.zo_momentum)};
+        zo::apply_update(spec, est, static_cast<uint32_t>(p->param_index), rule, p->master, {mom},
+                         &pool_);
         npu_->requantize(*p);
       }
     };

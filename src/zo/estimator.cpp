@@ -1,6 +1,8 @@
 #include "zotrain/zo/estimator.h"
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 #include <string>
 
 #include "zotrain/core/error.h"
@@ -8,29 +10,102 @@
 namespace zotrain::zo {
 
 float project(const ProjectOptions& o, double loss_plus, double loss_other) {
-  double g = o.estimator == Estimator::kSpsa ? (loss_plus - loss_other) / (2.0 * o.eps)
-                                             : (loss_plus - loss_other) / o.eps;
+  return limit(o, o.estimator == Estimator::kSpsa ? (loss_plus - loss_other) / (2.0 * o.eps)
+                                                  : (loss_plus - loss_other) / o.eps);
+}
+
+float limit(const ProjectOptions& o, double g) {
   if (o.sign) return g > 0 ? 1.0f : g < 0 ? -1.0f : 0.0f;
   if (o.clip > 0) g = std::clamp(g, -static_cast<double>(o.clip), static_cast<double>(o.clip));
   return static_cast<float>(g);
 }
 
-void apply_update(const PerturbationSpec& spec, const Estimate& est, uint32_t tensor, float lr,
-                  Tensor& value, Tensor* momentum, float beta, ThreadPool* pool) {
+void apply_update(const PerturbationSpec& spec, const Estimate& est, uint32_t tensor,
+                  const UpdateRule& rule, Tensor& value, UpdateState state, ThreadPool* pool) {
+  constexpr int64_t kChunk = 512;
   const float inv_q = 1.0f / static_cast<float>(est.g.size());
+  const bool adam = rule.optimizer == Optimizer::kAdam;
+  ZT_ASSERT(!adam || (state.m && state.v), "Adam needs both moments");
   float* w = value.data();
-  float* m = momentum && !momentum->empty() ? momentum->data() : nullptr;
+  float* m = state.m && !state.m->empty() ? state.m->data() : nullptr;
+  float* v = adam ? state.v->data() : nullptr;
+  const auto t = static_cast<double>(rule.t);
+  const auto correct1 = static_cast<float>(1.0 / (1.0 - std::pow(double{rule.beta}, t)));
+  const auto correct2 = static_cast<float>(1.0 / (1.0 - std::pow(double{rule.beta2}, t)));
   parallel_for(pool, value.numel(), [&](int64_t b, int64_t e) {
-    if (m) {
-      for (int64_t i = b; i < e; ++i) m[i] *= beta;
-      for (size_t s = 0; s < est.g.size(); ++s)
-        add_perturbation(spec, est.seeds[s], tensor, est.g[s] * inv_q, m, m, b, e);
-      for (int64_t i = b; i < e; ++i) w[i] -= lr * m[i];
-    } else {
-      for (size_t s = 0; s < est.g.size(); ++s)
-        add_perturbation(spec, est.seeds[s], tensor, -lr * est.g[s] * inv_q, w, w, b, e);
+    float z[kChunk], d[kChunk];
+    bool keep[kChunk];
+    for (int64_t c0 = b; c0 < e; c0 += kChunk) {
+      const int64_t n = std::min(kChunk, e - c0);
+      for (int64_t k = 0; k < n; ++k)
+        keep[k] = rule.max_abs <= 0.0f || std::fabs(w[c0 + k]) <= rule.max_abs;
+      // SGD without momentum moves θ one sample at a time, with momentum m; Adam sums d first.
+      float* acc = adam ? d : m ? m + c0 : w + c0;
+      if (adam) std::fill_n(d, n, 0.0f);
+      if (m && !adam)
+        for (int64_t k = 0; k < n; ++k) acc[k] *= rule.beta;
+      for (size_t s = 0; s < est.g.size(); ++s) {
+        const float scale = m || adam ? est.g[s] * inv_q : -rule.lr * est.g[s] * inv_q;
+        perturbation_values(spec, est.seeds[s], tensor, c0, c0 + n, z);
+        for (int64_t k = 0; k < n; ++k)
+          if (keep[k]) acc[k] = acc[k] + scale * z[k];
+      }
+      if (adam) {
+        for (int64_t k = 0; k < n; ++k) {
+          const int64_t i = c0 + k;
+          m[i] = rule.beta * m[i] + (1.0f - rule.beta) * d[k];
+          v[i] = rule.beta2 * v[i] + (1.0f - rule.beta2) * d[k] * d[k];
+          w[i] -= rule.lr * (m[i] * correct1) / (std::sqrt(v[i] * correct2) + kAdamEps);
+        }
+      } else if (m) {
+        for (int64_t k = 0; k < n; ++k) w[c0 + k] -= rule.lr * m[c0 + k];
+      }
     }
   });
+}
+
+void normalize(Estimate& est, float decay, float state[2]) {
+  double mean_sq = 0;
+  for (float g : est.g) mean_sq += static_cast<double>(g) * g;
+  mean_sq /= static_cast<double>(est.g.size());
+  state[0] = static_cast<float>(decay * state[0] + (1.0 - decay) * mean_sq);
+  state[1] += 1.0f;
+  const double sigma2 = state[0] / (1.0 - std::pow(static_cast<double>(decay), state[1]));
+  if (!(sigma2 > 0)) return;  // every difference zero so far: nothing to scale
+  const double inv = 1.0 / std::sqrt(sigma2);
+  for (float& g : est.g) g = static_cast<float>(g * inv);
+}
+
+std::vector<float> layer_scales(LayerScale mode, const std::vector<int64_t>& d,
+                                const std::vector<double>& sum_sq) {
+  std::vector<double> raw(d.size(), 1.0);
+  for (size_t l = 0; l < d.size(); ++l) {
+    const auto n = static_cast<double>(d[l]);
+    if (mode == LayerScale::kDim) raw[l] = 1.0 / std::sqrt(n);
+    // A layer of zeros keeps its unscaled radius.
+    if (mode == LayerScale::kRms) raw[l] = sum_sq[l] > 0 ? std::sqrt(sum_sq[l] / n) : 0.0;
+  }
+  double total = 0, energy = 0;
+  for (size_t l = 0; l < d.size(); ++l) {
+    total += static_cast<double>(d[l]);
+    energy += static_cast<double>(d[l]) * raw[l] * raw[l];
+  }
+  std::vector<float> s(d.size(), 1.0f);
+  if (!(energy > 0)) return s;
+  for (size_t l = 0; l < d.size(); ++l)
+    if (raw[l] > 0) s[l] = static_cast<float>(raw[l] * std::sqrt(total / energy));
+  return s;
+}
+
+float magnitude_threshold(const Tensor& x, double keep, float* scratch) {
+  const int64_t n = x.numel();
+  ZT_ASSERT(n > 0 && keep > 0 && keep <= 1);
+  for (int64_t i = 0; i < n; ++i) scratch[i] = std::fabs(x[i]);
+  auto k = static_cast<int64_t>(std::ceil(keep * static_cast<double>(n))) - 1;
+  k = std::clamp<int64_t>(k, 0, n - 1);
+  std::nth_element(scratch, scratch + k, scratch + n);
+  // The smallest positive float rather than 0, which would mean "no mask".
+  return std::max(scratch[k], std::numeric_limits<float>::min());
 }
 
 }  // namespace zotrain::zo

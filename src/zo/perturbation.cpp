@@ -1,6 +1,7 @@
 #include "zotrain/zo/perturbation.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "zotrain/core/error.h"
 #include "zotrain/core/rng.h"
@@ -42,8 +43,12 @@ float perturbation(const PerturbationSpec& spec, uint64_t seed, uint32_t tensor,
   return z[i % 2];
 }
 
-void add_perturbation(const PerturbationSpec& spec, uint64_t seed, uint32_t tensor, float scale,
-                      const float* src, float* dst, int64_t begin, int64_t end) {
+namespace {
+
+// Calls fn(i, z_i) for i in [begin, end), in order.
+template <typename Fn>
+void for_each_value(const PerturbationSpec& spec, uint64_t seed, uint32_t tensor, int64_t begin,
+                    int64_t end, Fn&& fn) {
   uint32_t words[4 * kChunkPairs];
   float z[2 * kChunkPairs];
   for (int64_t i = begin; i < end;) {
@@ -52,9 +57,27 @@ void add_perturbation(const PerturbationSpec& spec, uint64_t seed, uint32_t tens
                             words);
     pair_values(spec, pairs, words, z);
     // Element k's value is z[k - 2 j0].
-    for (const int64_t stop = std::min(end, 2 * (j0 + pairs)); i < stop; ++i)
-      dst[i] = src[i] + scale * z[i - 2 * j0];
+    for (const int64_t stop = std::min(end, 2 * (j0 + pairs)); i < stop; ++i) fn(i, z[i - 2 * j0]);
   }
+}
+
+}  // namespace
+
+void add_perturbation(const PerturbationSpec& spec, uint64_t seed, uint32_t tensor, float scale,
+                      const float* src, float* dst, int64_t begin, int64_t end, float max_abs) {
+  if (max_abs > 0.0f) {
+    for_each_value(spec, seed, tensor, begin, end, [&](int64_t i, float z) {
+      dst[i] = std::fabs(src[i]) <= max_abs ? src[i] + scale * z : src[i];
+    });
+    return;
+  }
+  for_each_value(spec, seed, tensor, begin, end,
+                 [&](int64_t i, float z) { dst[i] = src[i] + scale * z; });
+}
+
+void perturbation_values(const PerturbationSpec& spec, uint64_t seed, uint32_t tensor,
+                         int64_t begin, int64_t end, float* z) {
+  for_each_value(spec, seed, tensor, begin, end, [&](int64_t i, float v) { z[i - begin] = v; });
 }
 
 }  // namespace zotrain::zo

@@ -106,5 +106,39 @@ TEST(Config, ZoLanesNeedThreadsAndPerturbedFloatPasses) {
   rejected(int8, "precision is f32 and method zo or elastic");
 }
 
+// The f32 estimator options are refused by name for the integer precisions, whose updates are
+// rules of their own; their names parse.
+TEST(Config, F32EstimatorOptionsAreRefusedForIntegerPrecisions) {
+  using Option = void (*)(TrainConfig&);
+  const std::vector<std::pair<std::string, Option>> options = {
+      {"zo_optimizer", [](TrainConfig& c) { c.zo_optimizer = zo::Optimizer::kAdam; }},
+      {"zo_layer_scale", [](TrainConfig& c) { c.zo_layer_scale = zo::LayerScale::kRms; }},
+      {"zo_normalize", [](TrainConfig& c) { c.zo_normalize = true; }},
+      {"zo_mask", [](TrainConfig& c) { c.zo_mask = zo::Mask::kMagnitude; }},
+  };
+  for (const auto& [key, set] : options) {
+    TrainConfig c;
+    set(c);
+    EXPECT_NO_THROW(validate(c)) << key;
+    for (Precision p : {Precision::kInt8, Precision::kInt8Npu}) {
+      TrainConfig bad = c;
+      bad.precision = p;
+      bad.method = Method::kZo;
+      try {
+        validate(bad);
+        ADD_FAILURE() << key << " accepted with " << name_of(p);
+      } catch (const InputError& e) {
+        EXPECT_NE(std::string(e.what()).find(key), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find("unless precision is f32"), std::string::npos);
+      }
+    }
+  }
+  const TrainConfig d = config_from_json(
+      R"({"zo_optimizer": "adam", "zo_layer_scale": "dim", "zo_mask": "magnitude"})", "x.json");
+  EXPECT_EQ(d.zo_optimizer, zo::Optimizer::kAdam);
+  EXPECT_EQ(d.zo_layer_scale, zo::LayerScale::kDim);
+  EXPECT_EQ(d.zo_mask, zo::Mask::kMagnitude);
+}
+
 }  // namespace
 }  // namespace zotrain

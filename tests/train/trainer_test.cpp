@@ -238,6 +238,39 @@ TEST(Trainer, ArenaMatchesThePlanAndPassesAreCountedForEveryMethod) {
       }
 }
 
+// The estimator options of the one ZO step (issue 17): each changes the run, keeps it the same
+// on any thread count, resumes exactly (its state is in the checkpoint) and fits the plan.
+TEST(Trainer, ZoEstimatorOptionsAreDeterministicResumableAndPlanned) {
+  test::TempDir dir;
+  test::write_synthetic_data(dir.file("data"), 200, 50, 4);
+  const std::vector<float> plain = [&] {
+    TrainConfig cfg = elastic_config(dir, "plain");
+    Trainer(cfg).run();
+    return params_of(cfg.out + "/checkpoint.bin");
+  }();
+  using Option = void (*)(TrainConfig&);
+  const std::vector<std::pair<std::string, Option>> options = {
+      {"adam", [](TrainConfig& c) { c.zo_optimizer = zo::Optimizer::kAdam; }},
+      {"adam-no-momentum",
+       [](TrainConfig& c) { c.zo_optimizer = zo::Optimizer::kAdam, c.zo_momentum = 0; }},
+      {"dim", [](TrainConfig& c) { c.zo_layer_scale = zo::LayerScale::kDim; }},
+      {"rms", [](TrainConfig& c) { c.zo_layer_scale = zo::LayerScale::kRms; }},
+      {"normalize", [](TrainConfig& c) { c.zo_normalize = true; }},
+      {"magnitude", [](TrainConfig& c) { c.zo_mask = zo::Mask::kMagnitude; }},
+  };
+  for (const auto& [name, set] : options) {
+    SCOPED_TRACE(name);
+    TrainConfig cfg = elastic_config(dir, name);
+    set(cfg);
+    expect_same_for_threads_and_resume(cfg);
+    EXPECT_NE(params_of(cfg.out + "1/checkpoint.bin"), plain);
+    Trainer t(cfg);
+    for (int b = 0; b < static_cast<int>(Bucket::kCount); ++b)
+      EXPECT_EQ(t.arena().bytes(static_cast<Bucket>(b)), t.plan().bytes(static_cast<Bucket>(b)))
+          << bucket_name(static_cast<Bucket>(b));
+  }
+}
+
 // Residual blocks in the head (backprop with recomputation) and in the body (perturbed passes).
 TEST(Trainer, ResidualModelsTrainInThePlannedArenaForAnyThreadCount) {
   test::TempDir dir;

@@ -68,7 +68,8 @@ struct Fixture {
     double dot = 0, a2 = 0, b2 = 0;
     for (const ParamRef& p : bp.params()) {
       Tensor g = Tensor::zeros(p.value.shape());
-      apply_update(spec, est, static_cast<uint32_t>(p.index), -1.0f, g, nullptr, 0, nullptr);
+      apply_update(spec, est, static_cast<uint32_t>(p.index), {Optimizer::kSgd, -1.0f}, g, {},
+                   nullptr);
       for (int64_t i = 0; i < g.numel(); ++i) {
         dot += g[i] * p.grad[i];
         a2 += g[i] * g[i];
@@ -144,6 +145,144 @@ TEST(ZoEstimator, ProjectClipsAndTakesSigns) {
   EXPECT_FLOAT_EQ(project({Estimator::kSpsa, 0.01f, 5.0f, false}, 1.0, 2.0), -5.0f);
   EXPECT_FLOAT_EQ(project({Estimator::kSpsa, 0.01f, 0, true}, 1.0, 2.0), -1.0f);
   EXPECT_FLOAT_EQ(project({Estimator::kSpsa, 0.01f, 0, true}, 1.0, 1.0), 0.0f);
+}
+
+// The update rules against their formulas, element by element, on one tensor of n values.
+struct UpdateCase {
+  static constexpr int64_t n = 1500;  // more than one chunk of the update, an odd tail
+  PerturbationSpec spec{Distribution::kGaussian, 0.0f};
+  Estimate est{{sample_seed(1, 2, 0), sample_seed(1, 2, 1)}, {0.75f, -0.5f}};
+  Tensor w = Tensor::zeros(Shape{n});
+  UpdateCase() {
+    for (int64_t i = 0; i < n; ++i) w[i] = 0.01f * static_cast<float>(i % 200) - 1.0f;
+  }
+  // d_i = (1/q) Σ_s g_s z_s,i.
+  double d(int64_t i) const {
+    return 0.5 * (est.g[0] * perturbation(spec, est.seeds[0], 7, i) +
+                  est.g[1] * perturbation(spec, est.seeds[1], 7, i));
+  }
+};
+
+TEST(ZoUpdate, SgdMomentumAndAdamFollowTheirFormulas) {
+  for (Optimizer opt : {Optimizer::kSgd, Optimizer::kAdam})
+    for (float beta : {0.0f, 0.9f}) {
+      if (opt == Optimizer::kAdam && beta == 0.0f) continue;
+      UpdateCase c;
+      Tensor before = c.w.clone(), m = Tensor::zeros(c.w.shape()), v = Tensor::zeros(c.w.shape());
+      for (int64_t i = 0; i < c.n; ++i) m[i] = 0.1f, v[i] = 0.01f;
+      UpdateRule rule{opt, 0.01f, beta};
+      rule.t = 3;
+      UpdateState state{beta > 0 || opt == Optimizer::kAdam ? &m : nullptr,
+                        opt == Optimizer::kAdam ? &v : nullptr};
+      ThreadPool pool(2);
+      apply_update(c.spec, c.est, 7, rule, c.w, state, &pool);
+      for (int64_t i = 0; i < c.n; ++i) {
+        const double d = c.d(i);
+        double want = before[i] - 0.01 * d;
+        if (opt == Optimizer::kSgd && beta > 0) want = before[i] - 0.01 * (0.9 * 0.1 + d);
+        if (opt == Optimizer::kAdam) {
+          const double m1 = 0.9 * 0.1 + 0.1 * d, v1 = 0.999 * 0.01 + 0.001 * d * d;
+          want = before[i] - 0.01 * (m1 / (1 - std::pow(0.9, 3))) /
+                                 (std::sqrt(v1 / (1 - std::pow(0.999, 3))) + kAdamEps);
+        }
+        ASSERT_NEAR(c.w[i], want, 1e-6) << name_of(opt) << " beta " << beta << " element " << i;
+      }
+    }
+}
+
+TEST(ZoUpdate, TheMagnitudeMaskKeepsTheLargeWeightsWhereTheyAre) {
+  UpdateCase c;
+  Tensor before = c.w.clone();
+  std::vector<float> scratch(UpdateCase::n);
+  // Keep 30 %: |w| at most the 30th percentile moves.
+  const float t = magnitude_threshold(c.w, 0.3, scratch.data());
+  int64_t at_or_below = 0;
+  for (int64_t i = 0; i < c.n; ++i) at_or_below += std::fabs(before[i]) <= t;
+  EXPECT_GE(at_or_below, 0.3 * c.n);
+  EXPECT_LT(at_or_below, 0.3 * c.n + 0.02 * c.n);  // ties: 200 distinct values
+  UpdateRule rule{Optimizer::kSgd, 0.01f};
+  rule.max_abs = t;
+  apply_update(c.spec, c.est, 7, rule, c.w, {}, nullptr);
+  for (int64_t i = 0; i < c.n; ++i)
+    ASSERT_NEAR(c.w[i], std::fabs(before[i]) <= t ? before[i] - 0.01 * c.d(i) : before[i], 1e-6)
+        << i;
+}
+
+TEST(ZoUpdate, LayerScalesShareTheEnergyAndKeepItsTotal) {
+  const std::vector<int64_t> d{100, 10000};
+  const std::vector<double> sum_sq{100 * 0.04, 10000 * 0.0001};  // RMS 0.2 and 0.01
+  auto energy = [&](const std::vector<float>& s) {
+    return d[0] * s[0] * s[0] + d[1] * s[1] * s[1];
+  };
+  const std::vector<float> none = layer_scales(LayerScale::kNone, d, sum_sq),
+                           dim = layer_scales(LayerScale::kDim, d, sum_sq),
+                           rms = layer_scales(LayerScale::kRms, d, sum_sq);
+  EXPECT_EQ(none, (std::vector<float>{1, 1}));
+  for (const auto& s : {dim, rms}) EXPECT_NEAR(energy(s), 10100, 1e-2);
+  EXPECT_NEAR(d[0] * dim[0] * dim[0], d[1] * dim[1] * dim[1], 1e-2);  // equal shares
+  EXPECT_NEAR(rms[0] / rms[1], 20.0, 1e-4);                           // the RMS ratio
+  // A layer of zeros keeps the unscaled radius.
+  EXPECT_EQ(layer_scales(LayerScale::kRms, d, {0.0, 1.0})[0], 1.0f);
+}
+
+TEST(ZoUpdate, NormalizationDividesByTheRunningRms) {
+  float state[2] = {0, 0};
+  Estimate est{{1, 2}, {3.0f, -4.0f}};
+  normalize(est, 0.99f, state);
+  // The first step's σ is its own RMS, sqrt((9 + 16) / 2).
+  EXPECT_NEAR(est.g[0], 3.0 / std::sqrt(12.5), 1e-6);
+  EXPECT_NEAR(est.g[1], -4.0 / std::sqrt(12.5), 1e-6);
+  // A loss scaled by 1000 gives the same normalized steps.
+  float small_state[2] = {0, 0}, big_state[2] = {0, 0};
+  for (int step = 0; step < 50; ++step) {
+    Estimate a{{1}, {static_cast<float>(1 + step % 3)}};
+    Estimate b{{1}, {1000.0f * static_cast<float>(1 + step % 3)}};
+    normalize(a, 0.99f, small_state);
+    normalize(b, 0.99f, big_state);
+    EXPECT_NEAR(a.g[0], b.g[0], 1e-4 * std::fabs(a.g[0])) << step;
+  }
+}
+
+// Per-layer scaling is a preconditioner: the average of scaled estimates approaches S²∇, the
+// backprop gradient with layer l's part multiplied by s_l².
+TEST(ZoEstimator, LayerScaledEstimatesApproachThePreconditionedGradient) {
+  Fixture f;
+  PerturbationSpec spec{Distribution::kGaussian, 0.0f};
+  std::vector<int64_t> d;
+  std::vector<int> group;
+  for (const ParamRef& p : f.zo.params()) {
+    if (d.empty() || group.empty() || f.zo.params()[group.size() - 1].layer != p.layer)
+      d.push_back(0);
+    d.back() += p.value.numel();
+    group.push_back(static_cast<int>(d.size()) - 1);
+  }
+  const std::vector<float> s = layer_scales(LayerScale::kDim, d, {});
+  ASSERT_GT(s.size(), 1u);
+  const float eps = 1e-2f;
+  Estimate est;
+  for (int k = 0; k < 2000; ++k) {
+    const uint64_t seed = sample_seed(6, 0, k);
+    auto loss = [&](float sign) {
+      ParamTransform t = [&](const ParamRef& p, float* dst, int64_t b, int64_t e) {
+        add_perturbation(spec, seed, static_cast<uint32_t>(p.index), sign * eps * s[group[p.index]],
+                         p.value.data(), dst, b, e);
+      };
+      return softmax_cross_entropy(f.zo.forward(kBatch, &t), f.labels.data(), nullptr, nullptr);
+    };
+    est.seeds.push_back(seed);
+    est.g.push_back(project({Estimator::kSpsa, eps, 0, false}, loss(1), loss(-1)));
+  }
+  double dot = 0, a2 = 0, b2 = 0;
+  for (const ParamRef& p : f.bp.params()) {
+    const float sl = s[group[p.index]];
+    Tensor g = Tensor::zeros(p.value.shape());
+    apply_update(spec, est, static_cast<uint32_t>(p.index), {Optimizer::kSgd, -sl}, g, {}, nullptr);
+    for (int64_t i = 0; i < g.numel(); ++i) {
+      const double want = sl * sl * p.grad[i];
+      dot += g[i] * want, a2 += g[i] * g[i], b2 += want * want;
+    }
+  }
+  EXPECT_GT(dot / std::sqrt(a2 * b2), 0.85);
 }
 
 }  // namespace

@@ -26,6 +26,22 @@ TEST(Perturbation, IsAPureFunctionOfSeedTensorAndIndex) {
             true);
 }
 
+TEST(Perturbation, ValuesAndTheMagnitudeMaskFollowTheSameStream) {
+  PerturbationSpec spec{Distribution::kGaussian, 0.0f};
+  const int64_t n = 700;
+  std::vector<float> src(n), masked(n), z(n - 3);
+  for (int64_t i = 0; i < n; ++i) src[i] = static_cast<float>(i % 7) - 3.0f;  // |x| in 0..3
+  // Values from an odd start are element-aligned: z[k] is element 3 + k.
+  perturbation_values(spec, 5, 2, 3, n, z.data());
+  for (int64_t k = 0; k < n - 3; ++k) ASSERT_EQ(z[k], perturbation(spec, 5, 2, 3 + k)) << k;
+  // Only the elements with |x| <= 1.5 move, each by what the unmasked pass gives it.
+  add_perturbation(spec, 5, 2, 0.25f, src.data(), masked.data(), 0, n, 1.5f);
+  for (int64_t i = 0; i < n; ++i) {
+    const float moved = src[i] + 0.25f * perturbation(spec, 5, 2, i);
+    EXPECT_EQ(masked[i], std::fabs(src[i]) <= 1.5f ? moved : src[i]) << i;
+  }
+}
+
 TEST(Perturbation, DistributionsHaveZeroMeanUnitVarianceAndTheRightSparsity) {
   const int64_t n = 400000;
   for (Distribution d :

@@ -79,6 +79,11 @@ struct TrainConfig {
   double zo_lr = 5e-4;       // learning rate of the ZO-trained layers
   double zo_momentum = 0.0;  // momentum of the ZO update (costs a buffer per ZO parameter)
   double grad_clip = 1.0;    // clip the projected gradient to ±grad_clip (0: no clipping)
+  // f32 ZO estimators (issue 17): zo/estimator.h. The defaults are plain SPSA + SGD.
+  zo::Optimizer zo_optimizer = zo::Optimizer::kSgd;  // adam: ZO-AdaMM (β1 = zo_momentum or 0.9)
+  zo::LayerScale zo_layer_scale = zo::LayerScale::kNone;
+  bool zo_normalize = false;                 // divide g by its running RMS (FZOO-style)
+  zo::Mask zo_mask = zo::Mask::kRandom;      // which elements `sparsity` zeroes
   ZoUpdate zo_update = ZoUpdate::kGradient;  // gradient: θ -= lr·g·z; sign: θ -= lr·sign(g)·z
   HeadGrad head_grad = HeadGrad::kPerturbed;  // elastic: head gradient from the perturbed passes,
                                               // or from an extra clean pass
@@ -159,6 +164,17 @@ void visit_config(Config& c, Visitor&& v) {
   v("zo_momentum", c.zo_momentum, "momentum of the ZO update");
   v("grad_clip", c.grad_clip, "clip the projected ZO gradient to this magnitude (0: off)");
   v("zo_update", c.zo_update, "ZO update: gradient or sign");
+  v("zo_optimizer", c.zo_optimizer,
+    "f32 ZO update rule: sgd (with zo_momentum) or adam (ZO-AdaMM, beta1 = zo_momentum or 0.9, "
+    "beta2 0.999; two buffers per ZO parameter)");
+  v("zo_layer_scale", c.zo_layer_scale,
+    "f32 ZO: scale each layer's perturbation and step: none, dim (equal energy per layer) or "
+    "rms (proportional to the layer's weight RMS)");
+  v("zo_normalize", c.zo_normalize,
+    "f32 ZO: 1 divides the projected gradient by its running RMS before grad_clip (FZOO-style)");
+  v("zo_mask", c.zo_mask,
+    "f32 ZO: which elements sparsity zeroes: random, or magnitude (the largest |w|; the small "
+    "weights are perturbed)");
   v("head_grad", c.head_grad, "elastic: head gradient from the perturbed passes or a clean pass");
   v("epochs", c.epochs, "number of epochs");
   v("batch", c.batch, "batch size");

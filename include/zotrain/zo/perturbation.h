@@ -17,6 +17,11 @@ enum class Distribution {
   kUniform,     // uniform on [-sqrt(3), sqrt(3)]: unit variance like the others
 };
 
+// Which elements a sparse perturbation zeroes: a random fraction p_zero of them, or the
+// fraction p_zero of largest magnitude (Sparse-MeZO: perturb the small weights), decided from
+// the parameters at the start of each step.
+enum class Mask { kRandom, kMagnitude };
+
 struct PerturbationSpec {
   Distribution dist = Distribution::kGaussian;
   float p_zero = 0.0f;  // each element is zeroed with this probability (sparse ZO)
@@ -34,9 +39,16 @@ inline Philox4x32 perturbation_block(uint64_t seed, uint32_t tensor, uint64_t j)
 float perturbation(const PerturbationSpec& spec, uint64_t seed, uint32_t tensor, uint64_t i);
 
 // dst[i] = src[i] + scale * z_i for i in [begin, end) (dst may equal src). Any split of
-// [0, n) into ranges gives the same values.
+// [0, n) into ranges gives the same values. With max_abs > 0 only the elements with
+// |src[i]| <= max_abs move, the others are copied (magnitude-aware sparse ZO: perturb the
+// small weights).
 void add_perturbation(const PerturbationSpec& spec, uint64_t seed, uint32_t tensor, float scale,
-                      const float* src, float* dst, int64_t begin, int64_t end);
+                      const float* src, float* dst, int64_t begin, int64_t end,
+                      float max_abs = 0.0f);
+
+// z[k] = z_{begin + k} for k in [0, end - begin).
+void perturbation_values(const PerturbationSpec& spec, uint64_t seed, uint32_t tensor,
+                         int64_t begin, int64_t end, float* z);
 
 // The seed of sample `sample` of step `step` of a run: distinct streams for distinct triples.
 inline uint64_t sample_seed(uint64_t run_seed, int64_t step, int sample) {
@@ -54,5 +66,10 @@ struct Names<zo::Distribution> {
   static constexpr NameOf<zo::Distribution> list[] = {{zo::Distribution::kGaussian, "gaussian"},
                                                       {zo::Distribution::kRademacher, "rademacher"},
                                                       {zo::Distribution::kUniform, "uniform"}};
+};
+template <>
+struct Names<zo::Mask> {
+  static constexpr NameOf<zo::Mask> list[] = {{zo::Mask::kRandom, "random"},
+                                              {zo::Mask::kMagnitude, "magnitude"}};
 };
 }  // namespace zotrain
