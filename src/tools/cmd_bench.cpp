@@ -25,7 +25,7 @@ struct BenchArgs {
 
 void run_bench(const BenchArgs& a) {
   if (a.steps < 1 || a.warmup < 0) throw InputError("--steps must be >= 1 and --warmup >= 0");
-  StepBench bench(a.config.resolve(TrainConfig{}), a.input.item_shape(), a.input.classes);
+  StepBench bench(a.config.resolve(), a.input.item_shape(), a.input.classes);
   const Trainer& trainer = bench.trainer();
   const TrainConfig& cfg = trainer.config();
   for (int i = 0; i < a.warmup; ++i) bench.step();

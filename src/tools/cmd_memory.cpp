@@ -21,7 +21,7 @@ struct MemoryArgs {
 };
 
 void run_memory(const MemoryArgs& a) {
-  TrainConfig cfg = a.config.resolve(TrainConfig{});
+  TrainConfig cfg = a.config.resolve();
   validate(cfg);
   const Shape item = a.input.item_shape();
   ModelSpec spec = model_by_name(cfg.model, item, a.input.classes);

@@ -36,7 +36,7 @@ void run_train(const TrainArgs& a) {
     trainer.run(console_callbacks());
     return;
   }
-  Trainer trainer(a.config.resolve(TrainConfig{}));
+  Trainer trainer(a.config.resolve());
   const TrainConfig& cfg = trainer.config();
   std::printf("zotrain train: %s on %s (%lld train / %lld val / %lld test), method %s",
               cfg.model.c_str(), cfg.data.c_str(),
@@ -46,6 +46,11 @@ void run_train(const TrainArgs& a) {
   if (cfg.method == Method::kElastic)
     std::printf(" with %d BP layer(s)%s", trainer.bp_layers(),
                 cfg.memory_budget ? " (the most that fit --memory-budget)" : "");
+  // The defaults the run started from, those of its method and precision (then the config file
+  // and the flags).
+  const std::string note = defaults_note(cfg.method, cfg.precision);
+  std::printf(", precision %s (defaults of %s %s%s%s)", name_of(cfg.precision), name_of(cfg.method),
+              name_of(cfg.precision), note.empty() ? "" : ": ", note.c_str());
   std::printf(", %d epochs, batch %lld, %d thread(s), %zu bytes planned -> %s\n", cfg.epochs,
               static_cast<long long>(cfg.batch), cfg.threads, trainer.plan().total(),
               cfg.out.c_str());

@@ -68,4 +68,9 @@ TrainConfig ConfigOptions::resolve(const TrainConfig& base) const {
   return cfg;
 }
 
+TrainConfig ConfigOptions::resolve() const {
+  const TrainConfig chosen = resolve(TrainConfig{});
+  return resolve(defaults_for(chosen.method, chosen.precision));
+}
+
 }  // namespace zotrain::tools

@@ -19,8 +19,11 @@ struct ConfigOptions {
   std::map<std::string, CLI::Option*> options;  // by config key
 
   bool given(const std::string& key) const { return options.at(key)->count() > 0; }
-  // `base` (defaults or a resumed run's config), then --config FILE, then the flags given.
+  // `base` (a resumed run's config), then --config FILE, then the flags given.
   TrainConfig resolve(const TrainConfig& base) const;
+  // A new run: the defaults of its method and precision (defaults_for; as the file or the
+  // flags set them), then --config FILE, then the flags given.
+  TrainConfig resolve() const;
 };
 
 // The shape of one input and the class count of the commands that need no data (memory, bench).

@@ -70,6 +70,59 @@ TrainConfig config_from_json(const std::string& text, const std::string& source)
   return cfg;
 }
 
+namespace {
+
+// The best settings found per (method, precision), as the keys they change from TrainConfig{}
+// (whose values are the f32 ElasticZO row's). Where each comes from: docs/reproduction.md,
+// "Defaults per method and precision".
+struct DefaultsRow {
+  Method method;
+  Precision precision;
+  const char* keys;  // a JSON object
+};
+// Every int8 method: NITI's bit-width schedule fitted to the default 10 epochs, and ZO with
+// ε = 15 mantissa units and 8 fraction bits of integer loss (the tuned INT8* rows).
+constexpr const char* kInt8Keys = R"({"bp_bits": "5,5:4,8:3", "int_eps": 15, "loss_frac_bits": 8})";
+constexpr DefaultsRow kDefaults[] = {
+    {Method::kBp, Precision::kF32, R"({"lr": 0.01})"},
+    {Method::kZo, Precision::kF32, R"({"zo_lr": 2e-3})"},
+    {Method::kElastic, Precision::kF32, "{}"},
+    {Method::kBp, Precision::kInt8, kInt8Keys},
+    {Method::kZo, Precision::kInt8, kInt8Keys},
+    {Method::kElastic, Precision::kInt8, kInt8Keys},
+    {Method::kZo, Precision::kInt8Npu, "{}"},
+};
+
+const DefaultsRow* defaults_row(Method method, Precision precision) {
+  for (const DefaultsRow& r : kDefaults)
+    if (r.method == method && r.precision == precision) return &r;
+  return nullptr;  // a combination validate() refuses
+}
+
+}  // namespace
+
+TrainConfig defaults_for(Method method, Precision precision) {
+  json j = json::parse(config_to_json(TrainConfig{}));
+  if (const DefaultsRow* r = defaults_row(method, precision)) j.update(json::parse(r->keys));
+  j["method"] = name_of(method);
+  j["precision"] = name_of(precision);
+  return config_from_json(j.dump(), "defaults");
+}
+
+std::string defaults_note(Method method, Precision precision) {
+  const DefaultsRow* r = defaults_row(method, precision);
+  std::string note;
+  if (!r) return note;
+  const json keys = json::parse(r->keys);
+  for (auto it = keys.begin(); it != keys.end(); ++it) {
+    const std::string& key = it.key();
+    const json& value = it.value();
+    note += (note.empty() ? "" : ", ") + key + " " +
+            (value.is_string() ? value.get<std::string>() : value.dump());
+  }
+  return note;
+}
+
 std::vector<std::string> config_keys() {
   std::vector<std::string> keys;
   TrainConfig cfg;

@@ -11,6 +11,7 @@
 
 #include "synthetic_data.h"
 #include "test_util.h"
+#include "zotrain/train/config.h"
 
 namespace zotrain {
 namespace {
@@ -106,6 +107,35 @@ TEST_F(Cli, ConfigFileIsReadAndFlagsOverrideIt) {
   EXPECT_EQ(cfg["model"], "mlp:16");
   EXPECT_EQ(cfg["epochs"], 1);  // the flag wins
   EXPECT_EQ(cfg["lr"], 0.01);
+}
+
+// A run starts from the defaults of its method and precision (chosen by a flag or the config
+// file), says which in its first line and stores them resolved; keys and flags override them.
+TEST_F(Cli, DefaultsFollowTheMethodAndPrecisionAndYieldToKeysAndFlags) {
+  const auto config_of = [&](const std::string& out) {
+    return nlohmann::json::parse(slurp(dir.file(out) + "/summary.json"))["config"];
+  };
+  Result bp = run(train_args("bp") + " --model mlp:16 --method bp");
+  ASSERT_EQ(bp.code, 0) << bp.err;
+  EXPECT_EQ(config_of("bp")["lr"], 0.01);
+  EXPECT_NE(bp.out.find("defaults of bp f32: lr 0.01"), std::string::npos) << bp.out;
+  ASSERT_EQ(run(train_args("bp-lr") + " --model mlp:16 --method bp --lr 0.03").code, 0);
+  EXPECT_EQ(config_of("bp-lr")["lr"], 0.03);
+  // The method from the file, the lr of its defaults; then the file's own zo_lr.
+  std::ofstream(dir.file("zo.toml")) << "model = \"mlp:16\"\nmethod = \"zo\"\n";
+  std::ofstream(dir.file("zo-lr.toml")) << "model = \"mlp:16\"\nmethod = \"zo\"\nzo_lr = 1e-4\n";
+  ASSERT_EQ(run(train_args("zo") + " --config " + dir.file("zo.toml")).code, 0);
+  EXPECT_EQ(config_of("zo")["zo_lr"], 2e-3);
+  ASSERT_EQ(run(train_args("zo-lr") + " --config " + dir.file("zo-lr.toml")).code, 0);
+  EXPECT_EQ(config_of("zo-lr")["zo_lr"], 1e-4);
+  Result int8 = run(train_args("int8") + " --model mlp:16 --precision int8");
+  ASSERT_EQ(int8.code, 0) << int8.err;
+  EXPECT_EQ(config_of("int8")["int_eps"], 15);
+  EXPECT_NE(int8.out.find("defaults of elastic int8: bp_bits 5,5:4,8:3"), std::string::npos)
+      << int8.out;
+  // The main job's row changes nothing.
+  EXPECT_EQ(config_to_json(defaults_for(Method::kElastic, Precision::kF32)),
+            config_to_json(TrainConfig{}));
 }
 
 TEST_F(Cli, ResumeContinuesAndRefusesAChangedModel) {

@@ -76,6 +76,15 @@ TEST_F(Int8Training, FullBpLearnsAndTheArenaMatchesThePlan) {
   ASSERT_NE(t.int8_network(), nullptr);
 }
 
+// An MLP's first layer is a flatten: the head's backward has nothing to do there (it used to
+// write the input's gradient to no buffer).
+TEST_F(Int8Training, FullBpOfAnMlpWhoseFirstLayerHasNoWeightsLearns) {
+  TrainConfig cfg = int8_config(*dir_, "mlp", "bp", 0);
+  cfg.model = "mlp:32";
+  Trainer(cfg).run();
+  EXPECT_GE(last_metrics(dir_->file("mlp"))["test_acc"].get<double>(), 0.8);
+}
+
 TEST_F(Int8Training, ElasticZoIntegerSignLearnsAndRecordsAgreement) {
   TrainConfig cfg = int8_config(*dir_, "cls1", "elastic", 2);
   cfg.sign_agreement = true;

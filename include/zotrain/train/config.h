@@ -238,6 +238,13 @@ std::vector<std::pair<int, double>> parse_bp_bits(const std::string& text);
 // The value in force at a 0-based epoch.
 double schedule_at(const std::vector<std::pair<int, double>>& schedule, int epoch);
 
+// The best settings found for a method and precision: TrainConfig{} with the keys of that
+// row changed (BP's learning rate, the int8 bit widths, ...). The CLI starts a run from them;
+// config keys and flags still override them.
+TrainConfig defaults_for(Method method, Precision precision);
+// What defaults_for changes, as "key value, key value" ("" for none): the run's first line.
+std::string defaults_note(Method method, Precision precision);
+
 // The names of every key, for --help and error messages.
 std::vector<std::string> config_keys();
 

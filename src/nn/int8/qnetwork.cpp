@@ -231,6 +231,8 @@ void QNetwork::backward(const QTensor& dlogits) {
       dx.data = layers_[i]->in_place() ? dy.data : (dy.data == back_[0] ? back_[1] : back_[0]);
     int64_t* grad = nullptr;
     if (w >= 0 && weights_[w].layer == i) grad = weights_[w--].grad;
+    // The head's first layer without weights (an MLP's flatten) has nothing to compute.
+    if (!dx.data && !grad) break;
     layers_[i]->backward(x, y, dy, dx, grad, ctx);
     dy = dx;
   }
