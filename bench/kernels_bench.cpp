@@ -16,16 +16,16 @@
 #include <dnnl.hpp>
 #endif
 
+#include "kernels/gemm.h"
+#include "kernels/int8.h"
+#include "kernels/isa.h"
+#include "kernels/philox_run.h"
+#include "nn/conv2d.h"
+#include "nn/max_pool2d.h"
 #include "zotrain/core/arena.h"
 #include "zotrain/core/rng.h"
-#include "zotrain/kernels/gemm.h"
-#include "zotrain/kernels/int8.h"
-#include "zotrain/kernels/isa.h"
-#include "zotrain/kernels/philox_run.h"
 #include "zotrain/models/model.h"
-#include "zotrain/nn/conv2d.h"
 #include "zotrain/nn/int8/qnetwork.h"
-#include "zotrain/nn/max_pool2d.h"
 #include "zotrain/nn/network.h"
 #include "zotrain/zo/perturbation.h"
 

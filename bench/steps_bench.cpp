@@ -26,9 +26,9 @@
 #include <string>
 #include <vector>
 
+#include "kernels/isa.h"
+#include "train/step_bench.h"
 #include "zotrain/core/error.h"
-#include "zotrain/kernels/isa.h"
-#include "zotrain/train/step_bench.h"
 
 namespace zotrain {
 namespace {

@@ -2,8 +2,8 @@
 
 #include <filesystem>
 
+#include "data/idx.h"
 #include "zotrain/core/rng.h"
-#include "zotrain/data/idx.h"
 
 namespace zotrain::test {
 

@@ -5,9 +5,9 @@
 #include <cmath>
 #include <numeric>
 
+#include "data/idx.h"
 #include "gather.h"
 #include "zotrain/core/error.h"
-#include "zotrain/data/idx.h"
 
 namespace zotrain {
 

@@ -1,4 +1,4 @@
-#include "zotrain/data/image_folder.h"
+#include "data/image_folder.h"
 
 #include <algorithm>
 #include <filesystem>

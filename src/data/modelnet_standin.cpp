@@ -1,4 +1,4 @@
-#include "zotrain/data/modelnet_standin.h"
+#include "data/modelnet_standin.h"
 
 #include <algorithm>
 #include <cmath>
@@ -6,11 +6,11 @@
 #include <fstream>
 #include <numbers>
 
+#include "data/point_h5.h"
+#include "data/point_transforms.h"
 #include "zotrain/core/error.h"
 #include "zotrain/data/dataset.h"
 #include "zotrain/data/point_cloud.h"
-#include "zotrain/data/point_h5.h"
-#include "zotrain/data/point_transforms.h"
 
 namespace zotrain {
 namespace fs = std::filesystem;

@@ -1,4 +1,4 @@
-#include "zotrain/data/point_batcher.h"
+#include "data/point_batcher.h"
 
 #include <vector>
 

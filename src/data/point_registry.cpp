@@ -4,9 +4,9 @@
 #include <filesystem>
 #include <fstream>
 
+#include "data/point_h5.h"
 #include "data_folder.h"
 #include "zotrain/core/error.h"
-#include "zotrain/data/point_h5.h"
 
 namespace zotrain {
 namespace fs = std::filesystem;

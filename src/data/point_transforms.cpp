@@ -1,4 +1,4 @@
-#include "zotrain/data/point_transforms.h"
+#include "data/point_transforms.h"
 
 #include <algorithm>
 #include <cmath>

@@ -4,12 +4,12 @@
 #include <filesystem>
 #include <optional>
 
+#include "data/image_folder.h"
+#include "data/rotate.h"
+#include "data/stl10.h"
 #include "data_folder.h"
 #include "zotrain/core/error.h"
-#include "zotrain/data/image_folder.h"
 #include "zotrain/data/point_registry.h"
-#include "zotrain/data/rotate.h"
-#include "zotrain/data/stl10.h"
 
 namespace zotrain {
 namespace fs = std::filesystem;

@@ -1,4 +1,4 @@
-#include "zotrain/data/rotate.h"
+#include "data/rotate.h"
 
 #include <charconv>
 #include <cmath>

@@ -1,4 +1,4 @@
-#include "zotrain/data/stl10.h"
+#include "data/stl10.h"
 
 #include "data_folder.h"
 #include "zotrain/core/error.h"

@@ -1,6 +1,6 @@
 // Activations as plain loops that the compiler vectorizes: every element is loaded before the
 // select, since a load inside one arm of the select would be a branch.
-#include "zotrain/kernels/activation.h"
+#include "kernels/activation.h"
 
 #include "target_clones.h"
 

@@ -1,8 +1,8 @@
 // Plain loops the compiler vectorizes, built for AVX2 and the baseline (target_clones.h).
-#include "zotrain/kernels/batch_norm.h"
+#include "kernels/batch_norm.h"
 
+#include "kernels/activation.h"
 #include "target_clones.h"
-#include "zotrain/kernels/activation.h"
 
 namespace zotrain::kernels {
 

@@ -5,14 +5,14 @@
 // fill all but one of the tiles' channel rows or columns with zeros: 3x3 windows at stride 1 or 2
 // (MobileNetV2's) run vector loops over a phase layout of the plane instead, other shapes direct
 // loops.
-#include "zotrain/kernels/conv2d.h"
+#include "kernels/conv2d.h"
 
 #include <algorithm>
 
 #include "conv_walk.h"
 #include "kernel_set.h"
+#include "kernels/gemm.h"
 #include "target_clones.h"
-#include "zotrain/kernels/gemm.h"
 
 namespace zotrain::kernels {
 

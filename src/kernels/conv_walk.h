@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <cstdint>
 
-#include "zotrain/kernels/conv2d.h"
+#include "kernels/conv2d.h"
 
 namespace zotrain::kernels {
 

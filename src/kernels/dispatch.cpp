@@ -5,8 +5,8 @@
 #include <string>
 
 #include "kernel_set.h"
+#include "kernels/gemm.h"
 #include "zotrain/core/error.h"
-#include "zotrain/kernels/gemm.h"
 
 namespace zotrain::kernels {
 

@@ -3,7 +3,7 @@
 // one ulp); the angle's range reduction is exact because a = 2 pi V with V a multiple of 2^-24:
 // 4 V = n + x exactly, n an integer, x in [-1/2, 1/2), and a = n pi/2 + x pi/2. CMakeLists.txt
 // compiles this file with -ffp-contract=off, so no target fuses a multiply and an add.
-#include "zotrain/kernels/gaussian.h"
+#include "kernels/gaussian.h"
 
 #include <cstring>
 

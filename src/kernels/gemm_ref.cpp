@@ -1,6 +1,6 @@
 // Portable reference GEMM. Transposed operands are handled by index arithmetic; the inner loop
 // runs over contiguous columns of B and C so that the compiler can vectorize it.
-#include "zotrain/kernels/gemm.h"
+#include "kernels/gemm.h"
 
 namespace zotrain::kernels {
 

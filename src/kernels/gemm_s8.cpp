@@ -4,8 +4,8 @@
 // x86-64 builds get an AVX2 clone chosen at load time; others the baseline code. The active
 // instruction set's kernel (kernel_set.h) replaces the dot products where it has one.
 #include "kernel_set.h"
+#include "kernels/int8.h"
 #include "target_clones.h"
-#include "zotrain/kernels/int8.h"
 
 namespace zotrain::kernels {
 

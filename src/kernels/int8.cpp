@@ -1,7 +1,7 @@
 // NITI's integer arithmetic: range estimate, rounding shifts, requantization, int8 ReLU, max
 // pooling and convolution through int8 patch matrices and gemm_s8 (or the active instruction
 // set's direct kernel, kernel_set.h).
-#include "zotrain/kernels/int8.h"
+#include "kernels/int8.h"
 
 #include <algorithm>
 #include <bit>

@@ -5,8 +5,8 @@
 
 #include <cstdint>
 
-#include "zotrain/kernels/conv2d.h"
-#include "zotrain/kernels/npu.h"
+#include "kernels/conv2d.h"
+#include "kernels/npu.h"
 #include "zotrain/kernels/pool.h"
 
 namespace zotrain::kernels::avx2 {

@@ -5,9 +5,9 @@
 #include <cstdint>
 #include <vector>
 
-#include "zotrain/kernels/conv2d.h"
-#include "zotrain/kernels/isa.h"
-#include "zotrain/kernels/npu.h"
+#include "kernels/conv2d.h"
+#include "kernels/isa.h"
+#include "kernels/npu.h"
 #include "zotrain/kernels/pool.h"
 
 namespace zotrain::kernels {

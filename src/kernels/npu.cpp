@@ -1,4 +1,4 @@
-#include "zotrain/kernels/npu.h"
+#include "kernels/npu.h"
 
 #include <algorithm>
 #include <cmath>
@@ -6,9 +6,9 @@
 #include <string>
 
 #include "kernel_set.h"
+#include "kernels/int8.h"
 #include "target_clones.h"
 #include "zotrain/core/error.h"
-#include "zotrain/kernels/int8.h"
 
 namespace zotrain::kernels {
 

@@ -1,6 +1,6 @@
 // Runs of Philox blocks: the active set's kernel for as many as it takes, the rest one at a time.
 // Compiled with floating point disabled as well (CMakeLists.txt).
-#include "zotrain/kernels/philox_run.h"
+#include "kernels/philox_run.h"
 
 #include "kernel_set.h"
 #include "zotrain/core/rng.h"

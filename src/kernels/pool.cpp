@@ -4,8 +4,8 @@
 #include "zotrain/kernels/pool.h"
 
 #include "kernel_set.h"
+#include "kernels/activation.h"
 #include "pool_walk.h"
-#include "zotrain/kernels/activation.h"
 
 namespace zotrain::kernels {
 

@@ -1,4 +1,4 @@
-#include "zotrain/models/serialize.h"
+#include "models/serialize.h"
 
 namespace zotrain {
 

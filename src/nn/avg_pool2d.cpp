@@ -1,4 +1,4 @@
-#include "zotrain/nn/avg_pool2d.h"
+#include "nn/avg_pool2d.h"
 
 namespace zotrain {
 

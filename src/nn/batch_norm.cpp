@@ -1,10 +1,10 @@
-#include "zotrain/nn/batch_norm.h"
+#include "nn/batch_norm.h"
 
 #include <algorithm>
 #include <cmath>
 
+#include "kernels/batch_norm.h"
 #include "zotrain/core/error.h"
-#include "zotrain/kernels/batch_norm.h"
 
 namespace zotrain {
 namespace {

@@ -1,4 +1,4 @@
-#include "zotrain/nn/conv2d.h"
+#include "nn/conv2d.h"
 
 #include <algorithm>
 

@@ -1,4 +1,4 @@
-#include "zotrain/nn/global_avg_pool.h"
+#include "nn/global_avg_pool.h"
 
 #include <algorithm>
 #include <numeric>

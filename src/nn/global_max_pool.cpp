@@ -1,6 +1,6 @@
-#include "zotrain/nn/global_max_pool.h"
+#include "nn/global_max_pool.h"
 
-#include "zotrain/kernels/global_max_pool.h"
+#include "kernels/global_max_pool.h"
 
 namespace zotrain {
 

@@ -1,4 +1,4 @@
-#include "zotrain/nn/global_pool.h"
+#include "nn/global_pool.h"
 
 namespace zotrain {
 

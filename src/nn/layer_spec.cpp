@@ -1,17 +1,17 @@
 #include "zotrain/nn/layer_spec.h"
 
+#include "nn/avg_pool2d.h"
+#include "nn/batch_norm.h"
+#include "nn/conv2d.h"
+#include "nn/dropout.h"
+#include "nn/flatten.h"
+#include "nn/global_avg_pool.h"
+#include "nn/global_max_pool.h"
+#include "nn/linear.h"
+#include "nn/max_pool2d.h"
+#include "nn/relu.h"
+#include "nn/residual.h"
 #include "zotrain/core/error.h"
-#include "zotrain/nn/avg_pool2d.h"
-#include "zotrain/nn/batch_norm.h"
-#include "zotrain/nn/conv2d.h"
-#include "zotrain/nn/dropout.h"
-#include "zotrain/nn/flatten.h"
-#include "zotrain/nn/global_avg_pool.h"
-#include "zotrain/nn/global_max_pool.h"
-#include "zotrain/nn/linear.h"
-#include "zotrain/nn/max_pool2d.h"
-#include "zotrain/nn/relu.h"
-#include "zotrain/nn/residual.h"
 
 namespace zotrain {
 

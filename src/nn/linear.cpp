@@ -1,6 +1,6 @@
-#include "zotrain/nn/linear.h"
+#include "nn/linear.h"
 
-#include "zotrain/kernels/gemm.h"
+#include "kernels/gemm.h"
 
 namespace zotrain {
 

@@ -1,4 +1,4 @@
-#include "zotrain/nn/max_pool2d.h"
+#include "nn/max_pool2d.h"
 
 namespace zotrain {
 

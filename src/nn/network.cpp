@@ -5,9 +5,9 @@
 #include <cmath>
 #include <functional>
 
+#include "nn/max_pool2d.h"
 #include "zotrain/core/error.h"
 #include "zotrain/core/rng.h"
-#include "zotrain/nn/max_pool2d.h"
 
 namespace zotrain {
 

@@ -1,4 +1,4 @@
-#include "zotrain/nn/pool2d.h"
+#include "nn/pool2d.h"
 
 #include "zotrain/core/error.h"
 

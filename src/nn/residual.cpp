@@ -1,4 +1,4 @@
-#include "zotrain/nn/residual.h"
+#include "nn/residual.h"
 
 #include <algorithm>
 

@@ -8,8 +8,8 @@
 
 #include "commands.h"
 #include "config_options.h"
+#include "train/step_bench.h"
 #include "zotrain/core/error.h"
-#include "zotrain/train/step_bench.h"
 
 namespace zotrain::tools {
 

@@ -2,10 +2,10 @@
 #include <thread>
 
 #include "commands.h"
-#include "zotrain/kernels/conv2d.h"
-#include "zotrain/kernels/gemm.h"
-#include "zotrain/kernels/int8.h"
-#include "zotrain/kernels/isa.h"
+#include "kernels/conv2d.h"
+#include "kernels/gemm.h"
+#include "kernels/int8.h"
+#include "kernels/isa.h"
 
 namespace zotrain::tools {
 

@@ -2,8 +2,8 @@
 #include <memory>
 
 #include "commands.h"
+#include "data/modelnet_standin.h"
 #include "zotrain/core/error.h"
-#include "zotrain/data/modelnet_standin.h"
 
 namespace zotrain::tools {
 

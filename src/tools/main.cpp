@@ -5,8 +5,8 @@
 #include <string>
 
 #include "commands.h"
+#include "kernels/isa.h"
 #include "zotrain/core/error.h"
-#include "zotrain/kernels/isa.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"zotrain: on-device training with forward passes only (zeroth-order, ElasticZO)"};

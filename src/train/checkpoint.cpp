@@ -2,8 +2,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "models/serialize.h"
 #include "zotrain/core/error.h"
-#include "zotrain/models/serialize.h"
 
 namespace zotrain {
 

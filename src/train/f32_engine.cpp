@@ -2,9 +2,9 @@
 #include <algorithm>
 
 #include "engine.h"
+#include "models/serialize.h"
+#include "nn/loss.h"
 #include "zo_step.h"
-#include "zotrain/models/serialize.h"
-#include "zotrain/nn/loss.h"
 #include "zotrain/train/trainer.h"
 #include "zotrain/zo/estimator.h"
 #include "zotrain/zo/perturbation.h"
@@ -134,7 +134,7 @@ class F32Engine : public Engine {
                       ? zo::magnitude_threshold(b.p->value, 1.0 - p_zero, magnitude_scratch_.data())
                       : 0.0f;
     }
-    scales_ = zo::layer_scales(cfg_.zo_layer_scale, d, sum_sq);
+    scales_ = zo::layer_scales(cfg_.zo_layer_scale, d, sum_sq, in_->step);
   }
 
   StepResult bp_step() {
@@ -171,6 +171,10 @@ class F32Engine : public Engine {
         body.push_back([this, &spec, seed = d.seed, scale](const ParamRef& p, float* dst, int64_t b,
                                                            int64_t e) {
           const BodyParam& bp = body_param(p);
+          if (scales_[bp.group] == 0.0f) {  // not this step's layer
+            std::copy(p.value.data() + b, p.value.data() + e, dst + b);
+            return;
+          }
           zo::add_perturbation(spec, seed, static_cast<uint32_t>(p.index),
                                scale * scales_[bp.group], p.value.data(), dst, b, e, bp.max_abs);
         });
@@ -188,6 +192,7 @@ class F32Engine : public Engine {
       }
       const bool adam = cfg_.zo_optimizer == zo::Optimizer::kAdam;
       for (BodyParam& b : body_) {
+        if (scales_[b.group] == 0.0f) continue;  // not this step's layer
         zo::UpdateRule rule{
             cfg_.zo_optimizer, static_cast<float>(in_->zo_lr) * scales_[b.group],
             static_cast<float>(adam && cfg_.zo_momentum == 0 ? kAdamBeta1 : cfg_.zo_momentum)};

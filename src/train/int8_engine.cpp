@@ -2,12 +2,12 @@
 #include <cmath>
 
 #include "engine.h"
+#include "nn/int8/int_loss.h"
+#include "nn/loss.h"
+#include "train/int8_step.h"
+#include "zo/ternary.h"
 #include "zotrain/core/error.h"
-#include "zotrain/nn/int8/int_loss.h"
 #include "zotrain/nn/int8/qnetwork.h"
-#include "zotrain/nn/loss.h"
-#include "zotrain/train/int8_step.h"
-#include "zotrain/zo/ternary.h"
 
 namespace zotrain {
 

@@ -1,12 +1,12 @@
-#include "zotrain/train/int8_step.h"
+#include "train/int8_step.h"
 
 #include <vector>
 
+#include "kernels/int8.h"
+#include "nn/int8/int_loss.h"
+#include "zo/ternary.h"
 #include "zo_step.h"
-#include "zotrain/kernels/int8.h"
-#include "zotrain/nn/int8/int_loss.h"
 #include "zotrain/zo/perturbation.h"
-#include "zotrain/zo/ternary.h"
 
 namespace zotrain::int8 {
 

@@ -4,11 +4,11 @@
 #include <cmath>
 
 #include "engine.h"
+#include "models/serialize.h"
+#include "nn/loss.h"
+#include "nn/npu/npu_network.h"
 #include "zo_step.h"
 #include "zotrain/core/error.h"
-#include "zotrain/models/serialize.h"
-#include "zotrain/nn/loss.h"
-#include "zotrain/nn/npu/npu_network.h"
 #include "zotrain/zo/estimator.h"
 #include "zotrain/zo/perturbation.h"
 

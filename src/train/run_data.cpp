@@ -4,9 +4,9 @@
 #include <filesystem>
 #include <vector>
 
+#include "data/point_batcher.h"
 #include "zotrain/core/error.h"
 #include "zotrain/data/batcher.h"
-#include "zotrain/data/point_batcher.h"
 
 namespace zotrain {
 

@@ -1,4 +1,4 @@
-#include "zotrain/train/step_bench.h"
+#include "train/step_bench.h"
 
 #include "zotrain/core/rng.h"
 

@@ -77,7 +77,12 @@ void normalize(Estimate& est, float decay, float state[2]) {
 }
 
 std::vector<float> layer_scales(LayerScale mode, const std::vector<int64_t>& d,
-                                const std::vector<double>& sum_sq) {
+                                const std::vector<double>& sum_sq, int64_t step) {
+  if (mode == LayerScale::kCyclic) {
+    std::vector<float> s(d.size(), 0.0f);
+    if (!d.empty()) s[static_cast<size_t>(step % static_cast<int64_t>(d.size()))] = 1.0f;
+    return s;
+  }
   std::vector<double> raw(d.size(), 1.0);
   for (size_t l = 0; l < d.size(); ++l) {
     const auto n = static_cast<double>(d[l]);

@@ -3,10 +3,10 @@
 #include <algorithm>
 #include <cmath>
 
+#include "kernels/gaussian.h"
+#include "kernels/philox_run.h"
 #include "zotrain/core/error.h"
 #include "zotrain/core/rng.h"
-#include "zotrain/kernels/gaussian.h"
-#include "zotrain/kernels/philox_run.h"
 
 namespace zotrain::zo {
 

@@ -1,9 +1,9 @@
-#include "zotrain/zo/ternary.h"
+#include "zo/ternary.h"
 
 #include <algorithm>
 
-#include "zotrain/kernels/int8.h"
-#include "zotrain/kernels/philox_run.h"
+#include "kernels/int8.h"
+#include "kernels/philox_run.h"
 #include "zotrain/zo/perturbation.h"
 
 namespace zotrain::zo {

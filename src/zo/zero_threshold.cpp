@@ -2,7 +2,7 @@
 // without floating point.
 #include <cmath>
 
-#include "zotrain/zo/ternary.h"
+#include "zo/ternary.h"
 
 namespace zotrain::zo {
 

@@ -1,4 +1,4 @@
-#include "zotrain/core/memory_planner.h"
+#include "core/memory_planner.h"
 
 #include <gtest/gtest.h>
 

@@ -13,8 +13,8 @@
 #include <string>
 #include <vector>
 
+#include "data/idx.h"
 #include "zotrain/core/error.h"
-#include "zotrain/data/idx.h"
 #include "zotrain/data/registry.h"
 
 namespace zotrain::test {

@@ -1,4 +1,4 @@
-#include "zotrain/data/idx.h"
+#include "data/idx.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-#include "zotrain/data/image_folder.h"
+#include "data/image_folder.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-#include "zotrain/data/modelnet_standin.h"
+#include "data/modelnet_standin.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-#include "zotrain/data/point_batcher.h"
+#include "data/point_batcher.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-#include "zotrain/data/point_h5.h"
+#include "data/point_h5.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "data/point_h5.h"
 #include "zotrain/data/point_cloud.h"
-#include "zotrain/data/point_h5.h"
 
 namespace zotrain::test {
 

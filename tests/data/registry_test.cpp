@@ -8,8 +8,8 @@
 #include <filesystem>
 
 #include "data/data_test_util.h"
+#include "data/rotate.h"
 #include "test_util.h"
-#include "zotrain/data/rotate.h"
 
 namespace zotrain {
 namespace {

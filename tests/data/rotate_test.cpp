@@ -1,4 +1,4 @@
-#include "zotrain/data/rotate.h"
+#include "data/rotate.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-#include "zotrain/data/stl10.h"
+#include "data/stl10.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-#include "zotrain/kernels/activation.h"
+#include "kernels/activation.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "zotrain/kernels/batch_norm.h"
+#include "kernels/batch_norm.h"
 
 #include <gtest/gtest.h>
 
@@ -6,8 +6,8 @@
 #include <limits>
 #include <vector>
 
+#include "kernels/activation.h"
 #include "zotrain/core/rng.h"
-#include "zotrain/kernels/activation.h"
 
 namespace zotrain {
 namespace {

@@ -1,4 +1,4 @@
-#include "zotrain/kernels/conv2d.h"
+#include "kernels/conv2d.h"
 
 #include <gtest/gtest.h>
 

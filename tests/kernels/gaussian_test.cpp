@@ -1,4 +1,4 @@
-#include "zotrain/kernels/gaussian.h"
+#include "kernels/gaussian.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "zotrain/kernels/gemm.h"
+#include "kernels/gemm.h"
 
 #include <gtest/gtest.h>
 

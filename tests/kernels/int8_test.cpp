@@ -1,4 +1,4 @@
-#include "zotrain/kernels/int8.h"
+#include "kernels/int8.h"
 
 #include <gtest/gtest.h>
 
@@ -10,10 +10,10 @@
 #include <string>
 #include <vector>
 
+#include "kernels/activation.h"
 #include "kernels/kernel_isas.h"
 #include "kernels/reference.h"
 #include "zotrain/core/rng.h"
-#include "zotrain/kernels/activation.h"
 #include "zotrain/kernels/pool.h"
 
 namespace zotrain {

@@ -1,4 +1,4 @@
-#include "zotrain/kernels/isa.h"
+#include "kernels/isa.h"
 
 #include <gtest/gtest.h>
 

@@ -4,7 +4,7 @@
 
 #include <gtest/gtest.h>
 
-#include "zotrain/kernels/isa.h"
+#include "kernels/isa.h"
 
 namespace zotrain::test {
 

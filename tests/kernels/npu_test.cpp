@@ -1,4 +1,4 @@
-#include "zotrain/kernels/npu.h"
+#include "kernels/npu.h"
 
 #include <gtest/gtest.h>
 

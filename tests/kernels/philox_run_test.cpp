@@ -1,4 +1,4 @@
-#include "zotrain/kernels/philox_run.h"
+#include "kernels/philox_run.h"
 
 #include <gtest/gtest.h>
 

@@ -8,12 +8,12 @@
 #include <limits>
 #include <vector>
 
+#include "kernels/activation.h"
+#include "kernels/global_max_pool.h"
 #include "kernels/kernel_isas.h"
 #include "kernels/reference.h"
 #include "test_util.h"
 #include "zotrain/core/rng.h"
-#include "zotrain/kernels/activation.h"
-#include "zotrain/kernels/global_max_pool.h"
 
 namespace zotrain {
 namespace {

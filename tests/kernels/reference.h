@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "kernels/conv2d.h"
 #include "zotrain/core/tensor.h"
-#include "zotrain/kernels/conv2d.h"
 
 namespace zotrain::ref {
 

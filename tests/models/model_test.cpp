@@ -4,11 +4,11 @@
 
 #include <cmath>
 
+#include "models/serialize.h"
 #include "test_util.h"
 #include "zotrain/core/arena.h"
 #include "zotrain/core/error.h"
 #include "zotrain/core/tensor_file.h"
-#include "zotrain/models/serialize.h"
 #include "zotrain/nn/network.h"
 
 namespace zotrain {

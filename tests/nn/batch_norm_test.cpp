@@ -1,12 +1,12 @@
-#include "zotrain/nn/batch_norm.h"
+#include "nn/batch_norm.h"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
 
 #include "nn/gradient_check.h"
+#include "nn/relu.h"
 #include "test_util.h"
-#include "zotrain/nn/relu.h"
 
 namespace zotrain {
 namespace {

@@ -1,4 +1,4 @@
-#include "zotrain/nn/dropout.h"
+#include "nn/dropout.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "zotrain/nn/flatten.h"
+#include "nn/flatten.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "zotrain/nn/global_max_pool.h"
+#include "nn/global_max_pool.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "zotrain/nn/linear.h"
+#include "nn/linear.h"
 
 #include <gtest/gtest.h>
 

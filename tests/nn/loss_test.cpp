@@ -1,4 +1,4 @@
-#include "zotrain/nn/loss.h"
+#include "nn/loss.h"
 
 #include <gtest/gtest.h>
 

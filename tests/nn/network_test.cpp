@@ -6,11 +6,11 @@
 #include <cmath>
 #include <vector>
 
+#include "nn/loss.h"
 #include "test_util.h"
 #include "zotrain/core/error.h"
 #include "zotrain/core/rng.h"
 #include "zotrain/models/model.h"
-#include "zotrain/nn/loss.h"
 
 namespace zotrain {
 namespace {

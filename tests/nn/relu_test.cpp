@@ -1,4 +1,4 @@
-#include "zotrain/nn/relu.h"
+#include "nn/relu.h"
 
 #include <gtest/gtest.h>
 

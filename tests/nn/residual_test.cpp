@@ -1,15 +1,15 @@
-#include "zotrain/nn/residual.h"
+#include "nn/residual.h"
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
 
+#include "kernels/activation.h"
+#include "nn/batch_norm.h"
+#include "nn/conv2d.h"
 #include "nn/gradient_check.h"
 #include "zotrain/core/error.h"
-#include "zotrain/kernels/activation.h"
-#include "zotrain/nn/batch_norm.h"
-#include "zotrain/nn/conv2d.h"
 
 namespace zotrain {
 namespace {

@@ -5,10 +5,10 @@
 #include <cmath>
 #include <vector>
 
+#include "data/modelnet_standin.h"
 #include "data/point_test_util.h"
 #include "test_util.h"
 #include "zotrain/core/error.h"
-#include "zotrain/data/modelnet_standin.h"
 
 namespace zotrain {
 namespace {

@@ -6,10 +6,10 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "data/modelnet_standin.h"
 #include "synthetic_data.h"
 #include "test_util.h"
 #include "zotrain/core/error.h"
-#include "zotrain/data/modelnet_standin.h"
 
 namespace zotrain {
 namespace {
@@ -255,6 +255,7 @@ TEST(Trainer, ZoEstimatorOptionsAreDeterministicResumableAndPlanned) {
        [](TrainConfig& c) { c.zo_optimizer = zo::Optimizer::kAdam, c.zo_momentum = 0; }},
       {"dim", [](TrainConfig& c) { c.zo_layer_scale = zo::LayerScale::kDim; }},
       {"rms", [](TrainConfig& c) { c.zo_layer_scale = zo::LayerScale::kRms; }},
+      {"cyclic", [](TrainConfig& c) { c.zo_layer_scale = zo::LayerScale::kCyclic; }},
       {"normalize", [](TrainConfig& c) { c.zo_normalize = true; }},
       {"magnitude", [](TrainConfig& c) { c.zo_mask = zo::Mask::kMagnitude; }},
   };

@@ -7,9 +7,9 @@
 #include <cmath>
 #include <vector>
 
+#include "nn/loss.h"
 #include "zotrain/core/rng.h"
 #include "zotrain/models/model.h"
-#include "zotrain/nn/loss.h"
 #include "zotrain/nn/network.h"
 
 namespace zotrain::zo {
@@ -214,15 +214,18 @@ TEST(ZoUpdate, LayerScalesShareTheEnergyAndKeepItsTotal) {
   auto energy = [&](const std::vector<float>& s) {
     return d[0] * s[0] * s[0] + d[1] * s[1] * s[1];
   };
-  const std::vector<float> none = layer_scales(LayerScale::kNone, d, sum_sq),
-                           dim = layer_scales(LayerScale::kDim, d, sum_sq),
-                           rms = layer_scales(LayerScale::kRms, d, sum_sq);
+  const std::vector<float> none = layer_scales(LayerScale::kNone, d, sum_sq, 0),
+                           dim = layer_scales(LayerScale::kDim, d, sum_sq, 0),
+                           rms = layer_scales(LayerScale::kRms, d, sum_sq, 0);
   EXPECT_EQ(none, (std::vector<float>{1, 1}));
   for (const auto& s : {dim, rms}) EXPECT_NEAR(energy(s), 10100, 1e-2);
   EXPECT_NEAR(d[0] * dim[0] * dim[0], d[1] * dim[1] * dim[1], 1e-2);  // equal shares
   EXPECT_NEAR(rms[0] / rms[1], 20.0, 1e-4);                           // the RMS ratio
+  // Cyclic: one layer per step, in turn.
+  EXPECT_EQ(layer_scales(LayerScale::kCyclic, d, sum_sq, 0), (std::vector<float>{1, 0}));
+  EXPECT_EQ(layer_scales(LayerScale::kCyclic, d, sum_sq, 7), (std::vector<float>{0, 1}));
   // A layer of zeros keeps the unscaled radius.
-  EXPECT_EQ(layer_scales(LayerScale::kRms, d, {0.0, 1.0})[0], 1.0f);
+  EXPECT_EQ(layer_scales(LayerScale::kRms, d, {0.0, 1.0}, 0)[0], 1.0f);
 }
 
 TEST(ZoUpdate, NormalizationDividesByTheRunningRms) {
@@ -256,7 +259,7 @@ TEST(ZoEstimator, LayerScaledEstimatesApproachThePreconditionedGradient) {
     d.back() += p.value.numel();
     group.push_back(static_cast<int>(d.size()) - 1);
   }
-  const std::vector<float> s = layer_scales(LayerScale::kDim, d, {});
+  const std::vector<float> s = layer_scales(LayerScale::kDim, d, {}, 0);
   ASSERT_GT(s.size(), 1u);
   const float eps = 1e-2f;
   Estimate est;

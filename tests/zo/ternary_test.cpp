@@ -1,4 +1,4 @@
-#include "zotrain/zo/ternary.h"
+#include "zo/ternary.h"
 
 #include <gtest/gtest.h>
 

@@ -83,13 +83,17 @@ enum class LayerScale {
   kNone,
   kDim,  // s_l² ∝ 1/d_l: every layer an equal share of the perturbation's energy
   kRms,  // s_l ∝ the RMS of the layer's parameters: every layer the same relative change
+  // Block-coordinate ZO: step t perturbs and moves layer t mod L only (s = 1, the others 0), so
+  // each layer's estimate carries no noise from the others' gradients.
+  kCyclic,
 };
 
-// s_l for layers of d[l] elements whose parameters' squares sum to sum_sq[l] (read for kRms),
-// normalized so that Σ d_l s_l² = Σ d_l: the perturbation's expected squared norm, and with it
-// the meaning of ε and of the learning rate, stays that of the unscaled one.
+// s_l at step `step` for layers of d[l] elements whose parameters' squares sum to sum_sq[l]
+// (read for kRms). kDim and kRms are normalized so that Σ d_l s_l² = Σ d_l: the perturbation's
+// expected squared norm, and with it the meaning of ε and of the learning rate, stays that of
+// the unscaled one. A layer with s_l = 0 is neither perturbed nor moved.
 std::vector<float> layer_scales(LayerScale mode, const std::vector<int64_t>& d,
-                                const std::vector<double>& sum_sq);
+                                const std::vector<double>& sum_sq, int64_t step);
 
 // The threshold of the magnitude mask: the smallest value that at least a fraction `keep` of
 // |x| is at or below; `scratch` holds x.numel() floats.
@@ -107,7 +111,8 @@ template <>
 struct Names<zo::LayerScale> {
   static constexpr NameOf<zo::LayerScale> list[] = {{zo::LayerScale::kNone, "none"},
                                                     {zo::LayerScale::kDim, "dim"},
-                                                    {zo::LayerScale::kRms, "rms"}};
+                                                    {zo::LayerScale::kRms, "rms"},
+                                                    {zo::LayerScale::kCyclic, "cyclic"}};
 };
 template <>
 struct Names<zo::Optimizer> {

@@ -1,8 +1,8 @@
 // Integer 2-D convolution, NCHW, no bias.
 #include <algorithm>
 
+#include "kernels/int8.h"
 #include "qlayers.h"
-#include "zotrain/kernels/int8.h"
 
 namespace zotrain::int8 {
 

@@ -4,8 +4,8 @@
 // the bias-free classifier, whose argmax a common scale does not change.
 #include <algorithm>
 
+#include "nn/dropout_mask.h"
 #include "qlayers.h"
-#include "zotrain/nn/dropout_mask.h"
 
 namespace zotrain::int8 {
 

@@ -1,6 +1,6 @@
 // Integer max over the points (PointNet's symmetric function): exponent unchanged, the error
 // routed to each channel's maximum.
-#include "zotrain/kernels/global_max_pool.h"
+#include "kernels/global_max_pool.h"
 
 #include "qlayers.h"
 

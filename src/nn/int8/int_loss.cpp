@@ -1,8 +1,8 @@
-#include "zotrain/nn/int8/int_loss.h"
+#include "nn/int8/int_loss.h"
 
 #include <bit>
 
-#include "zotrain/kernels/int8.h"
+#include "kernels/int8.h"
 
 namespace zotrain::int8 {
 

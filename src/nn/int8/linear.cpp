@@ -1,8 +1,8 @@
 // Integer fully connected layer: y = x W^T with W [out, in].
 #include <algorithm>
 
+#include "kernels/int8.h"
 #include "qlayers.h"
-#include "zotrain/kernels/int8.h"
 
 namespace zotrain::int8 {
 

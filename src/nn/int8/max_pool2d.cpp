@@ -1,6 +1,6 @@
 // Integer max pooling: exponent unchanged, the error routed to each window's maximum.
+#include "kernels/int8.h"
 #include "qlayers.h"
-#include "zotrain/kernels/int8.h"
 
 namespace zotrain::int8 {
 

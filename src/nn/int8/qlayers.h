@@ -3,7 +3,7 @@
 
 #include <memory>
 
-#include "zotrain/kernels/int8.h"
+#include "kernels/int8.h"
 #include "zotrain/nn/int8/qlayer.h"
 
 namespace zotrain::int8 {

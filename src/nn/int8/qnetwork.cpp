@@ -2,8 +2,8 @@
 
 #include <algorithm>
 
+#include "kernels/int8.h"
 #include "zotrain/core/error.h"
-#include "zotrain/kernels/int8.h"
 
 namespace zotrain {
 

@@ -1,6 +1,6 @@
 // Integer ReLU: max(m, 0) on the mantissas, exponent unchanged; runs in place.
+#include "kernels/int8.h"
 #include "qlayers.h"
-#include "zotrain/kernels/int8.h"
 
 namespace zotrain::int8 {
 

@@ -1,13 +1,13 @@
-#include "zotrain/nn/npu/npu_network.h"
+#include "nn/npu/npu_network.h"
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <numeric>
 
+#include "core/memory_planner.h"
+#include "nn/batch_norm.h"
 #include "zotrain/core/error.h"
-#include "zotrain/core/memory_planner.h"
-#include "zotrain/nn/batch_norm.h"
 #include "zotrain/zo/perturbation.h"
 
 namespace zotrain {

@@ -1,4 +1,4 @@
-#include "zotrain/nn/int8/int_loss.h"
+#include "nn/int8/int_loss.h"
 
 #include <gtest/gtest.h>
 

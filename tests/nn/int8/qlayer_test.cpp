@@ -10,10 +10,10 @@
 #include <cstdlib>
 #include <vector>
 
+#include "kernels/int8.h"
 #include "zotrain/core/error.h"
 #include "zotrain/core/rng.h"
 #include "zotrain/core/thread_pool.h"
-#include "zotrain/kernels/int8.h"
 #include "zotrain/nn/layer_spec.h"
 
 namespace zotrain {

@@ -1,4 +1,4 @@
-#include "zotrain/nn/npu/npu_network.h"
+#include "nn/npu/npu_network.h"
 
 #include <gtest/gtest.h>
 

@@ -20,11 +20,11 @@
 #include <string>
 #include <vector>
 
+#include "kernels/npu.h"
 #include "zotrain/core/arena.h"
 #include "zotrain/core/memory_plan.h"
 #include "zotrain/core/tensor.h"
 #include "zotrain/core/thread_pool.h"
-#include "zotrain/kernels/npu.h"
 #include "zotrain/nn/network.h"
 
 namespace zotrain {

@@ -7,7 +7,7 @@
 
 #include <cstdint>
 
-#include "zotrain/nn/dropout_mask.h"
+#include "nn/dropout_mask.h"
 #include "zotrain/nn/layer.h"
 
 namespace zotrain {

@@ -6,10 +6,10 @@
 
 #include <cstdint>
 
+#include "data/point_transforms.h"
 #include "zotrain/core/shape.h"
 #include "zotrain/data/epoch_order.h"
 #include "zotrain/data/point_cloud.h"
-#include "zotrain/data/point_transforms.h"
 
 namespace zotrain {
 

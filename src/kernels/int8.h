@@ -6,7 +6,7 @@
 
 #include <cstdint>
 
-#include "zotrain/kernels/conv2d.h"
+#include "kernels/conv2d.h"
 #include "zotrain/kernels/pool.h"
 
 namespace zotrain::kernels {

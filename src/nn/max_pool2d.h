@@ -2,7 +2,7 @@
 // on ties, as forward), so nothing but the input is kept.
 #pragma once
 
-#include "zotrain/nn/pool2d.h"
+#include "nn/pool2d.h"
 
 namespace zotrain {
 

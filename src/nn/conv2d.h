@@ -5,7 +5,7 @@
 // slice per thread.
 #pragma once
 
-#include "zotrain/kernels/conv2d.h"
+#include "kernels/conv2d.h"
 #include "zotrain/nn/layer.h"
 
 namespace zotrain {

@@ -3,7 +3,7 @@
 // sends each output's gradient to the first position holding the maximum.
 #pragma once
 
-#include "zotrain/nn/global_pool.h"
+#include "nn/global_pool.h"
 
 namespace zotrain {
 

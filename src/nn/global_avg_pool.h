@@ -3,7 +3,7 @@
 // the positions.
 #pragma once
 
-#include "zotrain/nn/global_pool.h"
+#include "nn/global_pool.h"
 
 namespace zotrain {
 

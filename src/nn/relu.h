@@ -2,7 +2,7 @@
 // is cap 6. Backward reads the output (0 < y < cap), so the layer may run in place.
 #pragma once
 
-#include "zotrain/kernels/activation.h"
+#include "kernels/activation.h"
 #include "zotrain/nn/layer.h"
 
 namespace zotrain {

@@ -1,7 +1,7 @@
 // Average pooling.
 #pragma once
 
-#include "zotrain/nn/pool2d.h"
+#include "nn/pool2d.h"
 
 namespace zotrain {
 
