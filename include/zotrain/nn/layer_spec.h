@@ -23,7 +23,8 @@ enum class Op {
   kDropout,
   kReLU6,
   kGlobalAvgPool,
-  kResidual
+  kResidual,
+  kCount  // not an op: the number of them (nn/op_table.cpp has a row for each)
 };
 
 struct LayerSpec {

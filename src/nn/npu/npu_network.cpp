@@ -334,6 +334,9 @@ int NpuNetwork::build_chain(const Network& net, const std::vector<LayerSpec>& sp
       case Op::kDropout:  // identity at inference; a flattened tensor is read as features
         n.out = cur;
         break;
+      case Op::kCount:
+        ZT_ASSERT(false, "not an op");
+        break;
       case Op::kResidual: {
         const int main = build_chain(net, s.main, owner, name + ".main.", cur, false);
         const int shortcut = s.shortcut.empty() ? cur
