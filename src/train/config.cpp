@@ -181,7 +181,10 @@ void validate(const TrainConfig& c) {
     // The int8 updates are integer rules of their own (NITI's bit widths, the NPU's masters).
     const std::string f32_only = " unless precision is f32";
     need(c.zo_optimizer == zo::Optimizer::kSgd, "zo_optimizer", "sgd" + f32_only);
-    need(c.zo_layer_scale == zo::LayerScale::kNone, "zo_layer_scale", "none" + f32_only);
+    // Block-coordinate ZO is a choice of layers, which the integer step makes too.
+    need(c.zo_layer_scale == zo::LayerScale::kNone ||
+             (c.zo_layer_scale == zo::LayerScale::kCyclic && c.precision == Precision::kInt8),
+         "zo_layer_scale", "none (or cyclic with precision int8)" + f32_only);
     need(!c.zo_normalize, "zo_normalize", "0" + f32_only);
     need(c.zo_mask == zo::Mask::kRandom, "zo_mask", "random" + f32_only);
   }

@@ -109,6 +109,7 @@ class Int8Engine : public Engine {
       step_cfg_.bp_bits = static_cast<int>(schedule_at(bp_bits_, in.epoch));
       step_cfg_.zo_bits = cfg_.zo_bits;
       step_cfg_.loss_frac_bits = cfg_.loss_frac_bits;
+      step_cfg_.cyclic = cfg_.zo_layer_scale == zo::LayerScale::kCyclic;
     }
     int8::StepConfig c = step_cfg_;
     c.step = in.step;

@@ -51,12 +51,25 @@ StepResult zo_step(QNetwork& net, int64_t rows, const uint8_t* labels, const Ste
   const bool has_head = net.head() < net.num_layers();
   StepResult r;
   if (has_head) net.zero_grad();
+  // The body layer this step perturbs and moves (cyclic), or -1 for all of them.
+  int active = -1;
+  if (cfg.cyclic) {
+    std::vector<int> body;
+    for (const QWeight& w : net.weights())
+      if (w.layer < net.head() && (body.empty() || body.back() != w.layer)) body.push_back(w.layer);
+    if (!body.empty())
+      active = body[static_cast<size_t>(cfg.step % static_cast<int64_t>(body.size()))];
+  }
+  const auto moves = [&](const QWeight& w) { return active < 0 || w.layer == active; };
   const auto passes = [&](const std::vector<zo::Direction>& dirs, PassLosses* loss) {
     for (size_t i = 0; i < dirs.size(); ++i) {
       const uint64_t seed = dirs[i].seed;
       const int eps = dirs[i].sign * cfg.eps;
       const QWeightTransform perturbed = [&](const QWeight& w, int8_t* dst, int64_t b, int64_t e) {
-        zo::add_ternary(seed, w.tensor, cfg.zero_threshold, eps, w.value.data, dst, b, e);
+        if (moves(w))
+          zo::add_ternary(seed, w.tensor, cfg.zero_threshold, eps, w.value.data, dst, b, e);
+        else
+          for (int64_t i = b; i < e; ++i) dst[i] = w.value.data[i];
       };
       const QTensor logits = net.forward(rows, &perturbed);
       PassLosses& l = loss[i];
@@ -81,7 +94,7 @@ StepResult zo_step(QNetwork& net, int64_t rows, const uint8_t* labels, const Ste
   const auto update = [&](const zo::Samples<int>& samples) {
     int32_t* acc = net.accumulators();
     for (QWeight& w : net.weights()) {
-      if (w.layer >= net.head()) continue;
+      if (w.layer >= net.head() || !moves(w)) continue;
       const int64_t n = w.value.numel();
       for (int64_t i = 0; i < n; ++i) acc[i] = 0;
       for (size_t s = 0; s < samples.seeds.size(); ++s)

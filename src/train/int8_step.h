@@ -20,6 +20,9 @@ struct StepConfig {
   int bp_bits = 5;              // bit width of the head's updates
   int zo_bits = 1;              // bit width of the body's updates
   int loss_frac_bits = 0;  // fraction bits of the integer loss whose sign drives ZO (0: Eq. 12)
+  // Block-coordinate ZO (zo_layer_scale cyclic): step t perturbs and moves only the body's
+  // (t mod L)-th layer with weights, so each step's ±1 moves touch one layer.
+  bool cyclic = false;
 };
 
 // A batch loss in any integer unit whose order is the loss's order (smaller is better).

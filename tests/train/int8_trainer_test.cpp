@@ -120,6 +120,37 @@ TEST_F(Int8Training, FullZoRunsForwardOnly) {
   EXPECT_EQ(t.arena().total_bytes(), t.plan().total());
 }
 
+// zo_layer_scale cyclic in integers: a step moves one body layer, the first at step 0, where
+// plain ZO moves them all.
+TEST_F(Int8Training, CyclicZoMovesOneBodyLayerPerStep) {
+  for (bool cyclic : {false, true}) {
+    TrainConfig cfg = int8_config(*dir_, cyclic ? "cyclic" : "plain", "zo", 0);
+    cfg.epochs = 1;
+    cfg.train_limit = 32;  // one step
+    if (cyclic) cfg.zo_layer_scale = zo::LayerScale::kCyclic;
+    Trainer t(cfg);
+    std::vector<std::vector<int8_t>> before;
+    for (const QWeight& w : t.int8_network()->weights())
+      before.emplace_back(w.value.data, w.value.data + w.value.numel());
+    t.run();
+    EXPECT_EQ(t.state().forward_passes, 2);
+    int moved = 0, first = -1;
+    const std::vector<QWeight>& after = t.int8_network()->weights();
+    for (size_t k = 0; k < after.size(); ++k)
+      if (before[k] !=
+          std::vector<int8_t>(after[k].value.data, after[k].value.data + after[k].value.numel())) {
+        ++moved;
+        if (first < 0) first = after[k].layer;
+      }
+    if (cyclic) {
+      EXPECT_EQ(moved, 1);
+      EXPECT_EQ(first, after[0].layer);
+    } else {
+      EXPECT_EQ(moved, static_cast<int>(after.size()));
+    }
+  }
+}
+
 TEST_F(Int8Training, ResumeIsBitIdentical) {
   TrainConfig cfg = int8_config(*dir_, "ref", "elastic", 2);
   Trainer(cfg).run();
