@@ -33,6 +33,19 @@ void apply_update(const PerturbationSpec& spec, const Estimate& est, uint32_t te
   const auto correct1 = static_cast<float>(1.0 / (1.0 - std::pow(double{rule.beta}, t)));
   const auto correct2 = static_cast<float>(1.0 / (1.0 - std::pow(double{rule.beta2}, t)));
   parallel_for(pool, value.numel(), [&](int64_t b, int64_t e) {
+    if (!adam && rule.max_abs <= 0.0f) {
+      // Plain SGD, the common case: z straight into θ or m, no chunk buffers.
+      if (m)
+        for (int64_t i = b; i < e; ++i) m[i] *= rule.beta;
+      for (size_t s = 0; s < est.g.size(); ++s) {
+        float* acc = m ? m : w;
+        const float scale = m ? est.g[s] * inv_q : -rule.lr * est.g[s] * inv_q;
+        add_perturbation(spec, est.seeds[s], tensor, scale, acc, acc, b, e);
+      }
+      if (m)
+        for (int64_t i = b; i < e; ++i) w[i] -= rule.lr * m[i];
+      return;
+    }
     float z[kChunk], d[kChunk];
     bool keep[kChunk];
     for (int64_t c0 = b; c0 < e; c0 += kChunk) {
