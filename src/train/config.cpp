@@ -85,7 +85,7 @@ struct DefaultsRow {
 constexpr const char* kInt8Keys = R"({"bp_bits": "5,5:4,8:3", "int_eps": 15, "loss_frac_bits": 8})";
 constexpr DefaultsRow kDefaults[] = {
     {Method::kBp, Precision::kF32, R"({"lr": 0.01})"},
-    {Method::kZo, Precision::kF32, R"({"zo_lr": 2e-3})"},
+    {Method::kZo, Precision::kF32, R"({"zo_lr": 2e-4, "zo_layer_scale": "dim"})"},
     {Method::kElastic, Precision::kF32, "{}"},
     {Method::kBp, Precision::kInt8, kInt8Keys},
     {Method::kZo, Precision::kInt8, kInt8Keys},

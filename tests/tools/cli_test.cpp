@@ -125,7 +125,8 @@ TEST_F(Cli, DefaultsFollowTheMethodAndPrecisionAndYieldToKeysAndFlags) {
   std::ofstream(dir.file("zo.toml")) << "model = \"mlp:16\"\nmethod = \"zo\"\n";
   std::ofstream(dir.file("zo-lr.toml")) << "model = \"mlp:16\"\nmethod = \"zo\"\nzo_lr = 1e-4\n";
   ASSERT_EQ(run(train_args("zo") + " --config " + dir.file("zo.toml")).code, 0);
-  EXPECT_EQ(config_of("zo")["zo_lr"], 2e-3);
+  EXPECT_EQ(config_of("zo")["zo_lr"], 2e-4);
+  EXPECT_EQ(config_of("zo")["zo_layer_scale"], "dim");
   ASSERT_EQ(run(train_args("zo-lr") + " --config " + dir.file("zo-lr.toml")).code, 0);
   EXPECT_EQ(config_of("zo-lr")["zo_lr"], 1e-4);
   Result int8 = run(train_args("int8") + " --model mlp:16 --precision int8");
