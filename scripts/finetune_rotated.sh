@@ -29,7 +29,7 @@ export -f run 2>/dev/null || true
   run f32-cls1 --method elastic --bp-layers 2 &
   wait
   run f32-cls2 --method elastic --bp-layers 1 &
-  run f32-zo --method zo --zo-lr 2e-3 &
+  run f32-zo --method zo --zo-lr 2e-3 --zo-layer-scale none &
   wait
   run int8-bp --precision int8 --method bp --bp-bits 4 &
   run int8s8-cls1 --precision int8 --method elastic --bp-layers 2 --int-eps 15 --loss-frac-bits 8 --bp-bits 4 &
