@@ -47,8 +47,9 @@ class F32Engine : public Engine {
       BodyParam b{&p};
       if (buffers.m) b.m = a.arena.alloc(Bucket::kOptimizer, p.value.shape());
       if (buffers.v) b.v = a.arena.alloc(Bucket::kOptimizer, p.value.shape());
-      if (body_layers_.empty() || body_layers_.back() != p.layer) body_layers_.push_back(p.layer);
-      b.group = static_cast<int>(body_layers_.size()) - 1;
+      if (body_.empty() || body_.back().p->layer != p.layer) layer_numel_.push_back(0);
+      layer_numel_.back() += p.value.numel();
+      b.group = static_cast<int>(layer_numel_.size()) - 1;
       largest = std::max(largest, p.value.numel());
       body_.push_back(std::move(b));
     }
@@ -123,10 +124,8 @@ class F32Engine : public Engine {
 
   // The step's per-layer scales and magnitude thresholds, from the parameters as they are now.
   void prepare_body(double p_zero) {
-    std::vector<int64_t> d(body_layers_.size(), 0);
-    std::vector<double> sum_sq(body_layers_.size(), 0.0);
+    std::vector<double> sum_sq(layer_numel_.size(), 0.0);
     for (BodyParam& b : body_) {
-      d[b.group] += b.p->value.numel();
       if (cfg_.zo_layer_scale == zo::LayerScale::kRms)
         for (int64_t i = 0; i < b.p->value.numel(); ++i)
           sum_sq[b.group] += static_cast<double>(b.p->value[i]) * b.p->value[i];
@@ -134,7 +133,7 @@ class F32Engine : public Engine {
                       ? zo::magnitude_threshold(b.p->value, 1.0 - p_zero, magnitude_scratch_.data())
                       : 0.0f;
     }
-    scales_ = zo::layer_scales(cfg_.zo_layer_scale, d, sum_sq, in_->step);
+    scales_ = zo::layer_scales(cfg_.zo_layer_scale, layer_numel_, sum_sq, in_->step);
   }
 
   StepResult bp_step() {
@@ -276,11 +275,11 @@ class F32Engine : public Engine {
   }
 
   std::unique_ptr<Sgd> sgd_;
-  std::vector<BodyParam> body_;   // the trained body's parameters, in Network::params() order
-  std::vector<int> body_layers_;  // the body's layers with parameters
-  std::vector<float> scales_;     // this step's per-layer scale of z (1 without layer scaling)
-  Tensor magnitude_scratch_{};    // |w| of the largest body tensor, for the magnitude mask
-  Tensor normalize_{};            // zo::normalize's state
+  std::vector<BodyParam> body_;       // the trained body's parameters, in Network::params() order
+  std::vector<int64_t> layer_numel_;  // elements of each of the body's layers with parameters
+  std::vector<float> scales_;         // this step's per-layer scale of z (1 without layer scaling)
+  Tensor magnitude_scratch_{};        // |w| of the largest body tensor, for the magnitude mask
+  Tensor normalize_{};                // zo::normalize's state
   std::vector<std::pair<int, double>> sparsity_;
   zo::ProjectOptions project_;
   const StepInput* in_ = nullptr;  // the step being taken
