@@ -14,6 +14,12 @@ int MemoryPlanner::add(size_t bytes, int first, int last) {
   return static_cast<int>(buffers_.size()) - 1;
 }
 
+void MemoryPlanner::extend(int id, int at) {
+  Buffer& b = buffers_[static_cast<size_t>(id)];
+  b.first = std::min(b.first, at);
+  b.last = std::max(b.last, at);
+}
+
 void MemoryPlanner::plan() {
   const size_t n = buffers_.size();
   std::vector<size_t> order(n);

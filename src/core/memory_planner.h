@@ -16,8 +16,11 @@ class MemoryPlanner {
   // A buffer of `bytes` used from step `first` to step `last` (first <= last); returns its id,
   // 0, 1, ... in the order of the calls.
   int add(size_t bytes, int first, int last);
+  // Buffer `id` is also used at step `at` (a later reader, or an earlier writer).
+  void extend(int id, int at);
   // Places every buffer; offset() and total() are valid after it.
   void plan();
+  int count() const { return static_cast<int>(buffers_.size()); }
   size_t offset(int id) const { return offset_[static_cast<size_t>(id)]; }
   // The block's bytes: the end of the last-ending placed buffer.
   size_t total() const { return total_; }

@@ -1,10 +1,10 @@
 #include "zotrain/nn/network.h"
 
 #include <algorithm>
-#include <array>
 #include <cmath>
 #include <functional>
 
+#include "nn/activation_plan.h"
 #include "nn/max_pool2d.h"
 #include "zotrain/core/error.h"
 #include "zotrain/core/rng.h"
@@ -14,26 +14,13 @@ namespace zotrain {
 namespace {
 
 // What a planned buffer is for; plan() reports the rows, allocate() binds them by role.
-enum class Role {
-  kParam,
-  kState,
-  kGrad,
-  kInput,
-  kKept,
-  kPing,
-  kBack,
-  kLogitsGrad,
-  kWorkspace,
-  kScratch,
-  kStats
-};
+enum class Role { kParam, kState, kGrad, kInput, kActivations, kWorkspace, kScratch, kStats };
 
 struct Slot {
   MemoryRow row;
   Role role;
-  int index;     // parameter index (kParam, kGrad), layer (kKept, kStats), buffer number (kPing,
-                 // kBack)
-  int lane = 0;  // the perturbation lane of a kPing, kWorkspace or kScratch buffer
+  int index;     // parameter index (kParam, kGrad), layer (kStats)
+  int lane = 0;  // the perturbation lane of a kActivations, kWorkspace or kScratch buffer
 };
 
 int64_t max_of(int64_t a, int64_t b) {
@@ -99,80 +86,84 @@ kernels::Pool2dGeometry Network::pool_windows(int j) const {
   return static_cast<const MaxPool2d&>(*layers_[j]).geometry(input_shape(j, 1));
 }
 
-// Where forward-only passes fuse a max pooling into the layer before it (max_pool_after):
-// fused[i] is the pooling layer, whose monotone layer before it then runs on the pooled output
-// (Network::run); -1 elsewhere. Only in the body, and never across the frozen layers' kept
-// output: the outputs skipped are read by no backward pass and no later pass.
-static std::vector<int> fused_max_pools(const Network& net, int h, int frozen) {
-  std::vector<int> fused(net.num_layers(), -1);
-  for (int i = 0; i + 1 < h; ++i) {
-    const int j = net.max_pool_after(i);
-    if (j < 0 || j >= h || (i <= frozen - 1 && frozen - 1 < j)) continue;
-    if (net.layer(i).max_pooled_workspace_floats(net.input_shape(i, 1), net.pool_windows(j), 1))
-      fused[i] = j;
+// The fusion pass: the groups of layers forward-only passes run as one. A max pooling fused
+// into the layer before it (Layer::forward_max_pooled, where the layer has a kernel for the
+// pooling's windows); else a monotone layer and the max pooling after it, pooling first
+// (max(f(a), f(b)) = f(max(a, b)) for a non-decreasing f, which then sees a quarter of the
+// elements or less); else batch norm and the ReLU after it (one write of the activation). Each
+// is bit for bit its layers run one by one; only in the body (no backward pass reads what a
+// group skips) and never across the frozen layers' kept output.
+std::vector<Network::Fusion> Network::fusions(int h, int frozen) const {
+  const int L = num_layers();
+  std::vector<Fusion> groups(L);
+  for (int i = 0; i < L; ++i) groups[i].last = i;
+  for (int i = 0; i < L; ++i) {
+    const bool pair = i + 1 < h && i + 1 != frozen;
+    const int j = i + 1 < h ? max_pool_after(i) : -1;
+    if (j >= 0 && j < h && !(i <= frozen - 1 && frozen - 1 < j) &&
+        layers_[i]->max_pooled_workspace_floats(input_shape(i, 1), pool_windows(j), 1))
+      groups[i] = {Fusion::kMaxPooled, j};
+    else if (pair && layers_[i]->monotone_elementwise() && layers_[i + 1]->max_pooling())
+      groups[i] = {Fusion::kPoolFirst, i + 1};
+    else if (pair && layers_[i]->fuses_relu() && layers_[i + 1]->relu_cap() > 0.0f)
+      groups[i] = {Fusion::kNormRelu, i + 1};
+    i = groups[i].last;
   }
-  return fused;
-}
-
-// Places the outputs of layers [from, outputs) of a forward-only pass in two alternating
-// buffers (buf[i] = kPingA + k), each as large as the largest output it takes; layers that can
-// run in place stay in their input's buffer, and the frozen layers' output is kept (not placed).
-// Returns the two sizes in floats.
-static std::array<int64_t, 2> plan_ping(const Network& net, const std::vector<int>& fused, int from,
-                                        int outputs, int frozen,
-                                        const std::function<int64_t(int)>& numel,
-                                        std::vector<int>& buf) {
-  std::array<int64_t, 2> ping = {0, 0};
-  int cur = -1;  // buffer holding the current activation; -1: one never overwritten
-  for (int i = from; i < outputs; ++i) {
-    const bool fuses = fused[i] >= 0;
-    if (fuses) i = fused[i];  // the layers before the pooling write no output
-    if (i >= outputs) break;
-    if (i == frozen - 1) {
-      cur = -1;
-      continue;
-    }
-    // A fused pooling's output is not the buffer its group reads.
-    if (fuses || !(net.layer(i).in_place() && cur >= 0)) cur = cur == 0 ? 1 : 0;
-    buf[i] = Network::kPingA + cur;
-    ping[cur] = max_of(ping[cur], numel(i + 1));
-  }
-  return ping;
+  return groups;
 }
 
 // Scratch floats of a forward pass of layer i on `in` (fused: into its max pooling) with
 // `threads` threads, or of its forward and backward passes (in the head).
-static int64_t workspace_of(const Network& net, const std::vector<int>& fused, int i, int h,
-                            const Shape& in, int threads) {
+static int64_t workspace_of(const Network& net, const std::vector<Network::Fusion>& groups, int i,
+                            int h, const Shape& in, int threads) {
   const Layer& layer = net.layer(i);
-  const int j = fused[i];
+  const Network::Fusion& g = groups[i];
   return static_cast<int64_t>(
-      j >= 0  ? layer.max_pooled_workspace_floats(in, net.pool_windows(j), threads)
+      g.kind == Network::Fusion::kMaxPooled
+          ? layer.max_pooled_workspace_floats(in, net.pool_windows(g.last), threads)
       : i < h ? layer.forward_workspace_floats(in, threads)
               : layer.workspace_floats(in, threads));
 }
 
-// The buffers of a run, in allocation order. buf[i] says where layer i writes its output:
-// a forward ping-pong buffer (kPingA + k), its own kept buffer (kOwn), or the kept buffer of
-// layer j (j >= 0, in-place layers of the head). lane_buf says the same for the passes of
-// perturbation lanes past the first, which write every body output into their ping-pong.
-// With `passes` false, only the parameters, the state and the input (allocate_parameters).
-static std::vector<Slot> plan_slots(const Network& net, const std::vector<Shape>& shapes,
-                                    int64_t batch, int h, int frozen, int threads, int lanes,
-                                    std::vector<int>& buf, std::vector<int>& lane_buf,
-                                    bool passes = true) {
+// The activations of the passes over layers [from, to): lane 0's (from 0, the whole step)
+// or another lane's (its trained body).
+static ActivationPlan activations(const Network& net, const std::vector<Network::Fusion>& groups,
+                                  int64_t batch, int from, int to, int h, int frozen) {
   const int L = net.num_layers();
-  buf.assign(L, Network::kOwn);
-  lane_buf.assign(L, Network::kOwn);
+  auto bytes = [&](int i) { return net.input_shape(i, batch).numel() * int64_t{sizeof(float)}; };
+  ActivationRequest r;
+  r.from = from, r.to = to, r.head = std::min(h, to), r.frozen = from == 0 ? frozen : 0;
+  for (int i = 0; i < L; ++i)
+    r.layers.push_back({bytes(i + 1), net.layer(i).in_place(), net.layer(i).backward_needs_output(),
+                        groups[i].last});
+  if (r.head < to) {
+    // Backprop writes dL/dx of the head's layers after the first, alternating two buffers.
+    for (int i = h + 1; i < L; ++i) r.backward_bytes = max_of(r.backward_bytes, bytes(i));
+    r.backward_buffers = std::min(L - 1 - h, 2);
+    r.logits_grad_bytes = bytes(L);
+  }
+  return plan_activations(r);
+}
+
+// The buffers of a run, in allocation order: parameters, state, gradients, the input, the
+// activations of lane 0 (activation_plan.h), kept statistics, scratch and workspace, then each
+// further lane's activations, workspace and scratch (the passes of perturbation lanes past the
+// first, which write every trained body output into their own block).
+// With `passes` false, only the parameters, the state and the input (allocate_parameters).
+static std::vector<Slot> plan_slots(const Network& net, const std::vector<Network::Fusion>& groups,
+                                    int64_t batch, int h, int frozen, int threads, int lanes,
+                                    std::vector<ActivationPlan>& acts, bool passes = true) {
+  const int L = net.num_layers();
   ZT_ASSERT(batch > 0 && h >= 0 && h <= L && frozen >= 0 && frozen <= h && frozen < L);
   ZT_ASSERT(lanes >= 1 && (lanes == 1 || frozen < h));
   std::vector<Slot> slots;
-  auto add = [&](int layer, std::string what, Bucket b, int64_t floats, Role role, int index,
+  auto add = [&](int layer, std::string what, Bucket b, int64_t bytes, Role role, int index,
                  int lane = 0) {
     MemoryPlan one;
-    one.add(layer, std::move(what), b, static_cast<size_t>(floats) * sizeof(float));
+    one.add(layer, std::move(what), b, static_cast<size_t>(bytes));
     slots.push_back({one.rows[0], role, index, lane});
   };
+  auto floats = [](int64_t n) { return n * int64_t{sizeof(float)}; };
   struct Param {
     int layer;
     std::string what;
@@ -183,58 +174,35 @@ static std::vector<Slot> plan_slots(const Network& net, const std::vector<Shape>
     for (const ParamSpec& ps : net.layer(i).param_specs())
       params.push_back({i, net.layer(i).describe() + " " + ps.name, ps.shape.numel()});
   for (int p = 0; p < static_cast<int>(params.size()); ++p)
-    add(params[p].layer, params[p].what, Bucket::kParameters, params[p].numel, Role::kParam, p);
+    add(params[p].layer, params[p].what, Bucket::kParameters, floats(params[p].numel), Role::kParam,
+        p);
   int state_index = 0;
   for (int i = 0; i < L; ++i)
     for (const ParamSpec& ss : net.layer(i).state_specs())
-      add(i, net.layer(i).describe() + " " + ss.name, Bucket::kParameters, ss.shape.numel(),
+      add(i, net.layer(i).describe() + " " + ss.name, Bucket::kParameters, floats(ss.shape.numel()),
           Role::kState, state_index++);
   for (int p = 0; p < static_cast<int>(params.size()); ++p)
     if (params[p].layer >= h)
-      add(params[p].layer, params[p].what + " gradient", Bucket::kGradients, params[p].numel,
-          Role::kGrad, p);
-  auto numel = [&](int i) { return shapes[i].with_batch(batch).numel(); };
-  add(-1, "input batch", Bucket::kInput, numel(0), Role::kInput, 0);
+      add(params[p].layer, params[p].what + " gradient", Bucket::kGradients,
+          floats(params[p].numel), Role::kGrad, p);
+  add(-1, "input batch", Bucket::kInput, floats(net.input_shape(0, batch).numel()), Role::kInput,
+      0);
+  acts.clear();
   if (!passes) return slots;
-  // Kept activations: the head's input and every head output. An in-place layer (ReLU) shares
-  // its input's buffer when the layer before does not need its own output for backprop.
-  if (h < L)
-    for (int i = std::max(h - 1, 0); i < L; ++i) {
-      if (i >= h && i > 0 && i - 1 >= std::max(h - 1, 0) && net.layer(i).in_place() &&
-          !net.layer(i - 1).backward_needs_output()) {
-        buf[i] = buf[i - 1] >= 0 ? buf[i - 1] : i - 1;
-        continue;
-      }
-      add(i, net.layer(i).describe() + " output", Bucket::kActivations, numel(i + 1), Role::kKept,
-          i);
-    }
-  // Body layers that do not feed the head write into two alternating buffers, each as large
-  // as the largest output it takes; layers that can run in place stay in their input's buffer.
-  // The frozen layers' output, which the step's passes start from, is kept.
-  int body_outputs = h < L ? std::max(h - 1, 0) : L;
-  if (frozen > 0 && frozen - 1 < body_outputs)
-    add(frozen - 1, net.layer(frozen - 1).describe() + " output (frozen features)",
-        Bucket::kActivations, numel(frozen), Role::kKept, frozen - 1);
-  const std::vector<int> fused = fused_max_pools(net, h, frozen);
-  const std::array<int64_t, 2> ping = plan_ping(net, fused, 0, body_outputs, frozen, numel, buf);
-  for (int k = 0; k < 2; ++k)
-    if (ping[k] > 0)
-      add(-1, "forward ping-pong " + std::string(1, static_cast<char>('A' + k)), Bucket::kForward,
-          ping[k], Role::kPing, k);
-  // Backprop writes dL/dx of head layers after the first into two alternating buffers.
-  int64_t back = 0;
-  int back_count = 0;
-  for (int i = h + 1; i < L; ++i, ++back_count) back = max_of(back, numel(i));
-  for (int k = 0; k < std::min(back_count, 2); ++k)
-    add(-1, "backward ping-pong " + std::string(1, static_cast<char>('A' + k)), Bucket::kGradients,
-        back, Role::kBack, k);
-  if (h < L) add(-1, "logits gradient", Bucket::kLoss, numel(L), Role::kLogitsGrad, 0);
+  auto add_activations = [&](const std::string& name, int from, int to, int lane) {
+    acts.push_back(activations(net, groups, batch, from, to, h, frozen));
+    const ActivationPlan& a = acts.back();
+    add(-1, name + "activations (" + std::to_string(a.buffers) + " buffers placed by lifetime)",
+        a.holds_backprop ? Bucket::kActivations : Bucket::kForward, static_cast<int64_t>(a.bytes),
+        Role::kActivations, lane, lane);
+  };
+  add_activations("", 0, L, 0);
   // What head layers keep from forward for backward besides their output (batch norm's
   // statistics): a float pair per double.
   for (int i = h; i < L; ++i)
-    if (const size_t d = net.layer(i).kept_stats_doubles(shapes[i].with_batch(batch)))
+    if (const size_t d = net.layer(i).kept_stats_doubles(net.input_shape(i, batch)))
       add(i, net.layer(i).describe() + " statistics", Bucket::kActivations,
-          static_cast<int64_t>(2 * d), Role::kStats, i);
+          floats(static_cast<int64_t>(2 * d)), Role::kStats, i);
   // Zeroth-order passes read the body's parameters from a scratch buffer of one layer's size.
   int64_t scratch = 0;
   int scratch_layer = -1;
@@ -244,83 +212,60 @@ static std::vector<Slot> plan_slots(const Network& net, const std::vector<Shape>
     if (n > scratch) scratch = n, scratch_layer = i;
   }
   if (scratch > 0)
-    add(scratch_layer, "perturbed parameters", Bucket::kWorkspace, scratch, Role::kScratch, 0);
+    add(scratch_layer, "perturbed parameters", Bucket::kWorkspace, floats(scratch), Role::kScratch,
+        0);
   // One workspace for all layers; body layers only ever run forward.
   int64_t ws = 0, lane_ws = 0;
   int ws_layer = -1, lane_ws_layer = -1;
   for (int i = 0; i < L; ++i) {
-    const Shape in = shapes[i].with_batch(batch);
-    const int64_t w = workspace_of(net, fused, i, h, in, threads);
+    const Shape in = net.input_shape(i, batch);
+    const int64_t w = workspace_of(net, groups, i, h, in, threads);
     if (w > ws) ws = w, ws_layer = i;
     // A lane's body pass runs on one thread; lane 0 runs them in the network's own workspace.
     const int64_t lw =
-        lanes > 1 && i >= frozen && i < h ? workspace_of(net, fused, i, h, in, 1) : 0;
+        lanes > 1 && i >= frozen && i < h ? workspace_of(net, groups, i, h, in, 1) : 0;
     if (lw > lane_ws) lane_ws = lw, lane_ws_layer = i;
     if (lw > ws) ws = lw, ws_layer = i;
   }
-  if (ws > 0) add(ws_layer, "workspace", Bucket::kWorkspace, ws, Role::kWorkspace, 0);
-  // Lanes past the first: the body's forward buffers again, the last body output included.
-  if (lanes > 1) {
-    const std::array<int64_t, 2> lane_ping =
-        plan_ping(net, fused, frozen, h, frozen, numel, lane_buf);
-    for (int lane = 1; lane < lanes; ++lane) {
-      const std::string name = "lane " + std::to_string(lane) + " ";
-      for (int k = 0; k < 2; ++k)
-        if (lane_ping[k] > 0)
-          add(-1, name + "forward ping-pong " + std::string(1, static_cast<char>('A' + k)),
-              Bucket::kForward, lane_ping[k], Role::kPing, k, lane);
-      if (lane_ws > 0)
-        add(lane_ws_layer, name + "workspace", Bucket::kWorkspace, lane_ws, Role::kWorkspace, 0,
-            lane);
-      if (scratch > 0)
-        add(scratch_layer, name + "perturbed parameters", Bucket::kWorkspace, scratch,
-            Role::kScratch, 0, lane);
-    }
+  if (ws > 0) add(ws_layer, "workspace", Bucket::kWorkspace, floats(ws), Role::kWorkspace, 0);
+  // Lanes past the first: the trained body's activations, workspace and scratch again.
+  for (int lane = 1; lane < lanes; ++lane) {
+    const std::string name = "lane " + std::to_string(lane) + " ";
+    add_activations(name, frozen, h, lane);
+    if (lane_ws > 0)
+      add(lane_ws_layer, name + "workspace", Bucket::kWorkspace, floats(lane_ws), Role::kWorkspace,
+          0, lane);
+    if (scratch > 0)
+      add(scratch_layer, name + "perturbed parameters", Bucket::kWorkspace, floats(scratch),
+          Role::kScratch, 0, lane);
   }
   return slots;
 }
 
 MemoryPlan Network::plan(int64_t batch, int head_start, int threads, int frozen, int lanes) const {
   MemoryPlan plan;
-  std::vector<int> buf, lane_buf;
-  for (const Slot& s :
-       plan_slots(*this, shapes_, batch, head_start, frozen, threads, lanes, buf, lane_buf))
+  std::vector<ActivationPlan> acts;
+  for (const Slot& s : plan_slots(*this, fusions(head_start, frozen), batch, head_start, frozen,
+                                  threads, lanes, acts))
     plan.rows.push_back(s.row);
   return plan;
 }
 
-// The fusion pass: the groups of layers forward-only passes run as one. A max pooling fused
-// into the layer before it (fused_max_pools); else a monotone layer and the max pooling after
-// it, pooling first (max(f(a), f(b)) = f(max(a, b)) for a non-decreasing f, which then sees a
-// quarter of the elements or less); else batch norm and the ReLU after it (one write of the
-// activation). Each is bit for bit its layers run one by one; only in the body (no backward
-// pass reads what a group skips) and never across the frozen layers' kept output.
+// The fusion pass's groups, and the max poolings after a head ReLU that backprop routes through
+// in one pass.
 void Network::fuse(int head_start, int frozen) {
-  const int L = num_layers();
-  const std::vector<int> pools = fused_max_pools(*this, head_start, frozen);
-  fusion_.assign(L, Fusion());
-  for (int i = 0; i < L; ++i) {
-    const bool pair = i + 1 < head_start && i + 1 != frozen;
-    if (pools[i] >= 0)
-      fusion_[i] = {Fusion::kMaxPooled, pools[i]};
-    else if (pair && layers_[i]->monotone_elementwise() && layers_[i + 1]->max_pooling())
-      fusion_[i] = {Fusion::kPoolFirst, i + 1};
-    else if (pair && layers_[i]->fuses_relu() && layers_[i + 1]->relu_cap() > 0.0f)
-      fusion_[i] = {Fusion::kNormRelu, i + 1};
-    else
-      fusion_[i] = {Fusion::kNone, i};
-  }
-  pool_after_relu_.assign(L, nullptr);
-  for (int i = head_start + 1; i < L; ++i)
+  fusion_ = fusions(head_start, frozen);
+  pool_after_relu_.assign(num_layers(), nullptr);
+  for (int i = head_start + 1; i < num_layers(); ++i)
     if (layers_[i - 1]->relu_cap() > 0.0f)
       pool_after_relu_[i] = dynamic_cast<const MaxPool2d*>(layers_[i].get());
 }
 
 MemoryPlan Network::parameter_plan(int64_t batch) const {
   MemoryPlan plan;
-  std::vector<int> buf, lane_buf;
+  std::vector<ActivationPlan> acts;
   for (const Slot& s :
-       plan_slots(*this, shapes_, batch, num_layers(), 0, 1, 1, buf, lane_buf, false))
+       plan_slots(*this, fusions(num_layers(), 0), batch, num_layers(), 0, 1, 1, acts, false))
     plan.rows.push_back(s.row);
   return plan;
 }
@@ -360,10 +305,9 @@ void Network::allocate(Arena& arena, int64_t batch, int head_start, ThreadPool* 
   std::vector<Tensor> grads(specs.size());
   fuse(head_start, frozen);
   lanes_.assign(lanes, Lane());
-  std::vector<int> lane_buf;
-  for (const Slot& s :
-       plan_slots(*this, shapes_, batch, head_start, frozen, pool ? pool->size() : 1, lanes,
-                  lanes_[0].out_buf, lane_buf, passes)) {
+  std::vector<ActivationPlan> acts;
+  for (const Slot& s : plan_slots(*this, fusion_, batch, head_start, frozen,
+                                  pool ? pool->size() : 1, lanes, acts, passes)) {
     float* p = static_cast<float*>(arena.alloc_bytes(s.row.bucket, s.row.bytes));
     switch (s.role) {
       case Role::kParam: {
@@ -387,18 +331,29 @@ void Network::allocate(Arena& arena, int64_t batch, int head_start, ThreadPool* 
       case Role::kInput:
         input_ = Tensor(p, input_shape(0, batch));
         break;
-      case Role::kKept:
-        kept_[s.index] = Tensor(p, input_shape(s.index + 1, batch));
+      case Role::kActivations: {
+        // Lanes past the first write the trained body's outputs into their block, the rest
+        // into lane 0's.
+        const ActivationPlan& a = acts[s.lane];
+        std::vector<float*>& out = lanes_[s.lane].out;
+        if (s.lane > 0) out = lanes_[0].out;
+        out.resize(num_layers(), nullptr);
+        auto at = [&](size_t offset) {
+          return reinterpret_cast<float*>(reinterpret_cast<std::byte*>(p) + offset);
+        };
+        for (int i = 0; i < num_layers(); ++i)
+          if (a.output[i] != ActivationPlan::kNone) out[i] = at(a.output[i]);
+        if (s.lane > 0) break;
+        int64_t back_floats = 0;
+        for (int i = head_start + 1; i < num_layers(); ++i)
+          back_floats = max_of(back_floats, input_shape(i, batch).numel());
+        for (int k = 0; k < 2; ++k)
+          if (a.backward[k] != ActivationPlan::kNone)
+            back_[k] = Tensor(at(a.backward[k]), Shape{back_floats});
+        if (a.logits_grad != ActivationPlan::kNone)
+          dlogits_ = Tensor(at(a.logits_grad), input_shape(num_layers(), batch));
         break;
-      case Role::kPing:
-        lanes_[s.lane].ping[s.index] = Tensor(p, Shape{static_cast<int64_t>(s.row.bytes / 4)});
-        break;
-      case Role::kBack:
-        back_[s.index] = Tensor(p, Shape{static_cast<int64_t>(s.row.bytes / 4)});
-        break;
-      case Role::kLogitsGrad:
-        dlogits_ = Tensor(p, input_shape(num_layers(), batch));
-        break;
+      }
       case Role::kWorkspace:
         lanes_[s.lane].workspace = Tensor(p, Shape{static_cast<int64_t>(s.row.bytes / 4)});
         break;
@@ -411,13 +366,9 @@ void Network::allocate(Arena& arena, int64_t batch, int head_start, ThreadPool* 
     }
   }
   lanes_[0].pool = pool;
-  for (int k = 1; k < lanes; ++k) {
-    lanes_[k].out_buf = lane_buf;
-    lanes_[k].update_stats = false;
-  }
-  const std::vector<int>& out_buf = lanes_[0].out_buf;
-  for (int i = 0; i < num_layers(); ++i)
-    if (out_buf[i] >= 0) kept_[i] = kept_[out_buf[i]].view(input_shape(i + 1, batch));
+  for (int k = 1; k < lanes; ++k) lanes_[k].update_stats = false;
+  for (int i = 0; i < num_layers() && passes; ++i)
+    if (lanes_[0].out[i]) kept_[i] = Tensor(lanes_[0].out[i], input_shape(i + 1, batch));
   for (ParamRef& pr : params_) pr.grad = grads[pr.index];
   // Bind each layer's tensors and initialize: uniform in ±1/sqrt(fan_in), one stream per tensor.
   for (int i = 0; i < num_layers(); ++i) {
@@ -443,9 +394,8 @@ void Network::allocate(Arena& arena, int64_t batch, int head_start, ThreadPool* 
 }
 
 Tensor Network::output_buffer(int i, int64_t rows, Lane& lane) const {
-  const int b = lane.out_buf[i];
-  if (b >= kOwn) return kept_[i].rows(0, rows);
-  return Tensor(lane.ping[b - kPingA].data(), input_shape(i + 1, rows));
+  ZT_ASSERT(lane.out[i]);
+  return Tensor(lane.out[i], input_shape(i + 1, rows));
 }
 
 ExecContext Network::context(int layer, Lane& lane) {

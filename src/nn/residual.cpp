@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "core/memory_planner.h"
 #include "zotrain/core/error.h"
 #include "zotrain/nn/network.h"
 
@@ -17,16 +18,6 @@ size_t aligned(size_t floats) {
 size_t numel(const Shape& item, int64_t batch) {
   return static_cast<size_t>(item.with_batch(batch).numel());
 }
-
-// Hands out consecutive aligned buffers from offset `end` on.
-struct Carver {
-  size_t end;
-  size_t take(size_t floats) {
-    const size_t at = end;
-    end += aligned(floats);
-    return at;
-  }
-};
 
 }  // namespace
 
@@ -95,25 +86,51 @@ std::vector<ParamSpec> Residual::state_specs() const {
 
 Residual::Layout Residual::layout(const Shape& in, int threads) const {
   const int64_t n = in[0];
-  size_t child_work = 0, internal = 0, largest_in = 0;
-  for (size_t i = 0; i < children_.size(); ++i) {
-    const Child& c = children_[i];
+  const size_t count = children_.size();
+  size_t child_work = 0, largest_in = 0;
+  for (const Child& c : children_) {
     child_work = std::max(child_work, c.layer->workspace_floats(c.in.with_batch(n), threads));
     largest_in = std::max(largest_in, numel(c.in, n));
-    if (i + 1 != num_main_) internal = std::max(internal, numel(c.out, n));  // main's last: y
   }
-  // The children's own workspace comes first, shared by forward and backward.
+  // The children's own workspace comes first, shared by forward and backward; after it, the
+  // buffers of each pass placed by their lifetimes (MemoryPlanner, in bytes of floats).
   Layout l{};
-  Carver fwd{aligned(child_work)};
-  l.ping[0] = fwd.take(internal);
-  l.ping[1] = fwd.take(internal);
-  l.forward_end = fwd.end;
-  Carver bwd{aligned(child_work)};
-  for (const Child& c : children_) l.act.push_back(bwd.take(numel(c.out, n)));
-  l.post_grad = bwd.take(post_ ? numel(out_, n) : 0);
-  l.back[0] = bwd.take(largest_in);
-  l.back[1] = bwd.take(largest_in);
-  l.backward_end = bwd.end;
+  l.out.assign(count, 0);
+  const size_t base = aligned(child_work);
+  auto bytes = [](size_t floats) { return floats * sizeof(float); };
+  // Forward: a child's output lives from the child (or fused pair) that writes it to the one
+  // that reads it; main's last writes y, and the shortcut's last output is read by the sum.
+  MemoryPlanner fwd;
+  std::vector<int> id(count, -1);
+  const int end = static_cast<int>(count);
+  int prev = -1;  // the buffer the current child reads; -1: x
+  for (size_t i = 0; i < count; ++i) {
+    if (i == num_main_) prev = -1;
+    const auto t = static_cast<int>(i);
+    if (prev >= 0) fwd.extend(prev, t);
+    const size_t writes = children_[i].relu_fused > 0.0f ? i + 1 : i;  // a fused pair
+    if (writes + 1 != num_main_) {
+      id[writes] = prev = fwd.add(bytes(numel(children_[writes].out, n)), t, t);
+      if (writes + 1 == count) fwd.extend(prev, end);
+    }
+    i = writes;
+  }
+  fwd.plan();
+  for (size_t i = 0; i < count; ++i)
+    if (id[i] >= 0) l.out[i] = base + fwd.offset(id[i]) / sizeof(float);
+  l.forward_end = base + fwd.total() / sizeof(float);
+  // Backward: the output of every child (recomputed), the post's gradient and two ping-pong
+  // buffers for the gradients inside the block, all alive through the whole pass.
+  MemoryPlanner bwd;
+  std::vector<int> act;
+  for (const Child& c : children_) act.push_back(bwd.add(bytes(numel(c.out, n)), 0, 0));
+  const int post = bwd.add(bytes(post_ ? numel(out_, n) : 0), 0, 0);
+  const int back[2] = {bwd.add(bytes(largest_in), 0, 0), bwd.add(bytes(largest_in), 0, 0)};
+  bwd.plan();
+  for (int a : act) l.act.push_back(base + bwd.offset(a) / sizeof(float));
+  l.post_grad = base + bwd.offset(post) / sizeof(float);
+  for (int k = 0; k < 2; ++k) l.back[k] = base + bwd.offset(back[k]) / sizeof(float);
+  l.backward_end = base + bwd.total() / sizeof(float);
   return l;
 }
 
@@ -170,10 +187,8 @@ void Residual::add(Tensor& y, const Tensor& a, const ExecContext& ctx) {
 void Residual::forward(const Tensor& x, Tensor& y, const ExecContext& ctx) const {
   const Layout l = layout(x.shape(), ctx.threads());
   std::vector<float*> out;
-  for (size_t i = 0; i < children_.size(); ++i) {
-    const size_t k = i < num_main_ ? i : i - num_main_;  // position in its chain
-    out.push_back(i + 1 == num_main_ ? y.data() : ctx.workspace + l.ping[k % 2]);
-  }
+  for (size_t i = 0; i < children_.size(); ++i)
+    out.push_back(i + 1 == num_main_ ? y.data() : ctx.workspace + l.out[i]);
   run_children(x, out, ctx, true);
   add(y, num_main_ == children_.size() ? x : Tensor(out.back(), y.shape()), ctx);
   if (post_) post_->forward(y, y, ctx);

@@ -35,7 +35,7 @@ class Residual : public Layer {
   // Backward: the children's workspace, every internal activation, the post's gradient and two
   // ping-pong buffers for the gradients inside the block.
   size_t workspace_floats(const Shape& in, int threads) const override;
-  // Forward: the children's workspace and two ping-pong buffers.
+  // Forward: the children's workspace and their outputs, placed by lifetime.
   size_t forward_workspace_floats(const Shape& in, int threads) const override;
   // The post ReLU's gradient is read off y.
   bool backward_needs_output() const override { return post_ != nullptr; }
@@ -60,7 +60,7 @@ class Residual : public Layer {
   };
   // Offsets (floats) of the buffers in the workspace for a batch.
   struct Layout {
-    size_t ping[2];             // forward
+    std::vector<size_t> out;    // forward: the output of each child (unused: main's last, y)
     std::vector<size_t> act;    // backward: the output of each child
     size_t post_grad, back[2];  // backward
     size_t forward_end, backward_end;

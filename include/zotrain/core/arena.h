@@ -20,7 +20,7 @@ enum class Bucket {
   kGradients,    // gradient buffers of the layers trained by backprop
   kOptimizer,    // optimizer state (momentum)
   kActivations,  // activations kept for backprop
-  kForward,      // the ping-pong buffers of forward-only passes
+  kForward,      // the activations of forward-only passes (no value kept for backprop)
   kWorkspace,    // kernel scratch (im2col, ...)
   kLoss,         // logits gradient and per-row losses
   kCount

@@ -13,7 +13,7 @@ namespace zotrain {
 
 struct MemoryRow {
   int layer = -1;    // index of the layer the buffer belongs to; -1 for network-wide buffers
-  std::string what;  // "conv2d 1->6 k5 s1 p2 weight", "forward ping-pong", ...
+  std::string what;  // "conv2d 1->6 k5 s1 p2 weight", "workspace", ...
   Bucket bucket = Bucket::kWorkspace;
   size_t bytes = 0;  // aligned as the arena aligns
 };

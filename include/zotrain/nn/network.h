@@ -1,6 +1,7 @@
 // Runs a list of layer descriptions: the one execution interface the trainer talks to.
-// The layers are split at `head_start`: layers before it (the body) run forward only, through
-// two ping-pong buffers; layers from it on (the head) keep their activations for backprop.
+// The layers are split at `head_start`: layers before it (the body) run forward only; layers
+// from it on (the head) keep their activations for backprop (one block placed by lifetime:
+// src/nn/activation_plan.h).
 // head_start = 0 is Full BP, head_start = num_layers() is Full ZO.
 // Fine-tuning may also freeze the layers before `frozen` (<= head_start): they run in evaluation
 // mode, their parameters are never perturbed, and their output is kept so that the passes of a
@@ -53,8 +54,6 @@ inline uint64_t layer_key(uint64_t key, int layer) {
 
 class Network {
  public:
-  // Output placement codes (see plan_slots in network.cpp).
-  static constexpr int kOwn = -1, kPingA = -3;
   // item_shape: one input example, e.g. {1, 28, 28}.
   Network(const Shape& item_shape, const std::vector<LayerSpec>& specs);
 
@@ -86,7 +85,7 @@ class Network {
   // Allocates the plan's buffers from `arena` and initializes the parameters from `seed`.
   // pool may be null (one thread); it must outlive the network's use. lanes > 1 needs a pool
   // and a trained body (frozen < head_start); each lane past the first adds forward buffers
-  // (ping-pong, workspace, perturbed parameters) sized for one thread.
+  // (its trained body's activations, workspace, perturbed parameters) sized for one thread.
   void allocate(Arena& arena, int64_t batch, int head_start, ThreadPool* pool, uint64_t seed,
                 int frozen = 0, int lanes = 1);
   // Only the parameters, the state and the input buffer, for a network another engine runs
@@ -138,12 +137,27 @@ class Network {
   const std::vector<ParamRef>& state() const { return state_; }
   int64_t num_param_elements() const;
 
+  // The layers a forward-only pass runs as one (the fusion pass, network.cpp): the group that
+  // starts at a layer and its last layer.
+  struct Fusion {
+    enum Kind {
+      kNone,
+      kMaxPooled,  // the layer writes its max-pooled output (a monotone layer between runs on it)
+      kPoolFirst,  // a monotone layer and the max pooling after it: pooling first
+      kNormRelu,   // batch norm and the ReLU after it in one pass
+    };
+    Kind kind = kNone;
+    int last = 0;
+  };
+  // The groups of a split, per layer (kNone with last = i for a layer that runs alone or
+  // inside a group); only in the body, never across the frozen layers' kept output.
+  std::vector<Fusion> fusions(int head_start, int frozen) const;
+
  private:
   // The buffers one forward pass writes, and the threads it runs on: lane 0 holds the
   // network's own buffers and runs on the pool; the others run on one worker each.
   struct Lane {
-    std::vector<int> out_buf;  // where each layer writes: see plan_slots in network.cpp
-    Tensor ping[2];            // forward ping-pong
+    std::vector<float*> out;  // where each layer writes its output (null: inside a group)
     Tensor workspace;
     Tensor scratch;  // one body layer's transformed parameters
     ThreadPool* pool = nullptr;
@@ -170,26 +184,14 @@ class Network {
   std::vector<ParamRef> params_, state_;
   PassMode mode_;
   Tensor input_, dlogits_;
-  std::vector<Tensor> kept_;    // kept_[i]: output of layer i when kept for backprop
+  std::vector<Tensor> kept_;    // kept_[i]: lane 0's output of layer i (valid while it lives)
   std::vector<double*> stats_;  // stats_[i]: head layer i's kept statistics, or null
-  // The layers a pass runs as one, decided once by allocate's fusion pass (network.cpp): the
-  // group that starts at a layer and its last layer.
-  struct Fusion {
-    enum Kind {
-      kNone,
-      kMaxPooled,  // the layer writes its max-pooled output (a monotone layer between runs on it)
-      kPoolFirst,  // a monotone layer and the max pooling after it: pooling first
-      kNormRelu,   // batch norm and the ReLU after it in one pass
-    };
-    Kind kind = kNone;
-    int last = 0;
-  };
   std::vector<Fusion> fusion_;  // forward-only passes, per layer
   // Backprop: the max pooling at layer i after a ReLU of the head, which routes dy to the
   // ReLU's input in one pass (null elsewhere).
   std::vector<const MaxPool2d*> pool_after_relu_;
   std::vector<Lane> lanes_;  // lanes_[0]: the network's own forward buffers
-  Tensor back_[2];           // backward ping-pong (head)
+  Tensor back_[2];           // backward: dx of the head's layers past its first, alternating
 };
 
 }  // namespace zotrain

@@ -3,15 +3,10 @@
 #include <algorithm>
 
 #include "kernels/int8.h"
+#include "nn/activation_plan.h"
 #include "zotrain/core/error.h"
 
 namespace zotrain {
-
-namespace {
-
-constexpr int kOwn = -1, kPingA = -2;
-
-}  // namespace
 
 QNetwork::QNetwork(const Network& desc) : desc_(desc) {
   // The layer specs are not kept by Network; rebuild each integer layer from the f32 layer's
@@ -60,23 +55,9 @@ MemoryPlan QNetwork::layout(int64_t batch, int h, int threads, Arena* arena) {
                                           Bucket::kGradients, w.value.numel() * 8));
   auto* input = static_cast<int8_t*>(take(-1, "input batch (int8)", Bucket::kInput, numel(0)));
 
-  // Kept activations, as in Network: the head's input and every head output; in-place layers
-  // share the buffer of the layer before when that layer's backward does not read its output.
-  std::vector<int> buf(L, kOwn);
-  std::vector<QTensor> kept(L);
-  if (h < L)
-    for (int i = std::max(h - 1, 0); i < L; ++i) {
-      if (i >= h && i > 0 && i - 1 >= std::max(h - 1, 0) && layers_[i]->in_place() &&
-          !layers_[i - 1]->backward_needs_output()) {
-        buf[i] = buf[i - 1] >= 0 ? buf[i - 1] : i - 1;
-        continue;
-      }
-      kept[i].data = static_cast<int8_t*>(
-          take(i, name(i) + " output (int8)", Bucket::kActivations, numel(i + 1)));
-    }
-  // Max poolings fused into the layer before them, as in Network (fused_max_pools): fused[i] is
-  // the pooling layer (Network::max_pool_after), in the body only. The layers before the
-  // pooling write no output, and the pooling's is not the buffer its group reads.
+  // Max poolings fused into the layer before them, as in Network (Network::fusions): fused[i]
+  // is the pooling layer (Network::max_pool_after), in the body only. The layers before the
+  // pooling write no output.
   std::vector<int> fused(L, -1);
   for (int i = 0; i + 1 < h; ++i) {
     const int j = desc_.max_pool_after(i);
@@ -84,34 +65,27 @@ MemoryPlan QNetwork::layout(int64_t batch, int h, int threads, Arena* arena) {
         layers_[i]->max_pooled_acc_elems(desc_.input_shape(i, 1), desc_.pool_windows(j)) > 0)
       fused[i] = j;
   }
-  const int body_outputs = h < L ? std::max(h - 1, 0) : L;
-  int64_t ping[2] = {0, 0};
-  int cur = -1;
-  for (int i = 0; i < body_outputs; ++i) {
-    const bool fuses = fused[i] >= 0;
-    if (fuses) i = fused[i];
-    if (i >= body_outputs) break;
-    if (fuses || !(layers_[i]->in_place() && cur >= 0)) cur = cur == 0 ? 1 : 0;
-    buf[i] = kPingA - cur;
-    ping[cur] = std::max(ping[cur], numel(i + 1));
+  // The activations, as Network's (activation_plan.h), in bytes of int8.
+  ActivationRequest r;
+  r.to = L, r.head = h;
+  for (int i = 0; i < L; ++i)
+    r.layers.push_back({numel(i + 1), layers_[i]->in_place(), layers_[i]->backward_needs_output(),
+                        std::max(fused[i], i)});
+  if (h < L) {
+    // dx of the head's layers after the first that do not run in place (those write over dy).
+    for (int i = h + 1; i < L; ++i)
+      if (!layers_[i]->in_place()) r.backward_bytes = std::max(r.backward_bytes, numel(i));
+    r.backward_buffers = r.backward_bytes > 0 ? std::min(L - 1 - h, 2) : 0;
+    r.logits_grad_bytes = numel(L);
   }
-  std::array<int8_t*, 2> ping_bufs{}, back_bufs{};
-  for (int k = 0; k < 2; ++k)
-    if (ping[k] > 0)
-      ping_bufs[k] = static_cast<int8_t*>(
-          take(-1, std::string("forward ping-pong (int8) ") + static_cast<char>('A' + k),
-               Bucket::kForward, ping[k]));
-  int64_t back = 0;
-  for (int i = h + 1; i < L; ++i)
-    if (!layers_[i]->in_place()) back = std::max(back, numel(i));
-  const int back_count = std::min(std::max(L - 1 - h, 0), 2);
-  for (int k = 0; k < back_count && back > 0; ++k)
-    back_bufs[k] = static_cast<int8_t*>(
-        take(-1, std::string("backward ping-pong (int8) ") + static_cast<char>('A' + k),
-             Bucket::kGradients, back));
-  int8_t* dlogits = nullptr;
-  if (h < L)
-    dlogits = static_cast<int8_t*>(take(-1, "logits gradient (int8)", Bucket::kLoss, numel(L)));
+  const ActivationPlan acts = plan_activations(r);
+  auto* block = static_cast<int8_t*>(take(
+      -1, "activations (int8, " + std::to_string(acts.buffers) + " buffers placed by lifetime)",
+      acts.holds_backprop ? Bucket::kActivations : Bucket::kForward,
+      static_cast<int64_t>(acts.bytes)));
+  auto at = [&](size_t offset) -> int8_t* {
+    return block && offset != ActivationPlan::kNone ? block + offset : nullptr;
+  };
   // int32 accumulators of the largest layer output (or input, backward), or of a weight (the
   // zeroth-order update sums its samples there).
   int64_t acc = 0, stage = 0, work = 0, scratch = 0;
@@ -149,16 +123,13 @@ MemoryPlan QNetwork::layout(int64_t batch, int h, int threads, Arena* arena) {
   weights_ = weights;
   for (const QWeight& w : weights_) layers_[w.layer]->bind(w.value);
   input_ = QTensor{input, desc_.input_shape(0, batch), 0};
-  dlogits_ = QTensor{dlogits, desc_.input_shape(L, batch), 0};
-  for (int i = 0; i < L; ++i) {
-    if (buf[i] >= 0) kept[i].data = kept[buf[i]].data;
-    kept[i].shape = desc_.input_shape(i + 1, batch);
-  }
-  kept_ = kept;
-  out_buf_ = buf;
+  dlogits_ = QTensor{at(acts.logits_grad), desc_.input_shape(L, batch), 0};
+  kept_.assign(L, QTensor());
+  for (int i = 0; i < L; ++i)
+    kept_[i] = QTensor{at(acts.output[i]), desc_.input_shape(i + 1, batch), 0};
   fused_ = fused;
-  ping_ = ping_bufs;
-  back_ = back_bufs;
+  back_ = {at(acts.backward[0]), at(acts.backward[1])};
+
   acc_ = acc_buf;
   stage_ = stage_buf;
   ranges_ = ranges_buf;
@@ -170,9 +141,8 @@ MemoryPlan QNetwork::layout(int64_t batch, int h, int threads, Arena* arena) {
 }
 
 QTensor QNetwork::output_buffer(int i, int64_t rows) {
-  const Shape shape = desc_.input_shape(i + 1, rows);
-  if (out_buf_[i] <= kPingA) return QTensor{ping_[kPingA - out_buf_[i]], shape, 0};
-  return QTensor{kept_[i].data, shape, 0};
+  ZT_ASSERT(kept_[i].data);
+  return QTensor{kept_[i].data, desc_.input_shape(i + 1, rows), 0};
 }
 
 QExecContext QNetwork::context(int layer) const {
@@ -203,14 +173,14 @@ QTensor QNetwork::forward(int64_t rows, const QWeightTransform* body) {
       QTensor y = output_buffer(j, rows);
       layers_[i]->forward_max_pooled(x, desc_.pool_windows(j), y, ctx);
       if (j == i + 2) layers_[i + 1]->forward(y, y, context(i + 1));  // the ReLU
-      if (out_buf_[j] > kPingA) kept_[j].exp = y.exp;
+      kept_[j].exp = y.exp;
       x = y;
       i = j;
       continue;
     }
     QTensor y = output_buffer(i, rows);
     layers_[i]->forward(x, y, ctx);
-    if (out_buf_[i] > kPingA) kept_[i].exp = y.exp;
+    kept_[i].exp = y.exp;
     x = y;
   }
   return x;

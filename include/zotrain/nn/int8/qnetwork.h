@@ -1,5 +1,5 @@
 // Runs a model's layer list on the integer path (NITI int8): the int8 counterpart of Network,
-// with the same body/head split. The body runs forward only through two int8 ping-pong buffers;
+// with the same body/head split and its activations planned alike. The body runs forward only;
 // the head keeps its int8 activations, backprops int8 errors and sums int64 weight gradients,
 // which update_head() applies with NITI's bit-width rule W <- clip(W - g), |g| < 2^bits.
 #pragma once
@@ -83,10 +83,11 @@ class QNetwork {
   int head_ = 0;
   std::vector<QWeight> weights_;
   QTensor input_, dlogits_;
-  std::vector<QTensor> kept_;  // outputs kept for backprop (and their exponents)
-  std::vector<int> out_buf_;   // per layer: -1 own kept buffer, j >= 0 layer j's, -2/-3 ping A/B
-  std::vector<int> fused_;     // the max pooling fused into each layer, or -1 (layout)
-  std::array<int8_t*, 2> ping_{}, back_{};
+  // Each layer's output (null inside a fused group) and its exponent, valid while it lives
+  // (activation_plan.h).
+  std::vector<QTensor> kept_;
+  std::vector<int> fused_;  // the max pooling fused into each layer, or -1 (layout)
+  std::array<int8_t*, 2> back_{};
   int8_t* scratch_ = nullptr;  // one body layer's transformed weights
   int32_t* acc_ = nullptr;
   int16_t* stage_ = nullptr;

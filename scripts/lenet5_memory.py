@@ -1,0 +1,42 @@
+#!/usr/bin/env python3
+"""Memory of LeNet-5's ElasticZO configurations (zotrain memory, planned bytes) at batch 64 and
+256, per bucket. Prints the Markdown table of docs/reproduction.md's "Memory" section.
+
+    scripts/lenet5_memory.py [path/to/zotrain]
+"""
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+BIN = sys.argv[1] if len(sys.argv) > 1 else str(ROOT / "build" / "zotrain")
+CONFIGS = [("Full BP", ["--method", "bp"]), ("Full ZO", ["--method", "zo"]),
+           ("ZO-Feat-Cls2 (1 BP layer)", ["--method", "elastic", "--bp-layers", "1"]),
+           ("ZO-Feat-Cls1 (2 BP layers)", ["--method", "elastic", "--bp-layers", "2"])]
+
+
+def plan(args, batch):
+    out = subprocess.run([BIN, "memory", "--model", "lenet5", "--batch", str(batch), "--json",
+                          *args], check=True, capture_output=True, text=True).stdout
+    return json.loads(out)
+
+
+def main():
+    print("| batch | configuration | total bytes | parameters | input | activations | gradients "
+          "| optimizer | workspace | vs Full ZO | saved vs Full BP |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    for batch in (64, 256):
+        for name, args in CONFIGS:
+            p = plan(args, batch)
+            b = p["buckets"]
+            total = sum(b.values())
+            acts = b["forward"] + b["activations"] + b["loss"]
+            cells = [total, b["parameters"], b["input"], acts, b["gradients"], b["optimizer"],
+                     b["workspace"]]
+            print(f"| {batch} | {name} | " + " | ".join(f"{c:,}" for c in cells) +
+                  f" | {p['percent_over_full_zo']:+.2f} % | {p['percent_saved_vs_full_bp']:.1f} % |")
+
+
+if __name__ == "__main__":
+    main()
