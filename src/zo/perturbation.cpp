@@ -5,6 +5,7 @@
 
 #include "kernels/gaussian.h"
 #include "kernels/philox_run.h"
+#include "kernels/word_pairs.h"
 #include "zotrain/core/error.h"
 #include "zotrain/core/rng.h"
 
@@ -22,17 +23,13 @@ void pair_values(const PerturbationSpec& spec, int64_t pairs, const uint32_t* wo
       kernels::gaussian_pairs(pairs, words, z);
       break;
     case Distribution::kRademacher:
-      for (int64_t k = 0; k < 2 * pairs; ++k)
-        z[k] = (words[4 * (k / 2) + k % 2] >> 31) ? 1.0f : -1.0f;
+      kernels::sign_pairs(pairs, words, z);
       break;
     case Distribution::kUniform:
-      for (int64_t k = 0; k < 2 * pairs; ++k)
-        z[k] = 1.7320508075688772f * (2.0f * u32_to_unit(words[4 * (k / 2) + k % 2]) - 1.0f);
+      kernels::uniform_pairs(pairs, words, z);
       break;
   }
-  if (spec.p_zero > 0.0f)
-    for (int64_t k = 0; k < 2 * pairs; ++k)
-      if (u32_to_unit(words[4 * (k / 2) + 2 + k % 2]) < spec.p_zero) z[k] = 0.0f;
+  if (spec.p_zero > 0.0f) kernels::zero_pairs(pairs, words, spec.p_zero, z);
 }
 
 }  // namespace
