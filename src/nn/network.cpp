@@ -1,6 +1,7 @@
 #include "zotrain/nn/network.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <functional>
 
@@ -152,10 +153,11 @@ static ActivationPlan activations(const Network& net, const std::vector<Network:
 // With `passes` false, only the parameters, the state and the input (allocate_parameters).
 static std::vector<Slot> plan_slots(const Network& net, const std::vector<Network::Fusion>& groups,
                                     int64_t batch, int h, int frozen, int threads, int lanes,
-                                    std::vector<ActivationPlan>& acts, bool passes = true) {
+                                    bool paired, std::vector<ActivationPlan>& acts,
+                                    bool passes = true) {
   const int L = net.num_layers();
   ZT_ASSERT(batch > 0 && h >= 0 && h <= L && frozen >= 0 && frozen <= h && frozen < L);
-  ZT_ASSERT(lanes >= 1 && (lanes == 1 || frozen < h));
+  ZT_ASSERT(lanes >= 1 && (lanes == 1 || frozen < h) && (!paired || (lanes == 1 && frozen < h)));
   std::vector<Slot> slots;
   auto add = [&](int layer, std::string what, Bucket b, int64_t bytes, Role role, int index,
                  int lane = 0) {
@@ -189,12 +191,13 @@ static std::vector<Slot> plan_slots(const Network& net, const std::vector<Networ
       0);
   acts.clear();
   if (!passes) return slots;
+  // Role::kActivations: index is the block's in `acts`, lane its lane (-1: the paired pass).
   auto add_activations = [&](const std::string& name, int from, int to, int lane) {
     acts.push_back(activations(net, groups, batch, from, to, h, frozen));
     const ActivationPlan& a = acts.back();
     add(-1, name + "activations (" + std::to_string(a.buffers) + " buffers placed by lifetime)",
         a.holds_backprop ? Bucket::kActivations : Bucket::kForward, static_cast<int64_t>(a.bytes),
-        Role::kActivations, lane, lane);
+        Role::kActivations, static_cast<int>(acts.size()) - 1, lane);
   };
   add_activations("", 0, L, 0);
   // What head layers keep from forward for backward besides their output (batch norm's
@@ -239,14 +242,18 @@ static std::vector<Slot> plan_slots(const Network& net, const std::vector<Networ
       add(scratch_layer, name + "perturbed parameters", Bucket::kWorkspace, floats(scratch),
           Role::kScratch, 0, lane);
   }
+  // Paired passes: the second pass's trained body outputs; it shares lane 0's workspace and
+  // scratch, since the two passes take turns layer by layer (Network::forward_pair).
+  if (paired) add_activations("paired pass ", frozen, h, -1);
   return slots;
 }
 
-MemoryPlan Network::plan(int64_t batch, int head_start, int threads, int frozen, int lanes) const {
+MemoryPlan Network::plan(int64_t batch, int head_start, int threads, int frozen, int lanes,
+                         bool paired) const {
   MemoryPlan plan;
   std::vector<ActivationPlan> acts;
   for (const Slot& s : plan_slots(*this, fusions(head_start, frozen), batch, head_start, frozen,
-                                  threads, lanes, acts))
+                                  threads, lanes, paired, acts))
     plan.rows.push_back(s.row);
   return plan;
 }
@@ -264,23 +271,23 @@ void Network::fuse(int head_start, int frozen) {
 MemoryPlan Network::parameter_plan(int64_t batch) const {
   MemoryPlan plan;
   std::vector<ActivationPlan> acts;
-  for (const Slot& s :
-       plan_slots(*this, fusions(num_layers(), 0), batch, num_layers(), 0, 1, 1, acts, false))
+  for (const Slot& s : plan_slots(*this, fusions(num_layers(), 0), batch, num_layers(), 0, 1, 1,
+                                  false, acts, false))
     plan.rows.push_back(s.row);
   return plan;
 }
 
 void Network::allocate_parameters(Arena& arena, int64_t batch, uint64_t seed) {
-  allocate(arena, batch, num_layers(), nullptr, seed, 0, 1, false);
+  allocate(arena, batch, num_layers(), nullptr, seed, 0, 1, false, false);
 }
 
 void Network::allocate(Arena& arena, int64_t batch, int head_start, ThreadPool* pool, uint64_t seed,
-                       int frozen, int lanes) {
-  allocate(arena, batch, head_start, pool, seed, frozen, lanes, true);
+                       int frozen, int lanes, bool paired) {
+  allocate(arena, batch, head_start, pool, seed, frozen, lanes, paired, true);
 }
 
 void Network::allocate(Arena& arena, int64_t batch, int head_start, ThreadPool* pool, uint64_t seed,
-                       int frozen, int lanes, bool passes) {
+                       int frozen, int lanes, bool paired, bool passes) {
   ZT_ASSERT(lanes == 1 || pool);
   runs_ = passes;
   batch_ = batch;
@@ -305,9 +312,10 @@ void Network::allocate(Arena& arena, int64_t batch, int head_start, ThreadPool* 
   std::vector<Tensor> grads(specs.size());
   fuse(head_start, frozen);
   lanes_.assign(lanes, Lane());
+  paired_ = Lane();
   std::vector<ActivationPlan> acts;
   for (const Slot& s : plan_slots(*this, fusion_, batch, head_start, frozen,
-                                  pool ? pool->size() : 1, lanes, acts, passes)) {
+                                  pool ? pool->size() : 1, lanes, paired, acts, passes)) {
     float* p = static_cast<float*>(arena.alloc_bytes(s.row.bucket, s.row.bytes));
     switch (s.role) {
       case Role::kParam: {
@@ -332,18 +340,18 @@ void Network::allocate(Arena& arena, int64_t batch, int head_start, ThreadPool* 
         input_ = Tensor(p, input_shape(0, batch));
         break;
       case Role::kActivations: {
-        // Lanes past the first write the trained body's outputs into their block, the rest
-        // into lane 0's.
-        const ActivationPlan& a = acts[s.lane];
-        std::vector<float*>& out = lanes_[s.lane].out;
-        if (s.lane > 0) out = lanes_[0].out;
+        // Lanes past the first and the paired pass write the trained body's outputs into
+        // their block, the rest into lane 0's.
+        const ActivationPlan& a = acts[s.index];
+        std::vector<float*>& out = s.lane < 0 ? paired_.out : lanes_[s.lane].out;
+        if (s.lane != 0) out = lanes_[0].out;
         out.resize(num_layers(), nullptr);
         auto at = [&](size_t offset) {
           return reinterpret_cast<float*>(reinterpret_cast<std::byte*>(p) + offset);
         };
         for (int i = 0; i < num_layers(); ++i)
           if (a.output[i] != ActivationPlan::kNone) out[i] = at(a.output[i]);
-        if (s.lane > 0) break;
+        if (s.lane != 0) break;
         int64_t back_floats = 0;
         for (int i = head_start + 1; i < num_layers(); ++i)
           back_floats = max_of(back_floats, input_shape(i, batch).numel());
@@ -367,6 +375,12 @@ void Network::allocate(Arena& arena, int64_t batch, int head_start, ThreadPool* 
   }
   lanes_[0].pool = pool;
   for (int k = 1; k < lanes; ++k) lanes_[k].update_stats = false;
+  if (paired) {
+    std::vector<float*> out = std::move(paired_.out);
+    paired_ = lanes_[0];
+    paired_.out = std::move(out);
+    paired_.update_stats = false;
+  }
   for (int i = 0; i < num_layers() && passes; ++i)
     if (lanes_[0].out[i]) kept_[i] = Tensor(lanes_[0].out[i], input_shape(i + 1, batch));
   for (ParamRef& pr : params_) pr.grad = grads[pr.index];
@@ -446,6 +460,18 @@ std::vector<Tensor> Network::forward_lanes(int64_t rows,
       out[k] = run(x, frozen_, head_start_, body[k], k == 0 ? solo : lanes_[k]);
   });
   return out;
+}
+
+std::array<Tensor, 2> Network::forward_pair(int64_t rows, const ParamTransform* first,
+                                            const ParamTransform* second) {
+  ZT_ASSERT(runs_ && rows > 0 && rows <= batch_ && !paired_.out.empty());
+  Tensor a = trained_input(rows), b = a;
+  for (int i = frozen_; i < head_start_; i = fusion_[i].last + 1) {
+    const int next = fusion_[i].last + 1;
+    a = run(a, i, next, first, lanes_[0]);
+    b = run(b, i, next, second, paired_);
+  }
+  return {a, b};
 }
 
 Tensor Network::forward_head(const Tensor& body_output) {

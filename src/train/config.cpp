@@ -156,6 +156,10 @@ void validate(const TrainConfig& c) {
        "an integer in [1, threads]: each lane's passes run on a thread of their own");
   need(c.zo_lanes == 1 || (c.precision == Precision::kF32 && c.method != Method::kBp), "zo_lanes",
        "1 unless precision is f32 and method zo or elastic (the runs with perturbed passes)");
+  need(!c.zo_pair_passes || (c.precision == Precision::kF32 && c.method != Method::kBp &&
+                             c.estimator == zo::Estimator::kSpsa && c.zo_lanes == 1),
+       "zo_pair_passes",
+       "0 unless precision is f32, method zo or elastic, estimator spsa and zo_lanes 1");
   need(c.train_limit >= 0, "train_limit", "an integer >= 0");
   need(c.test_limit >= 0, "test_limit", "an integer >= 0");
   need(c.train_layers >= 0, "train_layers", "an integer >= 0");

@@ -1,5 +1,6 @@
 // The f32 engine: the Network with SGD on its head and the ZO update on its body.
 #include <algorithm>
+#include <array>
 
 #include "engine.h"
 #include "models/serialize.h"
@@ -33,12 +34,32 @@ int lanes(const TrainConfig& cfg, int head, int frozen) {
   return frozen < head ? cfg.zo_lanes : 1;
 }
 
+// Elements of the trained body's largest layer (its parameters together).
+int64_t largest_layer(const Network& net, int head, int frozen) {
+  int64_t largest = 0;
+  for (int i = frozen; i < head; ++i) {
+    int64_t n = 0;
+    for (const ParamSpec& ps : net.layer(i).param_specs()) n += ps.shape.numel();
+    largest = std::max(largest, n);
+  }
+  return largest;
+}
+
+// Whether the ±z passes of each sample run paired (Network::forward_pair), where there are.
+bool paired_passes(const TrainConfig& cfg, int head, int frozen) {
+  return cfg.zo_pair_passes && frozen < head && cfg.estimator == zo::Estimator::kSpsa &&
+         lanes(cfg, head, frozen) == 1;
+}
+
 class F32Engine : public Engine {
  public:
   explicit F32Engine(const EngineArgs& a)
       : cfg_(a.cfg), net_(a.net), pool_(a.pool), head_(a.head), frozen_(a.frozen) {
+    paired_ = paired_passes(cfg_, head_, frozen_);
     net_.allocate(a.arena, cfg_.batch, head_, &pool_, cfg_.seed, frozen_,
-                  lanes(cfg_, head_, frozen_));
+                  lanes(cfg_, head_, frozen_), paired_);
+    if (paired_)
+      pair_z_ = a.arena.alloc(Bucket::kWorkspace, Shape{largest_layer(net_, head_, frozen_)});
     sgd_ = std::make_unique<Sgd>(net_, a.arena, cfg_.momentum, cfg_.weight_decay);
     const ZoBuffers buffers = zo_buffers(cfg_);
     int64_t largest = 0;
@@ -48,6 +69,7 @@ class F32Engine : public Engine {
       if (buffers.m) b.m = a.arena.alloc(Bucket::kOptimizer, p.value.shape());
       if (buffers.v) b.v = a.arena.alloc(Bucket::kOptimizer, p.value.shape());
       if (body_.empty() || body_.back().p->layer != p.layer) layer_numel_.push_back(0);
+      b.offset = layer_numel_.back();
       layer_numel_.back() += p.value.numel();
       b.group = static_cast<int>(layer_numel_.size()) - 1;
       largest = std::max(largest, p.value.numel());
@@ -104,9 +126,10 @@ class F32Engine : public Engine {
   // One trained body parameter and its ZO optimizer state.
   struct BodyParam {
     ParamRef* p;
-    Tensor m{}, v{};    // momentum (SGD) or first moment (Adam); second moment (Adam)
-    int group = 0;      // its layer among the body's layers with parameters
-    float max_abs = 0;  // this step's magnitude-mask threshold (0: none)
+    Tensor m{}, v{};     // momentum (SGD) or first moment (Adam); second moment (Adam)
+    int group = 0;       // its layer among the body's layers with parameters
+    int64_t offset = 0;  // of its first element among its layer's parameters
+    float max_abs = 0;   // this step's magnitude-mask threshold (0: none)
   };
 
   std::vector<std::pair<std::string, Tensor>> zo_state() const {
@@ -165,17 +188,28 @@ class F32Engine : public Engine {
     const double head_weight = has_head && !clean_head ? 0.5 / q : 0.0;
     const auto passes = [&](const std::vector<zo::Direction>& dirs, double* loss) {
       std::vector<ParamTransform> body;
-      for (const zo::Direction& d : dirs) {
+      for (size_t k = 0; k < dirs.size(); ++k) {
+        const zo::Direction& d = dirs[k];
         const auto scale = static_cast<float>(d.sign * cfg_.eps);
-        body.push_back([this, &spec, seed = d.seed, scale](const ParamRef& p, float* dst, int64_t b,
-                                                           int64_t e) {
+        // Paired, the −z pass of a sample applies the z its +z pass drew for the same layer.
+        const int pair = paired_ ? (k % 2 == 0 ? 1 : 2) : 0;
+        body.push_back([this, &spec, seed = d.seed, scale, pair](const ParamRef& p, float* dst,
+                                                                 int64_t b, int64_t e) {
           const BodyParam& bp = body_param(p);
           if (scales_[bp.group] == 0.0f) {  // not this step's layer
             std::copy(p.value.data() + b, p.value.data() + e, dst + b);
             return;
           }
-          zo::add_perturbation(spec, seed, static_cast<uint32_t>(p.index),
-                               scale * scales_[bp.group], p.value.data(), dst, b, e, bp.max_abs);
+          const float s = scale * scales_[bp.group];
+          if (pair == 0) {
+            zo::add_perturbation(spec, seed, static_cast<uint32_t>(p.index), s, p.value.data(), dst,
+                                 b, e, bp.max_abs);
+            return;
+          }
+          float* z = pair_z_.data() + bp.offset;
+          if (pair == 1)
+            zo::perturbation_values(spec, seed, static_cast<uint32_t>(p.index), b, e, z + b);
+          zo::add_values(z + b, s, p.value.data() + b, dst + b, e - b, bp.max_abs);
         });
       }
       perturbed_passes(body, head_weight, &r, clean_pass ? nullptr : &r.correct, loss);
@@ -228,6 +262,19 @@ class F32Engine : public Engine {
   void perturbed_passes(const std::vector<ParamTransform>& body, double head_weight, StepResult* r,
                         int64_t* correct, double* loss) {
     const size_t n = body.size(), lanes = static_cast<size_t>(net_.lanes());
+    if (paired_) {
+      for (size_t c = 0; c < n; c += 2) {
+        net_.set_mode({true, step_key(cfg_, in_->step), stats_pass_});
+        const std::array<Tensor, 2> outputs = net_.forward_pair(in_->rows, &body[c], &body[c + 1]);
+        for (size_t k = 0; k < 2; ++k) {
+          loss[c + k] = finish_pass(net_.forward_head(outputs[k]), head_weight, r,
+                                    c + k == 0 ? correct : nullptr);
+          stats_pass_ = false;
+          net_.set_mode({true, step_key(cfg_, in_->step), false});
+        }
+      }
+      return;
+    }
     for (size_t c = 0; c < n; c += lanes) {
       const size_t m = std::min(lanes, n - c);
       if (m == 1) {
@@ -275,6 +322,8 @@ class F32Engine : public Engine {
   }
 
   std::unique_ptr<Sgd> sgd_;
+  bool paired_ = false;               // the ±z passes of a sample run paired (paired_passes)
+  Tensor pair_z_{};                   // paired: the z of the layer being run, drawn by its +z pass
   std::vector<BodyParam> body_;       // the trained body's parameters, in Network::params() order
   std::vector<int64_t> layer_numel_;  // elements of each of the body's layers with parameters
   std::vector<float> scales_;         // this step's per-layer scale of z (1 without layer scaling)
@@ -304,7 +353,12 @@ double evaluate(Network& net, BatchSource& batches, bool features) {
 }
 
 MemoryPlan f32_plan(const Network& net, const TrainConfig& cfg, int head, int frozen) {
-  MemoryPlan plan = net.plan(cfg.batch, head, cfg.threads, frozen, lanes(cfg, head, frozen));
+  const bool paired = paired_passes(cfg, head, frozen);
+  MemoryPlan plan =
+      net.plan(cfg.batch, head, cfg.threads, frozen, lanes(cfg, head, frozen), paired);
+  if (paired)
+    plan.add(-1, "perturbation of one layer (paired passes)", Bucket::kWorkspace,
+             largest_layer(net, head, frozen) * sizeof(float));
   // Momentum buffers: the SGD ones of the head, then the ZO ones of the trained body.
   const ZoBuffers zo = zo_buffers(cfg);
   int64_t largest = 0;

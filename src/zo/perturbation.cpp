@@ -60,16 +60,29 @@ void for_each_value(const PerturbationSpec& spec, uint64_t seed, uint32_t tensor
 
 }  // namespace
 
+// The one formula of a perturbed parameter.
+inline float perturbed(float src, float scale, float z, float max_abs) {
+  return max_abs > 0.0f && !(std::fabs(src) <= max_abs) ? src : src + scale * z;
+}
+
 void add_perturbation(const PerturbationSpec& spec, uint64_t seed, uint32_t tensor, float scale,
                       const float* src, float* dst, int64_t begin, int64_t end, float max_abs) {
   if (max_abs > 0.0f) {
-    for_each_value(spec, seed, tensor, begin, end, [&](int64_t i, float z) {
-      dst[i] = std::fabs(src[i]) <= max_abs ? src[i] + scale * z : src[i];
-    });
+    for_each_value(spec, seed, tensor, begin, end,
+                   [&](int64_t i, float z) { dst[i] = perturbed(src[i], scale, z, max_abs); });
     return;
   }
   for_each_value(spec, seed, tensor, begin, end,
-                 [&](int64_t i, float z) { dst[i] = src[i] + scale * z; });
+                 [&](int64_t i, float z) { dst[i] = perturbed(src[i], scale, z, 0.0f); });
+}
+
+void add_values(const float* z, float scale, const float* src, float* dst, int64_t n,
+                float max_abs) {
+  if (max_abs > 0.0f) {
+    for (int64_t i = 0; i < n; ++i) dst[i] = perturbed(src[i], scale, z[i], max_abs);
+    return;
+  }
+  for (int64_t i = 0; i < n; ++i) dst[i] = perturbed(src[i], scale, z[i], 0.0f);
 }
 
 void perturbation_values(const PerturbationSpec& spec, uint64_t seed, uint32_t tensor,

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <vector>
 
@@ -255,6 +256,64 @@ TEST(Network, LanesGiveTheLogitsOfOnePassAtATime) {
             EXPECT_TRUE(test::bitwise_equal(one.state()[i].value, many.state()[i].value))
                 << one.state()[i].name;
         }
+}
+
+// Paired passes: two body passes taking turns layer by layer give each pass's logits and batch
+// norm statistics bit for bit as passes run one after the other, the second transform called
+// after the first for each layer (so it may reuse what the first drew); for Full ZO and a head,
+// a frozen prefix and 1 or 2 threads.
+TEST(Network, PairedPassesGiveTheLogitsOfOnePassAtATime) {
+  using L = LayerSpec;
+  const std::vector<LayerSpec> specs = {
+      L::conv2d(4, 3, 1, 1), L::batch_norm(), L::relu(),      L::max_pool(2),
+      L::conv2d(5, 3, 1, 1), L::relu(),       L::max_pool(2), L::flatten(),
+      L::linear(6),          L::dropout(0.3), L::relu(),      L::linear(3)};
+  const Shape item{2, 12, 12};
+  std::vector<int> order;  // the layers the transforms were called for, first's as +, second's -
+  const ParamTransform first = [&](const ParamRef& p, float* dst, int64_t b, int64_t e) {
+    if (order.empty() || order.back() != p.layer + 1) order.push_back(p.layer + 1);
+    for (int64_t i = b; i < e; ++i) dst[i] = p.value[i] + 0.05f;
+  };
+  const ParamTransform second = [&](const ParamRef& p, float* dst, int64_t b, int64_t e) {
+    if (order.empty() || order.back() != -(p.layer + 1)) order.push_back(-(p.layer + 1));
+    for (int64_t i = b; i < e; ++i) dst[i] = p.value[i] - 0.03f * static_cast<float>(i % 7);
+  };
+  for (int threads : {1, 2})
+    for (int head : {12, 11, 8})
+      for (int frozen : {0, 1}) {
+        SCOPED_TRACE(::testing::Message()
+                     << threads << " threads, head " << head << ", frozen " << frozen);
+        Network one(item, specs), paired(item, specs);
+        ThreadPool pool(threads);
+        Arena a1, a2;
+        one.allocate(a1, 20, head, nullptr, 7, frozen);
+        paired.allocate(a2, 20, head, &pool, 7, frozen, 1, true);
+        EXPECT_EQ(a2.total_bytes(), paired.plan(20, head, threads, frozen, 1, true).total());
+        EXPECT_GT(a2.total_bytes(), one.plan(20, head, threads, frozen).total());
+        for (Network* net : {&one, &paired}) {
+          fill_input(*net, 20, 3);
+          net->set_mode({true, 5, false});
+          net->forward_frozen(17);
+        }
+        std::vector<Tensor> want;
+        for (int k = 0; k < 2; ++k) {
+          one.set_mode({true, 5, k == 0});
+          want.push_back(one.forward_trained(17, k == 0 ? &first : &second).clone());
+        }
+        order.clear();
+        paired.set_mode({true, 5, true});
+        const std::array<Tensor, 2> out = paired.forward_pair(17, &first, &second);
+        EXPECT_FALSE(order.empty());
+        EXPECT_EQ(order.size() % 2, 0u);
+        for (size_t k = 1; k < order.size(); k += 2) EXPECT_EQ(order[k], -order[k - 1]) << k;
+        for (int k = 0; k < 2; ++k) {
+          paired.set_mode({true, 5, k == 0});
+          EXPECT_TRUE(test::bitwise_equal(paired.forward_head(out[k]), want[k])) << "pass " << k;
+        }
+        for (size_t i = 0; i < one.state().size(); ++i)
+          EXPECT_TRUE(test::bitwise_equal(one.state()[i].value, paired.state()[i].value))
+              << one.state()[i].name;
+      }
 }
 
 // Forward-only layers run batch norm and the ReLU after it as one pass; the logits are those of

@@ -345,6 +345,53 @@ TEST(Trainer, PerturbationLanesDoNotChangeTheResult) {
   }
 }
 
+// Paired passes (zo_pair_passes) run each sample's +z and -z bodies layer by layer and draw
+// each layer's z once; the parameters and metrics are those of unpaired passes, and the arena is
+// the plan.
+TEST(Trainer, PairedPassesDoNotChangeTheResult) {
+  test::TempDir dir;
+  test::write_synthetic_data(dir.file("data"), 100, 20, 8);
+  struct Case {
+    std::string model, method, option;
+    int train_layers, threads;
+  };
+  const Case cases[] = {
+      {"lenet5", "zo", "q 2", 0, 1},
+      {"lenet5", "elastic", "sparsity", 0, 2},     // a random mask, on two threads
+      {"lenet5", "zo", "magnitude", 0, 1},         // the magnitude mask: thresholds per step
+      {"lenet5", "zo", "cyclic", 0, 1},            // layers that are not the step's copied
+      {"lenet5", "elastic", "frozen", 3, 1},       // a frozen prefix
+      {"mobilenetv2:0.1", "elastic", "bn", 0, 1},  // batch norm and residual blocks in the body
+  };
+  for (const Case& c : cases) {
+    const std::string what = c.model + " " + c.method + " " + c.option;
+    TrainConfig cfg = elastic_config(dir, what);
+    cfg.model = c.model, cfg.method = parse_name<Method>("method", c.method);
+    cfg.train_layers = c.train_layers, cfg.threads = c.threads;
+    cfg.epochs = 1, cfg.batch = 16, cfg.val_size = 16;
+    if (c.option == "q 2") cfg.q = 2;
+    if (c.option == "sparsity" || c.option == "magnitude") cfg.sparsity = "0.5";
+    if (c.option == "magnitude") cfg.zo_mask = zo::Mask::kMagnitude;
+    if (c.option == "cyclic") cfg.zo_layer_scale = zo::LayerScale::kCyclic;
+    cfg.zo_pair_passes = false;
+    Trainer(cfg).run();
+    TrainConfig paired = cfg;
+    paired.out += " paired";
+    paired.zo_pair_passes = true;
+    Trainer t(paired);
+    t.run();
+    EXPECT_EQ(params_of(cfg.out + "/checkpoint.bin"), params_of(paired.out + "/checkpoint.bin"))
+        << what;
+    std::vector<json> want = metrics(cfg.out), got = metrics(paired.out);
+    for (std::vector<json>* m : {&want, &got})
+      for (json& line : *m) line.erase("arena_bytes");  // the second pass's activations
+    EXPECT_EQ(want, got) << what;
+    for (int b = 0; b < static_cast<int>(Bucket::kCount); ++b)
+      EXPECT_EQ(t.arena().bytes(static_cast<Bucket>(b)), t.plan().bytes(static_cast<Bucket>(b)))
+          << what;
+  }
+}
+
 TEST(Trainer, MemoryBudgetPicksTheLargestHeadThatFits) {
   test::TempDir dir;
   test::write_synthetic_data(dir.file("data"), 100, 20, 6);

@@ -10,6 +10,7 @@
 // once, one per worker of the pool, each with forward buffers of its own (forward_lanes).
 #pragma once
 
+#include <array>
 #include <functional>
 #include <memory>
 #include <string>
@@ -81,13 +82,15 @@ class Network {
 
   // The buffers allocate() will take for a batch size, split, thread count, frozen prefix and
   // number of perturbation lanes.
-  MemoryPlan plan(int64_t batch, int head_start, int threads, int frozen = 0, int lanes = 1) const;
+  MemoryPlan plan(int64_t batch, int head_start, int threads, int frozen = 0, int lanes = 1,
+                  bool paired = false) const;
   // Allocates the plan's buffers from `arena` and initializes the parameters from `seed`.
   // pool may be null (one thread); it must outlive the network's use. lanes > 1 needs a pool
   // and a trained body (frozen < head_start); each lane past the first adds forward buffers
   // (its trained body's activations, workspace, perturbed parameters) sized for one thread.
+  // `paired` (lanes = 1, a trained body) adds the activations of forward_pair's second pass.
   void allocate(Arena& arena, int64_t batch, int head_start, ThreadPool* pool, uint64_t seed,
-                int frozen = 0, int lanes = 1);
+                int frozen = 0, int lanes = 1, bool paired = false);
   // Only the parameters, the state and the input buffer, for a network another engine runs
   // (int8-npu folds its parameters into its own program); it cannot run passes itself.
   MemoryPlan parameter_plan(int64_t batch) const;
@@ -111,8 +114,16 @@ class Network {
   // each pass's body output (the logits in Full ZO), valid until the next pass; the values are
   // those of forward_trained, bit for bit. Only pass 0 may move batch norm's statistics.
   std::vector<Tensor> forward_lanes(int64_t rows, const std::vector<const ParamTransform*>& body);
-  // The head [head(), num_layers()) on a body output of forward_lanes, as forward_trained runs
-  // it (so backward() may follow); returns the logits.
+  // Two passes of the trained body taking turns layer by layer, on the whole pool: for each
+  // layer, `first` writes its parameters and the first pass runs it, then `second` and the
+  // second pass. So `second` may reuse what `first` computed for the same layer (the
+  // perturbation z of a ±z pair, drawn once). Each pass's body output, as forward_lanes gives
+  // them (bit for bit forward_trained's); only the first moves batch norm's statistics. Needs
+  // allocate(..., paired = true).
+  std::array<Tensor, 2> forward_pair(int64_t rows, const ParamTransform* first,
+                                     const ParamTransform* second);
+  // The head [head(), num_layers()) on a body output of forward_lanes or forward_pair, as
+  // forward_trained runs it (so backward() may follow); returns the logits.
   Tensor forward_head(const Tensor& body_output);
   int lanes() const { return static_cast<int>(lanes_.size()); }
   // The kept output of the frozen layers (frozen() > 0), first `rows` rows: forward_frozen
@@ -170,7 +181,7 @@ class Network {
   ExecContext context(int layer, Lane& lane);
   Tensor trained_input(int64_t rows) const;
   void allocate(Arena& arena, int64_t batch, int head_start, ThreadPool* pool, uint64_t seed,
-                int frozen, int lanes, bool passes);
+                int frozen, int lanes, bool paired, bool passes);
   void fuse(int head_start, int frozen);
 
   Shape item_shape_;
@@ -191,6 +202,7 @@ class Network {
   // ReLU's input in one pass (null elsewhere).
   std::vector<const MaxPool2d*> pool_after_relu_;
   std::vector<Lane> lanes_;  // lanes_[0]: the network's own forward buffers
+  Lane paired_;              // forward_pair's second pass: lane 0's but its own body outputs
   Tensor back_[2];           // backward: dx of the head's layers past its first, alternating
 };
 

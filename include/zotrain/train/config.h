@@ -103,6 +103,10 @@ struct TrainConfig {
   int threads = 1;
   int zo_lanes = 1;  // f32 ZO: perturbed passes run at once, one per thread, each with forward
                      // buffers of its own (more memory; results do not depend on it)
+  // f32 SPSA: each sample's ±z passes take turns layer by layer, drawing each layer's z once
+  // (Network::forward_pair): faster where drawing z is the cost (small batches), for one more
+  // layer's z and the second pass's activations.
+  bool zo_pair_passes = false;
   int64_t train_limit = 0;  // 0: all training examples
   int64_t test_limit = 0;   // 0: all test examples
   int64_t val_size = 5000;  // held out from the training files for validation
@@ -196,6 +200,10 @@ void visit_config(Config& c, Visitor&& v) {
   v("zo_lanes", c.zo_lanes,
     "f32 zo/elastic: run this many perturbed passes at once, one thread each, with forward "
     "buffers of their own (faster for small batches, more memory; results do not depend on it)");
+  v("zo_pair_passes", c.zo_pair_passes,
+    "f32 zo/elastic with spsa: 1 runs each sample's +z and -z passes layer by layer, drawing "
+    "each layer's z once for both (faster at small batches; one layer's z and the second pass's "
+    "activations more memory; results do not depend on it)");
   v("train_limit", c.train_limit, "train on the first N examples only (0: all)");
   v("test_limit", c.test_limit, "image data: test on the first N test examples only (0: all)");
   v("val_size", c.val_size, "examples held out from the training files for validation");

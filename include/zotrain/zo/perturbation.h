@@ -46,6 +46,11 @@ void add_perturbation(const PerturbationSpec& spec, uint64_t seed, uint32_t tens
                       const float* src, float* dst, int64_t begin, int64_t end,
                       float max_abs = 0.0f);
 
+// dst[i] = src[i] + scale * z[i] for i in [0, n), with add_perturbation's max_abs rule and the
+// same bits: a perturbation drawn once (perturbation_values) applied at +scale and at −scale.
+void add_values(const float* z, float scale, const float* src, float* dst, int64_t n,
+                float max_abs = 0.0f);
+
 // z[k] = z_{begin + k} for k in [0, end - begin).
 void perturbation_values(const PerturbationSpec& spec, uint64_t seed, uint32_t tensor,
                          int64_t begin, int64_t end, float* z);
