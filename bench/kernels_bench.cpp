@@ -111,10 +111,11 @@ void gemm_shapes_of(benchmark::internal::Benchmark* b, bool s8) {
       {0, 0, kBatch, 400, 120},  // fc1 input gradient: dy W
       {0, 0, 256, 256, 256},     // square
   };
+  const auto vnni = static_cast<int64_t>(KernelIsa::kAvx2FmaVnni);
   for (const auto& s : shapes)
-    for (int64_t isa : {-1, 0, 1})
+    for (int64_t isa : {int64_t{-1}, int64_t{0}, int64_t{1}, vnni})
       for (int64_t nonneg : {0, 1}) {
-        if (nonneg && !s8) continue;
+        if ((nonneg || isa == vnni) && !s8) continue;
         auto args = s;
         args.push_back(isa);
         if (s8) args.push_back(nonneg);
@@ -375,7 +376,7 @@ void BM_Conv2dS8Forward(benchmark::State& state) {
 }
 BENCHMARK(BM_Conv2dS8Forward)
     ->ArgNames({"conv", "isa", "nonneg"})
-    ->ArgsProduct({{0, 1, 2, 3}, {0, 1}, {0, 1}});
+    ->ArgsProduct({{0, 1, 2, 3}, {0, 1, static_cast<int64_t>(KernelIsa::kAvx2FmaVnni)}, {0, 1}});
 
 // Arguments: channels and size of LeNet-5's pooling inputs, KernelIsa.
 void BM_MaxPool2dS8Forward(benchmark::State& state) {

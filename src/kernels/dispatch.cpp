@@ -15,9 +15,19 @@ namespace {
 const KernelSet& kernels_for(KernelIsa isa) {
 #if defined(__x86_64__)
   if (isa == KernelIsa::kAvx2Fma) return kAvx2FmaKernels;
+  if (isa == KernelIsa::kAvx2FmaVnni) {
+    static const KernelSet set =
+        with_vnni_int8(kAvx2FmaKernels, isa, "avx2+fma+vnni: the avx2+fma 6x16 tiles");
+    return set;
+  }
 #endif
 #if defined(ZOTRAIN_HAVE_ONEDNN) && defined(__x86_64__)
   if (isa == KernelIsa::kAvx2FmaOnednn) return onednn_kernels();
+  if (isa == KernelIsa::kAvx2FmaOnednnVnni) {
+    static const KernelSet set =
+        with_vnni_int8(onednn_kernels(), isa, "avx2+fma+onednn+vnni: the avx2+fma 6x16 tiles");
+    return set;
+  }
 #endif
   (void)isa;
   return kPortableKernels;
@@ -25,9 +35,18 @@ const KernelSet& kernels_for(KernelIsa isa) {
 
 bool cpu_has_avx2_fma() {
 #if defined(__x86_64__)
-  // libgcc's answers include the OS check (XGETBV) that AVX state is saved.
+  // libgcc's answers include the OS check (XGETBV) that AVX (and AVX-512) state is saved.
   __builtin_cpu_init();
   return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+#else
+  return false;
+#endif
+}
+
+bool cpu_has_vnni() {
+#if defined(__x86_64__)
+  return cpu_has_avx2_fma() && __builtin_cpu_supports("avx512vl") &&
+         __builtin_cpu_supports("avx512vnni");
 #else
   return false;
 #endif
@@ -44,7 +63,8 @@ const KernelSet& startup_kernels() {
         return kernels_for(isa);
       }
     throw InputError(std::string("ZOTRAIN_KERNELS=") + env +
-                     ": expected portable, avx2+fma or avx2+fma+onednn");
+                     ": expected portable, avx2+fma, avx2+fma+vnni, avx2+fma+onednn or "
+                     "avx2+fma+onednn+vnni");
   }
   KernelIsa best = KernelIsa::kPortable;
   for (KernelIsa isa : kAllKernelIsas)
@@ -61,27 +81,39 @@ std::vector<const KernelSet*> compiled_kernel_sets() {
   std::vector<const KernelSet*> sets{&kPortableKernels};
 #if defined(__x86_64__)
   sets.push_back(&kAvx2FmaKernels);
+  sets.push_back(&kernels_for(KernelIsa::kAvx2FmaVnni));
 #endif
 #if defined(ZOTRAIN_HAVE_ONEDNN) && defined(__x86_64__)
   sets.push_back(&onednn_kernels());
+  sets.push_back(&kernels_for(KernelIsa::kAvx2FmaOnednnVnni));
 #endif
   return sets;
 }
 
-bool kernel_isa_supported(KernelIsa isa) {
-  switch (isa) {
-    case KernelIsa::kPortable:
-      return true;
-    case KernelIsa::kAvx2Fma:
-      return cpu_has_avx2_fma();
-    case KernelIsa::kAvx2FmaOnednn:
+const char* kernel_isa_missing(KernelIsa isa) {
 #if defined(ZOTRAIN_HAVE_ONEDNN)
-      return cpu_has_avx2_fma();
+  const bool onednn = true;
 #else
-      return false;
+  const bool onednn = false;
 #endif
-  }
-  return false;
+  const bool x86 =
+#if defined(__x86_64__)
+      true;
+#else
+      false;
+#endif
+  const bool uses_onednn = isa == KernelIsa::kAvx2FmaOnednn || isa == KernelIsa::kAvx2FmaOnednnVnni;
+  const bool uses_vnni = isa == KernelIsa::kAvx2FmaVnni || isa == KernelIsa::kAvx2FmaOnednnVnni;
+  if (isa == KernelIsa::kPortable) return "";
+  if (!x86) return "an x86-64 build";
+  if (uses_onednn && !onednn) return "a build with oneDNN";
+  if (!cpu_has_avx2_fma()) return "a CPU with AVX2 and FMA";
+  if (uses_vnni && !cpu_has_vnni()) return "a CPU with AVX-512 VL and VNNI";
+  return "";
+}
+
+bool kernel_isa_supported(KernelIsa isa) {
+  return *kernel_isa_missing(isa) == '\0';
 }
 
 const KernelSet& active_kernels() {
@@ -111,6 +143,10 @@ const char* kernel_isa_name(KernelIsa isa) {
       return "avx2+fma";
     case KernelIsa::kAvx2FmaOnednn:
       return "avx2+fma+onednn";
+    case KernelIsa::kAvx2FmaVnni:
+      return "avx2+fma+vnni";
+    case KernelIsa::kAvx2FmaOnednnVnni:
+      return "avx2+fma+onednn+vnni";
   }
   return "?";
 }

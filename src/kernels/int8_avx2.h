@@ -1,6 +1,7 @@
 // Internal to src/kernels: the AVX2 kernels of the integer path and the NPU kernels
 // (conv_s8_avx2.cpp, gemm_s8_avx2.cpp, pool_s8_avx2.cpp, requant_s8_avx2.cpp, philox_avx2.cpp),
-// which the AVX2 kernel set (kernel_set.h) points to. Only called on CPUs with AVX2.
+// which the AVX2 kernel sets (kernel_set.h) point to. Only called on CPUs with AVX2. The AVX-512
+// VNNI builds of the convolution and A·Bᵀ stay inside int8_vnni.cpp (with_vnni_int8).
 #pragma once
 
 #include <cstdint>

@@ -1,9 +1,10 @@
 // The instruction sets the fast kernels (gemm_f32, conv2d_*) are compiled for. The library
 // carries a portable build of them and, on x86-64, an AVX2+FMA build, and with oneDNN (x86 only)
-// a set that runs oneDNN where it is faster. The last the CPU supports is chosen at the first
-// kernel call, unless the environment variable ZOTRAIN_KERNELS names another ("portable",
-// "avx2+fma", "avx2+fma+onednn"). Each set is self-consistent (results do not depend on
-// blocking or thread count) but two sets may differ in the last bits.
+// a set that runs oneDNN where it is faster; each x86 set has a "+vnni" twin whose int8 kernels
+// use AVX-512 VNNI on 256-bit registers. The last the CPU supports is chosen at the first
+// kernel call, unless the environment variable ZOTRAIN_KERNELS names another (kernel_isa_name).
+// Each set is self-consistent (results do not depend on blocking or thread count) but two sets
+// may differ in the last bits of f32 results; int8 results are the same bits in every set.
 #pragma once
 
 namespace zotrain::kernels {
@@ -13,19 +14,26 @@ enum class KernelIsa {
   kAvx2Fma,   // x86-64 with AVX2 and FMA: vectors of 8 floats, fused multiply-adds
   // kAvx2Fma with oneDNN's sgemm for 1x1 stride-1 convolutions (builds that found oneDNN).
   kAvx2FmaOnednn,
+  // kAvx2Fma and kAvx2FmaOnednn with the int8 convolution and A·Bᵀ in AVX-512 VNNI (vpdpwssd,
+  // vpdpbusd on 256-bit registers; CPUs with AVX-512 VL and VNNI).
+  kAvx2FmaVnni,
+  kAvx2FmaOnednnVnni,
 };
 // Every set, in order of preference (the last supported one is the default).
 constexpr KernelIsa kAllKernelIsas[] = {KernelIsa::kPortable, KernelIsa::kAvx2Fma,
-                                        KernelIsa::kAvx2FmaOnednn};
+                                        KernelIsa::kAvx2FmaVnni, KernelIsa::kAvx2FmaOnednn,
+                                        KernelIsa::kAvx2FmaOnednnVnni};
 
 // Whether `isa` is compiled in and the CPU can run it.
 bool kernel_isa_supported(KernelIsa isa);
+// Why `isa` is not supported ("" when it is): what the build or the CPU lacks.
+const char* kernel_isa_missing(KernelIsa isa);
 // The instruction set the kernels run with.
 KernelIsa active_kernel_isa();
 // Makes the kernels run with `isa` (which must be supported), for tests and benchmarks that
 // compare the builds. Not safe while kernels run on other threads.
 void set_active_kernel_isa(KernelIsa isa);
-// "portable", "avx2+fma", "avx2+fma+onednn".
+// "portable", "avx2+fma", "avx2+fma+vnni", "avx2+fma+onednn", "avx2+fma+onednn+vnni".
 const char* kernel_isa_name(KernelIsa isa);
 
 }  // namespace zotrain::kernels

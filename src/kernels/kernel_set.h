@@ -83,6 +83,9 @@ constexpr int kMaxDepthwiseTaps = 49;
 extern const KernelSet kPortableKernels;
 #if defined(__x86_64__)
 extern const KernelSet kAvx2FmaKernels;
+// `base` with the int8 convolution and A·Bᵀ of AVX-512 VNNI (int8_vnni.cpp), as set `isa`,
+// its f32 GEMM named `gemm_name` (a string that lives as long as the program).
+KernelSet with_vnni_int8(const KernelSet& base, KernelIsa isa, const char* gemm_name);
 #endif
 #if defined(ZOTRAIN_HAVE_ONEDNN) && defined(__x86_64__)
 const KernelSet& onednn_kernels();

@@ -15,6 +15,13 @@ void run_info() {
   std::printf("zotrain %s (%s build, %s)\n", ZOTRAIN_VERSION, ZOTRAIN_BUILD_TYPE, __VERSION__);
   const char* isa = kernels::kernel_isa_name(kernels::active_kernel_isa());
   std::printf("kernel set: %s (ZOTRAIN_KERNELS chooses another)\n", isa);
+  std::printf("kernel sets:");
+  for (kernels::KernelIsa k : kernels::kAllKernelIsas) {
+    const char* missing = kernels::kernel_isa_missing(k);
+    std::printf(" %s%s%s%s", kernels::kernel_isa_name(k), *missing ? " (needs " : "", missing,
+                *missing ? ")" : "");
+  }
+  std::printf("\n");
   std::printf(
       "kernels: gemm f32 = %s; conv2d f32 = %s; depthwise 3x3 f32 = %s phase-layout vectors "
       "(other depthwise shapes: direct loops); pooling = portable\n",
@@ -37,6 +44,7 @@ void run_info() {
   if (__builtin_cpu_supports("avx2")) std::printf(" avx2");
   if (__builtin_cpu_supports("fma")) std::printf(" fma");
   if (__builtin_cpu_supports("avx512f")) std::printf(" avx512f");
+  if (__builtin_cpu_supports("avx512vl")) std::printf(" avx512vl");
   if (__builtin_cpu_supports("avx512vnni")) std::printf(" avx512vnni");
 #else
   std::printf(" (not x86-64)");

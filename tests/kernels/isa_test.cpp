@@ -24,6 +24,11 @@ TEST(KernelIsa, TheBestSupportedSetIsActive) {
   EXPECT_EQ(std::string(kernels::kernel_isa_name(KernelIsa::kPortable)), "portable");
   EXPECT_EQ(std::string(kernels::kernel_isa_name(KernelIsa::kAvx2Fma)), "avx2+fma");
   EXPECT_EQ(std::string(kernels::kernel_isa_name(KernelIsa::kAvx2FmaOnednn)), "avx2+fma+onednn");
+  EXPECT_EQ(std::string(kernels::kernel_isa_name(KernelIsa::kAvx2FmaVnni)), "avx2+fma+vnni");
+  // A set is supported exactly when nothing is missing, and says what is.
+  for (KernelIsa isa : kernels::kAllKernelIsas)
+    EXPECT_EQ(kernels::kernel_isa_supported(isa), *kernels::kernel_isa_missing(isa) == '\0')
+        << kernels::kernel_isa_name(isa);
 }
 
 }  // namespace

@@ -1,0 +1,321 @@
+// The x86 int8 convolution (int8_x86_dot.h: compiled for AVX2 and for AVX-512 VNNI): register
+// tiles of int32 sums of pairs of products, dot_pairs_s16 (vpmaddwd + vpaddd, or vpdpwssd; int8
+// sign-extended to int16, so every product and pair sum is exact for all of -128..127),
+// reading a padded copy of the image in place of a patch matrix. Integer sums are exact, so the
+// results are bit for bit the portable kernel's whatever the order of the taps.
+//
+// Two layouts, as the f32 kernels (simd_kernels.h); the plan picks the one that wastes fewer
+// multiply-adds on padding:
+// - Channel rows (stride 1): a tile is 6 output channels x 16 positions of the output laid out
+//   with the padded image's row length wp. Tap t of position q reads padded element off[t] + q,
+//   so the operands are contiguous runs of the image, interleaved two taps at a time; the
+//   wp - out_w positions past each output row are computed and dropped.
+// - Pixel rows (any stride): a tile is 6 output pixels x 16 output channels. The image is
+//   copied channels-last (HWC) in int16 with channels padded to even, so that a pixel's two
+//   channels of one tap are one 32-bit broadcast; the weights are packed in panels of 16 channels.
+#include "int8_x86_dot.h"
+
+namespace zotrain::kernels::ZT_S8_NS {
+
+namespace {
+
+constexpr int kMR = 6;       // tile rows: 12 accumulators, 2 B vectors, a broadcast
+constexpr int64_t kNR = 16;  // tile columns (two vectors of 8 int32)
+
+struct DirectPlan {
+  bool channel_rows;
+  int64_t hp, wp;
+  int64_t pairs;      // taps in pairs
+  int64_t positions;  // channel rows: output positions computed, a multiple of kNR
+  int64_t cp;         // pixel rows: channels rounded up to even
+  int64_t panels;     // pixel rows: panels of kNR output channels
+  int64_t image;      // bytes of the padded image, a multiple of 4
+  int64_t weights;    // int16 weights: channel rows [out_c, pairs, 2], pixel rows [panels,
+                      // pairs, kNR, 2]
+};
+
+int64_t round_up(int64_t a, int64_t b) {
+  return (a + b - 1) / b * b;
+}
+
+DirectPlan direct_plan(const Conv2dGeometry& g) {
+  DirectPlan p{};
+  p.hp = g.in_h + 2 * g.pad;
+  p.wp = g.in_w + 2 * g.pad;
+  p.cp = round_up(g.in_c, 2);
+  p.panels = (g.out_c + kNR - 1) / kNR;
+  const int64_t channel_pairs = (g.patch_size() + 1) / 2, pixel_pairs = g.k * g.k * p.cp / 2;
+  // Useful over computed multiply-adds, compared as cross products: channel rows compute wp
+  // positions per output row, channels in whole tiles and an even number of taps; pixel rows
+  // whole panels of channels and an even number of input channels.
+  const int64_t channel_num = g.out_w * g.out_c * g.patch_size();
+  const int64_t channel_den = p.wp * round_up(g.out_c, kMR) * 2 * channel_pairs;
+  const int64_t pixel_num = g.out_c * g.in_c, pixel_den = p.panels * kNR * p.cp;
+  p.channel_rows = g.stride == 1 && channel_num * pixel_den >= pixel_num * channel_den;
+  if (p.channel_rows) {
+    p.pairs = channel_pairs;
+    p.positions = round_up(g.out_h * p.wp, kNR);
+    // The last tile reads 16 bytes from the last tap's offset past its first position.
+    const int64_t last_tap = ((g.in_c - 1) * p.hp + g.k - 1) * p.wp + g.k - 1;
+    p.image = round_up(p.positions + last_tap, 4);
+    p.weights = g.out_c * 2 * p.pairs;
+  } else {
+    p.pairs = pixel_pairs;
+    p.image = p.hp * p.wp * p.cp * 2;
+    p.weights = p.panels * p.pairs * kNR * 2;
+  }
+  return p;
+}
+
+}  // namespace
+
+// Scratch layout: the padded image, the int16 weights, the int32 tap-pair offsets (channel
+// rows: one per tap of each pair).
+int64_t conv2d_s8_direct_work_bytes(const Conv2dGeometry& g) {
+  const DirectPlan p = direct_plan(g);
+  return p.image + 2 * p.weights + 4 * 2 * p.pairs;
+}
+
+namespace {
+
+// The scratch of conv2d_s8_direct_work_bytes.
+struct Scratch {
+  void* image;       // the padded image: int8 (channel rows) or int16 (pixel rows)
+  int16_t* weights;  // the packed weights
+  int32_t* off;      // the tap-pair offsets
+};
+
+Scratch scratch(const DirectPlan& p, void* work) {
+  Scratch s;
+  s.image = work;
+  s.weights = reinterpret_cast<int16_t*>(static_cast<char*>(work) + p.image);
+  s.off = reinterpret_cast<int32_t*>(s.weights + p.weights);
+  return s;
+}
+
+template <int MR>
+using Acc = __m256i[MR][2];
+
+ZT_S8_INLINE __m256i broadcast_pair(const int16_t* p) {
+  int32_t pair;
+  __builtin_memcpy(&pair, p, sizeof pair);
+  return _mm256_set1_epi32(pair);
+}
+
+// ---- Channel rows ----
+
+// acc[i] = the sums of output channel i (weights w + i * 2 pairs) over all tap pairs, for
+// positions xq.. + 15 in the lane order of vpunpck (acc[i][0]: 0-3, 8-11; acc[i][1]: 4-7, 12-15).
+template <int MR>
+ZT_S8_INLINE void channel_sums(int64_t pairs, const int8_t* xq, const int16_t* w,
+                               const int32_t* off, Acc<MR>& acc) {
+#pragma GCC unroll 8
+  for (int i = 0; i < MR; ++i) acc[i][0] = acc[i][1] = _mm256_setzero_si256();
+  for (int64_t t = 0; t < pairs; ++t) {
+    const __m256i x0 =
+        _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(xq + off[2 * t])));
+    const __m256i x1 = _mm256_cvtepi8_epi16(
+        _mm_loadu_si128(reinterpret_cast<const __m128i*>(xq + off[2 * t + 1])));
+    const __m256i lo = _mm256_unpacklo_epi16(x0, x1), hi = _mm256_unpackhi_epi16(x0, x1);
+#pragma GCC unroll 8
+    for (int i = 0; i < MR; ++i) {
+      const __m256i wv = broadcast_pair(w + 2 * (i * pairs + t));
+      acc[i][0] = dot_pairs_s16(acc[i][0], lo, wv);
+      acc[i][1] = dot_pairs_s16(acc[i][1], hi, wv);
+    }
+  }
+}
+
+// Stores a channel-rows tile (channels o0.., positions from (oh, ow) on along the wp-long rows)
+// into the [out_c, out_h, out_w] output, dropping positions past out_w and out_h: a vector whose
+// lanes lie in one row as a (masked) store, one that runs on into the next row lane by lane.
+template <int MR>
+ZT_S8_INLINE void store_channel_rows(const Acc<MR>& acc, const Conv2dGeometry& g,
+                                     const DirectPlan& p, int64_t o0, int64_t oh, int64_t ow,
+                                     int32_t* y) {
+  const int64_t plane = g.out_plane();
+  int64_t row[2], col[2], valid[2];
+  bool wraps[2];
+  __m256i mask[2];
+  for (int v = 0; v < 2; ++v) {
+    int64_t r = oh, c = ow + 8 * v;
+    for (; c >= p.wp; c -= p.wp) ++r;
+    const int64_t n = r < g.out_h ? g.out_w - c : 0;
+    row[v] = r, col[v] = c, wraps[v] = c + 8 > p.wp;
+    valid[v] = n < 0 ? 0 : (n > 8 ? 8 : n);
+    mask[v] = _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(valid[v])),
+                                 _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+  }
+#pragma GCC unroll 8
+  for (int i = 0; i < MR; ++i) {
+    int32_t* yo = y + (o0 + i) * plane;
+    const __m256i in_order[2] = {_mm256_permute2x128_si256(acc[i][0], acc[i][1], 0x20),
+                                 _mm256_permute2x128_si256(acc[i][0], acc[i][1], 0x31)};
+#pragma GCC unroll 2
+    for (int v = 0; v < 2; ++v) {
+      int32_t* dst = yo + row[v] * g.out_w + col[v];
+      if (!wraps[v]) {
+        if (valid[v] == 8)
+          _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst), in_order[v]);
+        else if (valid[v] > 0)
+          _mm256_maskstore_epi32(dst, mask[v], in_order[v]);
+        continue;
+      }
+      alignas(32) int32_t t[8];
+      _mm256_store_si256(reinterpret_cast<__m256i*>(t), in_order[v]);
+      int64_t r = row[v], c = col[v];
+      for (int u = 0; u < 8; ++u, ++c) {
+        for (; c >= p.wp; c -= p.wp) ++r;
+        if (r < g.out_h && c < g.out_w) yo[r * g.out_w + c] = t[u];
+      }
+    }
+  }
+}
+
+template <int MR>
+ZT_S8 void channel_tile(const Conv2dGeometry& g, const DirectPlan& p, const int8_t* xq,
+                        const int16_t* w, const int32_t* off, int64_t o0, int64_t oh, int64_t ow,
+                        int32_t* y) {
+  Acc<MR> acc;
+  channel_sums<MR>(p.pairs, xq, w, off, acc);
+  store_channel_rows<MR>(acc, g, p, o0, oh, ow, y);
+}
+
+// A last tile of its own height, rows < kMR.
+template <int MR>
+ZT_S8 void last_channel_tile(int64_t rows, const Conv2dGeometry& g, const DirectPlan& p,
+                             const int8_t* xq, const int16_t* w, const int32_t* off, int64_t o0,
+                             int64_t oh, int64_t ow, int32_t* y) {
+  if (rows == MR) return channel_tile<MR>(g, p, xq, w, off, o0, oh, ow, y);
+  if constexpr (MR > 1) last_channel_tile<MR - 1>(rows, g, p, xq, w, off, o0, oh, ow, y);
+}
+
+// Tap pair t is weights 2t and 2t + 1 of a row; an odd last tap pairs with a zero weight (and a
+// copy of its own offset).
+ZT_S8 void pack_channel_rows(const Conv2dGeometry& g, const DirectPlan& p, const int8_t* w,
+                             const Scratch& s) {
+  const int64_t taps = g.patch_size();
+  for (int64_t o = 0; o < g.out_c; ++o) {
+    int16_t* row = s.weights + o * 2 * p.pairs;
+    for (int64_t t = 0; t < taps; ++t) row[t] = w[o * taps + t];
+    if (taps % 2) row[taps] = 0;
+  }
+  int32_t* next = s.off;
+  for (int64_t c = 0; c < g.in_c; ++c)
+    for (int64_t ki = 0; ki < g.k; ++ki)
+      for (int64_t kj = 0; kj < g.k; ++kj)
+        *next++ = static_cast<int32_t>((c * p.hp + ki) * p.wp + kj);
+  if (taps % 2) *next = next[-1];
+}
+
+ZT_S8 void channel_rows_image(const Conv2dGeometry& g, const DirectPlan& p, const int8_t* x,
+                              const Scratch& s, int32_t* y) {
+  int8_t* xp = static_cast<int8_t*>(s.image);
+  for (int64_t c = 0; c < g.in_c; ++c)
+    for (int64_t ih = 0; ih < g.in_h; ++ih)
+      __builtin_memcpy(xp + (c * p.hp + ih + g.pad) * p.wp + g.pad, x + (c * g.in_h + ih) * g.in_w,
+                       static_cast<size_t>(g.in_w));
+  int64_t oh = 0, ow = 0;  // of position q0
+  for (int64_t q0 = 0; q0 < p.positions; q0 += kNR) {
+    int64_t o0 = 0;
+    const int16_t* w = s.weights;
+    for (; o0 + kMR <= g.out_c; o0 += kMR)
+      channel_tile<kMR>(g, p, xp + q0, w + o0 * 2 * p.pairs, s.off, o0, oh, ow, y);
+    if (o0 < g.out_c)
+      last_channel_tile<kMR - 1>(g.out_c - o0, g, p, xp + q0, w + o0 * 2 * p.pairs, s.off, o0, oh,
+                                 ow, y);
+    for (ow += kNR; ow >= p.wp;) ow -= p.wp, ++oh;
+  }
+}
+
+// ---- Pixel rows ----
+
+// The sums of pixels pix[i] (an HWC int16 image) over all tap pairs, for the kNR output channels
+// of a packed panel [pairs, kNR, 2].
+ZT_S8_INLINE void pixel_sums(int64_t pairs, const int16_t* const (&pix)[kMR], const int32_t* off,
+                             const int16_t* panel, Acc<kMR>& acc) {
+#pragma GCC unroll 8
+  for (int i = 0; i < kMR; ++i) acc[i][0] = acc[i][1] = _mm256_setzero_si256();
+  for (int64_t t = 0; t < pairs; ++t) {
+    const __m256i* b = reinterpret_cast<const __m256i*>(panel + t * kNR * 2);
+    const __m256i b0 = _mm256_loadu_si256(b), b1 = _mm256_loadu_si256(b + 1);
+#pragma GCC unroll 8
+    for (int i = 0; i < kMR; ++i) {
+      const __m256i xv = broadcast_pair(pix[i] + off[t]);
+      acc[i][0] = dot_pairs_s16(acc[i][0], b0, xv);
+      acc[i][1] = dot_pairs_s16(acc[i][1], b1, xv);
+    }
+  }
+}
+
+// Pair t = (ki, kj, channels 2c2 and 2c2 + 1); lanes 2j, 2j + 1 of a panel row hold the weights
+// of output channel j of those two taps (zero for padding channels).
+ZT_S8 void pack_pixel_rows(const Conv2dGeometry& g, const DirectPlan& p, const int8_t* w,
+                           const Scratch& s) {
+  const int64_t half = p.cp / 2, kk_taps = g.k * g.k;
+  for (int64_t o = 0; o < p.panels * kNR; ++o) {
+    int16_t* lanes = s.weights + (o / kNR * p.pairs * kNR + o % kNR) * 2;
+    for (int64_t kk = 0; kk < kk_taps; ++kk)
+      for (int64_t c = 0; c < p.cp; ++c)
+        lanes[(kk * half + c / 2) * kNR * 2 + c % 2] =
+            o < g.out_c && c < g.in_c ? w[(o * g.in_c + c) * kk_taps + kk] : int16_t{0};
+  }
+  int32_t* next = s.off;
+  for (int64_t ki = 0; ki < g.k; ++ki)
+    for (int64_t kj = 0; kj < g.k; ++kj)
+      for (int64_t c = 0; c < p.cp; c += 2)
+        *next++ = static_cast<int32_t>((ki * p.wp + kj) * p.cp + c);
+}
+
+ZT_S8 void pixel_rows_image(const Conv2dGeometry& g, const DirectPlan& p, const int8_t* x,
+                            const Scratch& s, int32_t* y) {
+  int16_t* xh = static_cast<int16_t*>(s.image);
+  const int64_t plane = g.out_plane();
+  for (int64_t c = 0; c < g.in_c; ++c)
+    for (int64_t ih = 0; ih < g.in_h; ++ih)
+      for (int64_t iw = 0; iw < g.in_w; ++iw)
+        xh[((ih + g.pad) * p.wp + iw + g.pad) * p.cp + c] = x[(c * g.in_h + ih) * g.in_w + iw];
+  for (int64_t m0 = 0; m0 < plane; m0 += kMR) {
+    // A last tile repeats its last pixel and drops the copies.
+    const int16_t* pix[kMR];
+    for (int i = 0; i < kMR; ++i) {
+      const int64_t m = m0 + i < plane ? m0 + i : plane - 1;
+      pix[i] = xh + (m / g.out_w * g.stride * p.wp + m % g.out_w * g.stride) * p.cp;
+    }
+    const int64_t pixels = plane - m0 < kMR ? plane - m0 : kMR;
+    for (int64_t q = 0; q < p.panels; ++q) {
+      Acc<kMR> acc;
+      pixel_sums(p.pairs, pix, s.off, s.weights + q * p.pairs * kNR * 2, acc);
+      alignas(32) int32_t t[kMR][kNR];
+      for (int i = 0; i < kMR; ++i)
+        for (int v = 0; v < 2; ++v)
+          _mm256_store_si256(reinterpret_cast<__m256i*>(t[i] + 8 * v), acc[i][v]);
+      const int64_t channels = g.out_c - q * kNR < kNR ? g.out_c - q * kNR : kNR;
+      for (int64_t j = 0; j < channels; ++j)
+        for (int64_t i = 0; i < pixels; ++i) y[(q * kNR + j) * plane + m0 + i] = t[i][j];
+    }
+  }
+}
+
+}  // namespace
+
+ZT_S8 void conv2d_s8_direct(const Conv2dGeometry& g, int64_t images, const int8_t* x,
+                            const int8_t* w, int32_t* y, void* work) {
+  const DirectPlan p = direct_plan(g);
+  const Scratch s = scratch(p, work);
+  __builtin_memset(s.image, 0, static_cast<size_t>(p.image));  // the padding stays zero
+  if (p.channel_rows)
+    pack_channel_rows(g, p, w, s);
+  else
+    pack_pixel_rows(g, p, w, s);
+  for (int64_t n = 0; n < images; ++n) {
+    const int8_t* xn = x + n * g.in_numel();
+    int32_t* yn = y + n * g.out_numel();
+    if (p.channel_rows)
+      channel_rows_image(g, p, xn, s, yn);
+    else
+      pixel_rows_image(g, p, xn, s, yn);
+  }
+}
+
+}  // namespace zotrain::kernels::ZT_S8_NS

@@ -1,0 +1,29 @@
+// The AVX-512 VNNI build (on 256-bit registers: vpdpwssd, vpdpbusd) of the x86 int8
+// convolution and A·Bᵀ, from the source the AVX2 build compiles (int8_x86_dot.h).
+#if defined(__x86_64__)
+
+#define ZT_S8_NS vnni
+#define ZT_S8_TARGET "avx2,avx512vl,avx512vnni"
+#define ZT_S8_VNNI 1
+#include "conv_s8_x86.h"
+#include "gemm_s8_x86.h"
+#include "kernel_set.h"
+
+namespace zotrain::kernels {
+
+KernelSet with_vnni_int8(const KernelSet& base, KernelIsa isa, const char* gemm_name) {
+  KernelSet set = base;
+  set.isa = isa;
+  set.gemm_name = gemm_name;
+  set.int8_name =
+      "avx512-vnni on 256 bits: conv2d direct 6x16 tiles (vpdpwssd), A.B^T 3x4 dot tiles "
+      "(vpdpbusd where an operand is nonnegative), the other int8 kernels avx2's";
+  set.conv2d_s8_direct_work_bytes = vnni::conv2d_s8_direct_work_bytes;
+  set.conv2d_s8_direct = vnni::conv2d_s8_direct;
+  set.gemm_s8_nt = vnni::gemm_s8_nt;
+  return set;
+}
+
+}  // namespace zotrain::kernels
+
+#endif
