@@ -31,14 +31,17 @@ struct DirectPlan {
   int64_t panels;     // pixel rows: panels of kNR output channels
   int64_t image;      // bytes of the padded image, a multiple of 4
   int64_t weights;    // int16 weights: channel rows [out_c, pairs, 2], pixel rows [panels,
-                      // pairs, kNR, 2]
+                      // pairs, kNR, 2]; pixel quads: half the bytes of int8 [panels, pairs, kNR, 4]
+  bool quads;         // pixel rows in u8 x s8 quads (pixel_quads below): `pairs` counts quads,
+                      // cp is the channels rounded up to 4, the image is int8
 };
 
 int64_t round_up(int64_t a, int64_t b) {
   return (a + b - 1) / b * b;
 }
 
-DirectPlan direct_plan(const Conv2dGeometry& g) {
+// The plan of a geometry; with `quads`, of its pixel rows in quads where it has pixel rows.
+DirectPlan direct_plan(const Conv2dGeometry& g, bool quads = false) {
   DirectPlan p{};
   p.hp = g.in_h + 2 * g.pad;
   p.wp = g.in_w + 2 * g.pad;
@@ -59,12 +62,24 @@ DirectPlan direct_plan(const Conv2dGeometry& g) {
     const int64_t last_tap = ((g.in_c - 1) * p.hp + g.k - 1) * p.wp + g.k - 1;
     p.image = round_up(p.positions + last_tap, 4);
     p.weights = g.out_c * 2 * p.pairs;
-  } else {
+  } else if (!quads) {
     p.pairs = pixel_pairs;
     p.image = p.hp * p.wp * p.cp * 2;
     p.weights = p.panels * p.pairs * kNR * 2;
+  } else {
+    p.quads = true;
+    p.cp = round_up(g.in_c, 4);
+    p.pairs = g.k * g.k * p.cp / 4;
+    p.image = p.hp * p.wp * p.cp;
+    p.weights = p.panels * p.pairs * kNR * 2;
   }
   return p;
+}
+
+// Whether the pixel rows of `g` may run in quads: in the VNNI build, where vpdpbusd makes four
+// products one instruction (the AVX2 build's three-instruction u8 x s8 step measured slower).
+bool has_quads(const Conv2dGeometry& g) {
+  return ZT_S8_VNNI && !direct_plan(g).channel_rows;
 }
 
 }  // namespace
@@ -72,8 +87,11 @@ DirectPlan direct_plan(const Conv2dGeometry& g) {
 // Scratch layout: the padded image, the int16 weights, the int32 tap-pair offsets (channel
 // rows: one per tap of each pair).
 int64_t conv2d_s8_direct_work_bytes(const Conv2dGeometry& g) {
-  const DirectPlan p = direct_plan(g);
-  return p.image + 2 * p.weights + 4 * 2 * p.pairs;
+  auto bytes = [](const DirectPlan& p) { return p.image + 2 * p.weights + 4 * 2 * p.pairs; };
+  const int64_t pairs = bytes(direct_plan(g));
+  if (!has_quads(g)) return pairs;
+  const int64_t quads = bytes(direct_plan(g, true));
+  return quads > pairs ? quads : pairs;
 }
 
 namespace {
@@ -230,46 +248,70 @@ ZT_S8 void channel_rows_image(const Conv2dGeometry& g, const DirectPlan& p, cons
 
 // ---- Pixel rows ----
 
-// The sums of pixels pix[i] (an HWC int16 image) over all tap pairs, for the kNR output channels
-// of a packed panel [pairs, kNR, 2].
-ZT_S8_INLINE void pixel_sums(int64_t pairs, const int16_t* const (&pix)[kMR], const int32_t* off,
-                             const int16_t* panel, Acc<kMR>& acc) {
+// The sums of pixels pix[i] (an HWC image) over all steps, for the kNR output channels of a
+// packed panel of 64 bytes a step. T = int16_t: tap pairs, the panel [pairs, kNR, 2] of int16
+// (dot_pairs_s16). T = int8_t: quads of nonnegative int8 (u8 x s8, dot_quads_u8s8), the panel
+// [quads, kNR, 4] of int8, channels padded to 4. Either way a pixel's step is one 32-bit
+// broadcast.
+template <typename T>
+ZT_S8_INLINE void pixel_sums(int64_t steps, const T* const (&pix)[kMR], const int32_t* off,
+                             const T* panel, Acc<kMR>& acc) {
+  constexpr int64_t kLane = 4 / sizeof(T);
 #pragma GCC unroll 8
   for (int i = 0; i < kMR; ++i) acc[i][0] = acc[i][1] = _mm256_setzero_si256();
-  for (int64_t t = 0; t < pairs; ++t) {
-    const __m256i* b = reinterpret_cast<const __m256i*>(panel + t * kNR * 2);
+  for (int64_t t = 0; t < steps; ++t) {
+    const __m256i* b = reinterpret_cast<const __m256i*>(panel + t * kNR * kLane);
     const __m256i b0 = _mm256_loadu_si256(b), b1 = _mm256_loadu_si256(b + 1);
 #pragma GCC unroll 8
     for (int i = 0; i < kMR; ++i) {
-      const __m256i xv = broadcast_pair(pix[i] + off[t]);
-      acc[i][0] = dot_pairs_s16(acc[i][0], b0, xv);
-      acc[i][1] = dot_pairs_s16(acc[i][1], b1, xv);
+      int32_t step;
+      __builtin_memcpy(&step, pix[i] + off[t], sizeof step);
+      const __m256i xv = _mm256_set1_epi32(step);
+      if constexpr (sizeof(T) == 1) {
+        acc[i][0] = dot_quads_u8s8(acc[i][0], xv, b0);
+        acc[i][1] = dot_quads_u8s8(acc[i][1], xv, b1);
+      } else {
+        acc[i][0] = dot_pairs_s16(acc[i][0], b0, xv);
+        acc[i][1] = dot_pairs_s16(acc[i][1], b1, xv);
+      }
     }
   }
 }
 
 // Pair t = (ki, kj, channels 2c2 and 2c2 + 1); lanes 2j, 2j + 1 of a panel row hold the weights
-// of output channel j of those two taps (zero for padding channels).
-ZT_S8 void pack_pixel_rows(const Conv2dGeometry& g, const DirectPlan& p, const int8_t* w,
-                           const Scratch& s) {
-  const int64_t half = p.cp / 2, kk_taps = g.k * g.k;
+// of output channel j of those two taps (zero for padding channels). In quads, quad t = (ki, kj,
+// channels 4c4 .. 4c4 + 3) in lanes 4j .. 4j + 3 of int8.
+template <typename T>
+ZT_S8 void pack_pixels(const Conv2dGeometry& g, const DirectPlan& p, const int8_t* w, T* weights,
+                       int32_t* off) {
+  const int64_t lane = p.quads ? 4 : 2, steps = p.cp / lane, kk_taps = g.k * g.k;
   for (int64_t o = 0; o < p.panels * kNR; ++o) {
-    int16_t* lanes = s.weights + (o / kNR * p.pairs * kNR + o % kNR) * 2;
+    T* lanes = weights + (o / kNR * p.pairs * kNR + o % kNR) * lane;
     for (int64_t kk = 0; kk < kk_taps; ++kk)
       for (int64_t c = 0; c < p.cp; ++c)
-        lanes[(kk * half + c / 2) * kNR * 2 + c % 2] =
-            o < g.out_c && c < g.in_c ? w[(o * g.in_c + c) * kk_taps + kk] : int16_t{0};
+        lanes[(kk * steps + c / lane) * kNR * lane + c % lane] =
+            o < g.out_c && c < g.in_c ? w[(o * g.in_c + c) * kk_taps + kk] : T{0};
   }
-  int32_t* next = s.off;
+  int32_t* next = off;
   for (int64_t ki = 0; ki < g.k; ++ki)
     for (int64_t kj = 0; kj < g.k; ++kj)
-      for (int64_t c = 0; c < p.cp; c += 2)
-        *next++ = static_cast<int32_t>((ki * p.wp + kj) * p.cp + c);
+      for (int64_t c = 0; c < p.cp; c += lane)
+        *next++ = static_cast<int32_t>((ki * p.wp + kj) * p.cp + c);  // in elements of T
 }
 
-ZT_S8 void pixel_rows_image(const Conv2dGeometry& g, const DirectPlan& p, const int8_t* x,
-                            const Scratch& s, int32_t* y) {
-  int16_t* xh = static_cast<int16_t*>(s.image);
+ZT_S8 void pack_pixel_rows(const Conv2dGeometry& g, const DirectPlan& p, const int8_t* w,
+                           const Scratch& s) {
+  if (p.quads)
+    pack_pixels(g, p, w, reinterpret_cast<int8_t*>(s.weights), s.off);
+  else
+    pack_pixels(g, p, w, s.weights, s.off);
+}
+
+// One image in pixel rows: T = int16_t (pairs) or int8_t (quads).
+template <typename T>
+ZT_S8 void pixel_image(const Conv2dGeometry& g, const DirectPlan& p, const int8_t* x,
+                       const Scratch& s, int32_t* y) {
+  T* xh = static_cast<T*>(s.image);
   const int64_t plane = g.out_plane();
   for (int64_t c = 0; c < g.in_c; ++c)
     for (int64_t ih = 0; ih < g.in_h; ++ih)
@@ -277,7 +319,7 @@ ZT_S8 void pixel_rows_image(const Conv2dGeometry& g, const DirectPlan& p, const 
         xh[((ih + g.pad) * p.wp + iw + g.pad) * p.cp + c] = x[(c * g.in_h + ih) * g.in_w + iw];
   for (int64_t m0 = 0; m0 < plane; m0 += kMR) {
     // A last tile repeats its last pixel and drops the copies.
-    const int16_t* pix[kMR];
+    const T* pix[kMR];
     for (int i = 0; i < kMR; ++i) {
       const int64_t m = m0 + i < plane ? m0 + i : plane - 1;
       pix[i] = xh + (m / g.out_w * g.stride * p.wp + m % g.out_w * g.stride) * p.cp;
@@ -285,7 +327,9 @@ ZT_S8 void pixel_rows_image(const Conv2dGeometry& g, const DirectPlan& p, const 
     const int64_t pixels = plane - m0 < kMR ? plane - m0 : kMR;
     for (int64_t q = 0; q < p.panels; ++q) {
       Acc<kMR> acc;
-      pixel_sums(p.pairs, pix, s.off, s.weights + q * p.pairs * kNR * 2, acc);
+      pixel_sums<T>(p.pairs, pix, s.off,
+                    reinterpret_cast<const T*>(s.weights) + q * p.pairs * kNR * (4 / sizeof(T)),
+                    acc);
       alignas(32) int32_t t[kMR][kNR];
       for (int i = 0; i < kMR; ++i)
         for (int v = 0; v < 2; ++v)
@@ -301,7 +345,8 @@ ZT_S8 void pixel_rows_image(const Conv2dGeometry& g, const DirectPlan& p, const 
 
 ZT_S8 void conv2d_s8_direct(const Conv2dGeometry& g, int64_t images, const int8_t* x,
                             const int8_t* w, int32_t* y, void* work) {
-  const DirectPlan p = direct_plan(g);
+  // Quads need every input byte in [0, 127] (ReLU and pooling outputs are): one scan of x.
+  const DirectPlan p = direct_plan(g, has_quads(g) && all_nonneg_s8(x, images * g.in_numel()));
   const Scratch s = scratch(p, work);
   __builtin_memset(s.image, 0, static_cast<size_t>(p.image));  // the padding stays zero
   if (p.channel_rows)
@@ -313,8 +358,10 @@ ZT_S8 void conv2d_s8_direct(const Conv2dGeometry& g, int64_t images, const int8_
     int32_t* yn = y + n * g.out_numel();
     if (p.channel_rows)
       channel_rows_image(g, p, xn, s, yn);
+    else if (p.quads)
+      pixel_image<int8_t>(g, p, xn, s, yn);
     else
-      pixel_rows_image(g, p, xn, s, yn);
+      pixel_image<int16_t>(g, p, xn, s, yn);
   }
 }
 

@@ -11,18 +11,6 @@ namespace zotrain::kernels::ZT_S8_NS {
 
 namespace {
 
-// Whether x[0..n) all lie in [0, 127].
-ZT_S8 bool all_nonneg_s8(const int8_t* x, int64_t n) {
-  // The sign bits ORed together: one OR a vector, no branch until the end.
-  __m256i any = _mm256_setzero_si256();
-  int64_t i = 0;
-  for (; i + 32 <= n; i += 32)
-    any = _mm256_or_si256(any, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x + i)));
-  int8_t rest = 0;
-  for (; i < n; ++i) rest |= x[i];
-  return _mm256_movemask_epi8(any) == 0 && rest >= 0;
-}
-
 constexpr int kRowsA = 3, kRowsB = 4;  // a tile: 12 accumulators, 3 A vectors, a B vector
 
 // Bytes sign-extended to int16, pairs of products summed into int32 (dot_pairs_s16), exact for all

@@ -187,15 +187,17 @@ int64_t conv2d_s8_work_bytes(const Conv2dGeometry& g) {
   const int64_t dw = g.out_c * g.patch_size();
   int64_t bytes =
       col * static_cast<int64_t>(sizeof(int32_t)) + dw * static_cast<int64_t>(sizeof(int32_t));
-#if defined(__x86_64__)
-  const int64_t direct = kAvx2FmaKernels.conv2d_s8_direct_work_bytes(g);
-  bytes = direct > bytes ? direct : bytes;
-  if (backward_data_by_convolution(g)) {
-    const int64_t by_convolution =
-        flipped_bytes(g) + kAvx2FmaKernels.conv2d_s8_direct_work_bytes(transposed(g));
-    bytes = by_convolution > bytes ? by_convolution : bytes;
+  // The most any compiled set's direct kernel takes, so that a plan does not depend on the CPU.
+  for (const KernelSet* set : compiled_kernel_sets()) {
+    if (!set->conv2d_s8_direct_work_bytes) continue;
+    const int64_t direct = set->conv2d_s8_direct_work_bytes(g);
+    bytes = direct > bytes ? direct : bytes;
+    if (backward_data_by_convolution(g)) {
+      const int64_t by_convolution =
+          flipped_bytes(g) + set->conv2d_s8_direct_work_bytes(transposed(g));
+      bytes = by_convolution > bytes ? by_convolution : bytes;
+    }
   }
-#endif
   return bytes;
 }
 

@@ -46,5 +46,17 @@ ZT_S8_INLINE __m256i dot_quads_u8s8(__m256i acc, __m256i u, __m256i s) {
 #endif
 }
 
+// Whether x[0..n) all lie in [0, 127].
+ZT_S8_INLINE bool all_nonneg_s8(const int8_t* x, int64_t n) {
+  // The sign bits ORed together: one OR a vector, no branch until the end.
+  __m256i any = _mm256_setzero_si256();
+  int64_t i = 0;
+  for (; i + 32 <= n; i += 32)
+    any = _mm256_or_si256(any, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x + i)));
+  int8_t rest = 0;
+  for (; i < n; ++i) rest |= x[i];
+  return _mm256_movemask_epi8(any) == 0 && rest >= 0;
+}
+
 }  // namespace
 }  // namespace zotrain::kernels::ZT_S8_NS

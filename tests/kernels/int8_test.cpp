@@ -558,6 +558,14 @@ TEST(Int8Conv2d, ForwardMatchesDirectConvolution) {
   expect_conv_forward_matches(-128, 127, no_edit);
 }
 
+// Inputs in [0, 127], as ReLU and pooling outputs are: the VNNI sets run pixel rows in u8 x s8
+// quads there (vpdpbusd); one negative input byte in the batch sends them back to pairs.
+TEST(Int8Conv2d, ForwardMatchesOnNonnegativeInputs) {
+  expect_conv_forward_matches(0, 127, no_edit);
+  expect_conv_forward_matches(0, 127,
+                              [](std::vector<int8_t>& x, std::vector<int8_t>&) { x.back() = -1; });
+}
+
 // The largest products, 127 * -128 (or * 127) at every tap.
 TEST(Int8Conv2d, ForwardExtremeProductsAreExact) {
   for (int8_t wv : {int8_t{-128}, int8_t{127}}) {
