@@ -49,8 +49,8 @@ void apply_config_file(const std::string& path, TrainConfig& cfg) {
         throw wrong("true or false (or 1 or 0)");
     } else if constexpr (std::is_integral_v<T>) {
       if (!v.is_integer()) throw wrong("an integer");
-      int64_t i = v.as_integer();
-      if (std::is_unsigned_v<T> && i < 0) throw wrong("a non-negative integer");
+      const int64_t i = v.as_integer();
+      if (!field_holds<T>(i)) throw wrong("an integer in " + field_range<T>());
       field = static_cast<T>(i);
     } else {
       if (!v.is_floating() && !v.is_integer()) throw wrong("a number");

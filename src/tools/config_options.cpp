@@ -48,7 +48,11 @@ void add_config_options(CLI::App* sub, ConfigOptions& opts) {
                                  help)
                               ->default_str(name_of(field));
     } else {
-      opts.options[key] = sub->add_option(flag_of(key), field, help)->capture_default_str();
+      CLI::Option* opt = sub->add_option(flag_of(key), field, help)->capture_default_str();
+      // CLI11 reads "-1" into an unsigned field as 2^64 - 1.
+      if constexpr (std::is_unsigned_v<T> && !std::is_same_v<T, bool>)
+        opt->check(CLI::NonNegativeNumber);
+      opts.options[key] = opt;
     }
   });
 }

@@ -1,6 +1,7 @@
 #include "zotrain/train/config.h"
 
 #include <algorithm>
+#include <cmath>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <stdexcept>
@@ -53,6 +54,16 @@ TrainConfig config_from_json(const std::string& text, const std::string& source)
         field = v.get<int64_t>() == 1;
       else
         throw wrong();
+    } else if constexpr (std::is_integral_v<T>) {
+      // In the field's range: get_to would narrow 4294967297 epochs to 1.
+      const bool fits = v.is_number_unsigned()
+                            ? v.get<uint64_t>() <= uint64_t{std::numeric_limits<int64_t>::max()} &&
+                                  field_holds<T>(static_cast<int64_t>(v.get<uint64_t>()))
+                            : v.is_number_integer() && field_holds<T>(v.get<int64_t>());
+      if (!fits)
+        throw InputError(source + ": config key '" + key + "' must be an integer in " +
+                         field_range<T>());
+      field = static_cast<T>(v.get<int64_t>());
     } else {
       try {
         v.get_to(field);
@@ -134,6 +145,24 @@ void validate(const TrainConfig& c) {
   auto need = [](bool ok, const std::string& key, const std::string& expected) {
     if (!ok) throw InputError("config key '" + key + "': expected " + expected);
   };
+  // Every number finite and one a float holds: the f32 path takes eps, lr and zo_lr as floats,
+  // where 1e300 is inf and 1e-300 zero (NaN weights, or no step at all).
+  TrainConfig numbers = c;
+  visit_config(numbers, [&](const char* key, auto& field, const char*) {
+    using T = std::remove_cvref_t<decltype(field)>;
+    if constexpr (std::is_floating_point_v<T>)
+      need(std::isfinite(field) && std::fabs(field) <= 1e30 &&
+               (field == 0 || std::fabs(field) >= 1e-30),
+           key, "a finite number, 0 or of magnitude in [1e-30, 1e30]");
+  });
+  // Counts whose products must not overflow (q * q_alpha, batch * features).
+  need(c.epochs <= 1000000, "epochs", "an integer in [1, 10^6]");
+  need(c.batch <= (int64_t{1} << 24), "batch", "an integer in [1, 2^24]");
+  need(c.bp_layers <= 1 << 16 && c.train_layers <= 1 << 16, "bp_layers and train_layers",
+       "integers in [0, 2^16]");
+  need(c.q0 <= 1 << 20 && c.q_max <= 1 << 20, "q0 and q_max", "integers in [1, 2^20], as q");
+  need(c.q_alpha <= 1 << 10, "q_alpha", "an integer in [2, 1024]");
+  need(c.points <= 1 << 24, "points", "an integer in [1, 2^24]");
   need(c.bp_layers >= 0, "bp_layers", "an integer >= 0");
   need(c.memory_budget >= 0, "memory_budget", "a number of bytes >= 0");
   need(c.memory_budget == 0 || c.method == Method::kElastic, "memory_budget",

@@ -246,6 +246,31 @@ TEST_F(Cli, BadInputEndsWithExitCode2AndOneClearMessage) {
                      "train-labels-idx1-ubyte");
 }
 
+// Numbers out of their key's range are refused by name (issue 22, defects 2 and 3): a config
+// file's integer too large for its field (it wrapped: 2^32 + 1 epochs ran 1), a negative seed
+// (it became 2^64 - 1), floats the f32 path would take as 0 or inf (NaN weights, no step), and
+// counts whose products would overflow (q * q_alpha went negative and trained nothing).
+TEST_F(Cli, NumbersOutOfRangeAreRefusedByName) {
+  std::ofstream(dir.file("wrap.toml")) << "epochs = 4294967297\n";
+  expect_usage_error(train_args("run") + " --config " + dir.file("wrap.toml"),
+                     "'epochs' must be an integer in [-2147483648, 2147483647]");
+  std::ofstream(dir.file("negative.toml")) << "epochs = -4294967295\n";
+  expect_usage_error(train_args("run") + " --config " + dir.file("negative.toml"), "'epochs'");
+  std::ofstream(dir.file("seed.toml")) << "seed = -1\n";
+  expect_usage_error(train_args("run") + " --config " + dir.file("seed.toml"), "'seed'");
+  expect_usage_error(train_args("run") + " --seed -1", "--seed");
+  expect_usage_error(train_args("run") + " --eps 1e-300", "'eps'");
+  expect_usage_error(train_args("run") + " --eps inf", "'eps'");
+  expect_usage_error(train_args("run") + " --zo-lr 1e300", "'zo_lr'");
+  expect_usage_error(train_args("run") + " --lr nan", "'lr'");
+  const std::string plain = "train --data " + dir.file("data") + " --out " + dir.file("run");
+  expect_usage_error(plain + " --epochs 2000000", "'epochs'");
+  expect_usage_error(plain + " --batch 9223372036854775807", "'batch'");
+  expect_usage_error(train_args("run") + " --q-schedule qscheduler --q0 2 --q-alpha 2147483647",
+                     "'q_alpha'");
+  expect_usage_error(train_args("run") + " --q-schedule qscheduler --q0 2000000000", "'q0");
+}
+
 TEST_F(Cli, MakeDataWritesTheStandin) {
   const std::string out = dir.file("standin");
   Result r = run("make-data modelnet40-standin --out " + out +

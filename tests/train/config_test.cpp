@@ -20,6 +20,17 @@ TEST(Config, JsonRoundTripsEveryKey) {
   EXPECT_EQ(d.seed, 123456789012ull);
 }
 
+// A checkpoint's stored config is read like a config file: an integer its field cannot hold
+// is refused, not narrowed (4294967297 epochs became 1).
+TEST(Config, JsonIntegersOutOfTheirFieldsRangeAreRefused) {
+  for (const char* text : {R"({"epochs": 4294967297})", R"({"epochs": -4294967295})",
+                           R"({"seed": -1})", R"({"threads": 18446744073709551615})"}) {
+    SCOPED_TRACE(text);
+    EXPECT_THROW(config_from_json(text, "ckpt"), InputError);
+  }
+  EXPECT_EQ(config_from_json(R"({"epochs": 7, "seed": 18446744073709551})", "ckpt").epochs, 7);
+}
+
 TEST(Config, ChoicesAreEnumsWrittenByNameAndFlagsAreBooleans) {
   TrainConfig c;
   c.method = Method::kZo;

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <utility>
 #include <vector>
@@ -127,6 +128,24 @@ struct TrainConfig {
   int npu_calibration_batches = 8;  // training batches the fixed scales are calibrated on
   bool npu_recalibrate = false;     // calibrate again whenever the q schedule grows q
 };
+
+// Whether the integer i is a value of the integer field type T, and that range as "[lo, hi]":
+// config files and checkpoints are read through them, so 2^32 + 1 epochs is refused, not 1.
+template <typename T>
+bool field_holds(int64_t i) {
+  return i >= static_cast<int64_t>(std::numeric_limits<T>::min()) &&
+         (i < 0 ||
+          static_cast<uint64_t>(i) <= static_cast<uint64_t>(std::numeric_limits<T>::max()));
+}
+template <typename T>
+std::string field_range() {
+  std::string r = "[";  // appended: GCC 12 warns (-Wrestrict) on "[" + std::string chains
+  r += std::to_string(std::numeric_limits<T>::min());
+  r += ", ";
+  r += std::to_string(std::numeric_limits<T>::max());
+  r += "]";
+  return r;
+}
 
 // Visits every field as v(key, field, help): the single list that CLI flags, config files and
 // JSON are built from. Fields are strings, integers, doubles, booleans (written true/false,
