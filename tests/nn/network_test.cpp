@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <mutex>
 #include <vector>
 
 #include "nn/loss.h"
@@ -269,13 +270,20 @@ TEST(Network, PairedPassesGiveTheLogitsOfOnePassAtATime) {
       L::conv2d(5, 3, 1, 1), L::relu(),       L::max_pool(2), L::flatten(),
       L::linear(6),          L::dropout(0.3), L::relu(),      L::linear(3)};
   const Shape item{2, 12, 12};
-  std::vector<int> order;  // the layers the transforms were called for, first's as +, second's -
+  // The layers the transforms were called for, first's as +, second's as -: once per layer, by
+  // the call of each parameter's first range (the calls of a parameter run on the pool).
+  std::vector<int> order;
+  std::mutex order_mutex;
+  auto record = [&](int layer, int64_t b) {
+    const std::lock_guard<std::mutex> lock(order_mutex);
+    if (b == 0 && (order.empty() || order.back() != layer)) order.push_back(layer);
+  };
   const ParamTransform first = [&](const ParamRef& p, float* dst, int64_t b, int64_t e) {
-    if (order.empty() || order.back() != p.layer + 1) order.push_back(p.layer + 1);
+    record(p.layer + 1, b);
     for (int64_t i = b; i < e; ++i) dst[i] = p.value[i] + 0.05f;
   };
   const ParamTransform second = [&](const ParamRef& p, float* dst, int64_t b, int64_t e) {
-    if (order.empty() || order.back() != -(p.layer + 1)) order.push_back(-(p.layer + 1));
+    record(-(p.layer + 1), b);
     for (int64_t i = b; i < e; ++i) dst[i] = p.value[i] - 0.03f * static_cast<float>(i % 7);
   };
   for (int threads : {1, 2})
