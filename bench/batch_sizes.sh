@@ -27,7 +27,7 @@ header="| batch |"
 for s in "${STEPS[@]}"; do header+=" ${s%%|*} |"; done
 ((torch)) && header+=" PyTorch BP | PyTorch ZO | PyTorch ZO / zo |"
 echo "$header"
-echo "$header" | sed 's/[^|]*|/---|/g'
+echo "$header" | sed -e 's/[^|][^|]*|/---|/g'
 for batch in 1 4 16 64 256; do
   steps=$((batch <= 4 ? 300 : batch <= 16 ? 100 : batch <= 64 ? 40 : 20))
   row="| $batch |"
