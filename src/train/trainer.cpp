@@ -2,8 +2,10 @@
 
 #include <sys/resource.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -30,6 +32,17 @@ size_t peak_rss_bytes() {
   return static_cast<size_t>(ru.ru_maxrss) * 1024;
 }
 
+// Writes `text` to `path` (appended, or replacing it) or says why it could not: a run whose
+// metrics cannot be written must not end with exit 0 and an empty result.
+void write_file(const std::string& path, const std::string& text, std::ios::openmode mode) {
+  std::ofstream out(path, mode);
+  out << text;
+  out.flush();
+  if (!out)
+    throw RuntimeError(path + ": could not write (" + std::strerror(errno) +
+                       "); is the output folder writable, and the path a file?");
+}
+
 // Keeps the metrics lines of epochs already done, so a resumed run appends where it stopped.
 void truncate_metrics(const std::string& path, int epochs_done) {
   std::ifstream in(path);
@@ -39,7 +52,24 @@ void truncate_metrics(const std::string& path, int epochs_done) {
     json j = json::parse(line, nullptr, false);
     if (!j.is_discarded() && j.value("epoch", 0) <= epochs_done) kept += line + "\n";
   }
-  std::ofstream(path, std::ios::trunc) << kept;
+  write_file(path, kept, std::ios::trunc);
+}
+
+// A checkpoint holds finite numbers only: the loss check misses weights gone NaN behind a ReLU
+// (which maps NaN to 0), and such a run would save them and report chance accuracy.
+void check_finite(const CheckpointParts& parts, int epoch) {
+  auto check = [&](const std::string& name, const Tensor& t) {
+    for (int64_t i = 0; i < t.numel(); ++i)
+      if (!std::isfinite(t[i]))
+        throw RuntimeError("training diverged by epoch " + std::to_string(epoch) + ": tensor " +
+                           name + " holds " + std::to_string(t[i]) + " at element " +
+                           std::to_string(i) + "; the previous checkpoint is kept");
+  };
+  if (parts.net) {
+    for (const ParamRef& p : parts.net->params()) check(p.name, p.value);
+    for (const ParamRef& p : parts.net->state()) check(p.name, p.value);
+  }
+  for (const auto& [name, t] : parts.extra) check(name, t);
 }
 
 }  // namespace
@@ -223,7 +253,7 @@ void Trainer::resume(const Checkpoint& ckpt) {
 void Trainer::run(const TrainCallbacks& cb) {
   std::filesystem::create_directories(cfg_.out);
   const std::string metrics_path = cfg_.out + "/metrics.jsonl";
-  if (state_.epochs_done == 0) std::ofstream(metrics_path, std::ios::trunc);
+  if (state_.epochs_done == 0) write_file(metrics_path, "", std::ios::trunc);
   cache_features();
   std::unique_ptr<BatchSource> batcher = source(Split::kTrain, true);
   const bool cached = features_[0] != nullptr;
@@ -294,8 +324,9 @@ void Trainer::run(const TrainCallbacks& cb) {
                  {"peak_rss_bytes", r.peak_rss_bytes}};
     if (recalibrate) line["recalibrated"] = true;
     engine_->add_epoch_metrics(line, epoch, sums);
-    std::ofstream(metrics_path, std::ios::app) << line.dump() << "\n";
+    write_file(metrics_path, line.dump() + "\n", std::ios::app);
     const CheckpointParts parts = engine_->checkpoint();
+    check_finite(parts, epoch + 1);
     save_checkpoint(cfg_.out + "/checkpoint.bin",
                     {cfg_, spec_.item_shape, spec_.num_classes, data_.normalization(), state_},
                     parts.net, parts.sgd, parts.extra);
@@ -347,7 +378,7 @@ void Trainer::write_summary() const {
                   {"q_max", cfg_.q_schedule == QSchedule::kFixed ? cfg_.q : q_scheduler_.q_max},
                   {"config", json::parse(config_to_json(cfg_))}};
   std::string tmp = cfg_.out + "/summary.json.tmp";
-  std::ofstream(tmp, std::ios::trunc) << summary.dump(2) << "\n";
+  write_file(tmp, summary.dump(2) + "\n", std::ios::trunc);
   std::filesystem::rename(tmp, cfg_.out + "/summary.json");
 }
 

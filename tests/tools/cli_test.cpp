@@ -271,6 +271,16 @@ TEST_F(Cli, NumbersOutOfRangeAreRefusedByName) {
   expect_usage_error(train_args("run") + " --q-schedule qscheduler --q0 2000000000", "'q0");
 }
 
+// A write that fails ends the run with a message naming the file (issue 22, defect 4): with
+// metrics.jsonl a folder the run exited 0 with no metrics and a final accuracy of 0.
+TEST_F(Cli, UnwritableOutputsEndTheRunNamingTheFile) {
+  std::filesystem::create_directories(dir.file("run") + "/metrics.jsonl");
+  Result r = run(train_args("run"));
+  EXPECT_EQ(r.code, 1) << r.err;
+  EXPECT_NE(r.err.find("metrics.jsonl: could not write"), std::string::npos) << r.err;
+  EXPECT_FALSE(std::filesystem::exists(dir.file("run") + "/summary.json"));
+}
+
 TEST_F(Cli, MakeDataWritesTheStandin) {
   const std::string out = dir.file("standin");
   Result r = run("make-data modelnet40-standin --out " + out +

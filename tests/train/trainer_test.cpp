@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <fstream>
+#include <limits>
 #include <nlohmann/json.hpp>
 
 #include "data/modelnet_standin.h"
@@ -409,6 +410,27 @@ TEST(Trainer, MemoryBudgetPicksTheLargestHeadThatFits) {
   } catch (const InputError& e) {
     EXPECT_NE(std::string(e.what()).find("too small even for Full ZO"), std::string::npos);
   }
+}
+
+// A weight gone NaN where the loss stays finite (conv1's NaN outputs become 0 in the ReLU) is
+// caught before the checkpoint, naming the tensor; the run used to save it and exit 0 (issue 22,
+// defect 3). The previous checkpoint stays.
+TEST(Trainer, NonFiniteParametersAreNeverCheckpointed) {
+  test::TempDir dir;
+  test::write_synthetic_data(dir.file("data"), 100, 20, 8);
+  TrainConfig cfg = elastic_config(dir, "nan");
+  cfg.method = Method::kZo, cfg.epochs = 2, cfg.batch = 16, cfg.val_size = 16;
+  Trainer t(cfg);
+  std::vector<ParamRef>& params = t.network().params();
+  ASSERT_EQ(params[0].name, "0.weight");
+  params[0].value[3] = std::numeric_limits<float>::quiet_NaN();
+  try {
+    t.run();
+    FAIL() << "a NaN weight was checkpointed";
+  } catch (const RuntimeError& e) {
+    EXPECT_NE(std::string(e.what()).find("tensor 0.weight"), std::string::npos) << e.what();
+  }
+  EXPECT_FALSE(std::filesystem::exists(cfg.out + "/checkpoint.bin"));
 }
 
 TEST(Trainer, RejectsBadConfigBeforeLoadingData) {
