@@ -273,6 +273,10 @@ std::vector<std::pair<int, double>> parse_schedule(const std::string& key, const
     }
   }
   if (steps.empty()) throw InputError("config key '" + key + "': expected a value, got ''");
+  // getline stops without an empty last part: "0.5," would read as "0.5".
+  if (text.back() == ',')
+    throw InputError("config key '" + key + "': '" + text + "' ends with a comma; expected " +
+                     what + " or a schedule like " + example);
   return steps;
 }
 

@@ -1,10 +1,12 @@
 #include "zotrain/train/trainer.h"
 
+#include <signal.h>
 #include <sys/resource.h>
 
 #include <cerrno>
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -250,8 +252,24 @@ void Trainer::resume(const Checkpoint& ckpt) {
   truncate_metrics(cfg_.out + "/metrics.jsonl", state_.epochs_done);
 }
 
+// Removes the temporary checkpoints a killed run left in `out` (checkpoint.bin.tmp.<pid> of a
+// process that no longer exists): kill -9 mid-write left them forever.
+static void remove_stale_temp_files(const std::string& out) {
+  const std::string prefix = "checkpoint.bin.tmp.";
+  for (const auto& entry : std::filesystem::directory_iterator(out)) {
+    const std::string name = entry.path().filename().string();
+    if (name.rfind(prefix, 0) != 0) continue;
+    char* end = nullptr;
+    const long pid = std::strtol(name.c_str() + prefix.size(), &end, 10);
+    if (*end != '\0' || pid <= 0) continue;
+    if (::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH)
+      std::filesystem::remove(entry.path());
+  }
+}
+
 void Trainer::run(const TrainCallbacks& cb) {
   std::filesystem::create_directories(cfg_.out);
+  remove_stale_temp_files(cfg_.out);
   const std::string metrics_path = cfg_.out + "/metrics.jsonl";
   if (state_.epochs_done == 0) write_file(metrics_path, "", std::ios::trunc);
   cache_features();

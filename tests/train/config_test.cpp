@@ -31,6 +31,14 @@ TEST(Config, JsonIntegersOutOfTheirFieldsRangeAreRefused) {
   EXPECT_EQ(config_from_json(R"({"epochs": 7, "seed": 18446744073709551})", "ckpt").epochs, 7);
 }
 
+// A schedule's trailing comma is refused: getline left "0.5," as "0.5" (issue 22, defect 12).
+TEST(Config, SchedulesWithATrailingCommaAreRefused) {
+  EXPECT_THROW(parse_sparsity("0.5,"), InputError);
+  EXPECT_THROW(parse_sparsity("0.33,20:0.5,"), InputError);
+  EXPECT_THROW(parse_bp_bits("5,10:4,"), InputError);
+  EXPECT_EQ(parse_sparsity("0.33,20:0.5").size(), 2u);
+}
+
 TEST(Config, ChoicesAreEnumsWrittenByNameAndFlagsAreBooleans) {
   TrainConfig c;
   c.method = Method::kZo;

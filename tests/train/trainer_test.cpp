@@ -433,6 +433,24 @@ TEST(Trainer, NonFiniteParametersAreNeverCheckpointed) {
   EXPECT_FALSE(std::filesystem::exists(cfg.out + "/checkpoint.bin"));
 }
 
+// A run removes the temporary checkpoints of killed runs in its folder, not those of live
+// processes (issue 22, defect 12: kill -9 mid-write left checkpoint.bin.tmp.<pid> forever).
+TEST(Trainer, StaleTemporaryCheckpointsAreRemoved) {
+  test::TempDir dir;
+  test::write_synthetic_data(dir.file("data"), 100, 20, 8);
+  TrainConfig cfg = elastic_config(dir, "stale");
+  cfg.epochs = 1, cfg.batch = 16, cfg.val_size = 16;
+  std::filesystem::create_directories(cfg.out);
+  const std::string dead = cfg.out + "/checkpoint.bin.tmp.99999999";  // above any pid_max
+  const std::string alive = cfg.out + "/checkpoint.bin.tmp.1";        // init
+  std::ofstream(dead) << "partial";
+  std::ofstream(alive) << "partial";
+  Trainer(cfg).run();
+  EXPECT_FALSE(std::filesystem::exists(dead));
+  EXPECT_TRUE(std::filesystem::exists(alive));
+  EXPECT_TRUE(std::filesystem::exists(cfg.out + "/checkpoint.bin"));
+}
+
 TEST(Trainer, RejectsBadConfigBeforeLoadingData) {
   TrainConfig cfg;
   cfg.data = "/nonexistent";
