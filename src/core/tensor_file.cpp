@@ -126,6 +126,13 @@ void write_tensor_file(const std::string& path, const TensorFile& file) {
 }
 
 TensorFile read_tensor_file(const std::string& path) {
+  // A folder opens as a stream and fails on the first read with the library's own words; a
+  // FIFO or a device would be read without end.
+  std::error_code ec;
+  if (std::filesystem::exists(path, ec) && !std::filesystem::is_regular_file(path, ec))
+    throw InputError(path +
+                     ": not a regular file (a folder, a FIFO or a device); expected a "
+                     "zotrain model or checkpoint file");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError(path + ": cannot open (no such file or not readable)");
   std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());

@@ -64,6 +64,15 @@ Checkpoint read_checkpoint(const std::string& path) {
     j.at("seconds").get_to(m.state.seconds);
     j.at("best_val_acc").get_to(m.state.best_val_acc);
     j.at("best_epoch").get_to(m.state.best_epoch);
+    // The counters a resume starts from (crafted values resumed "after epoch 1000 of 2", or
+    // hit an internal assertion for -5).
+    const TrainState& st = m.state;
+    if (st.epochs_done < 0 || st.epochs_done > m.config.epochs)
+      throw InputError(path + ": epochs_done " + std::to_string(st.epochs_done) +
+                       " is not in [0, the run's epochs " + std::to_string(m.config.epochs) + "]");
+    if (st.steps < 0 || st.forward_passes < 0 || st.backward_passes < 0 || st.best_epoch < -1 ||
+        st.best_epoch > st.epochs_done)
+      throw InputError(path + ": steps and passes must be >= 0, best_epoch in [-1, epochs_done]");
     // Absent in checkpoints written before the q schedules: a fixed-q run's state.
     m.state.q_scheduler = {j.value("q", 0), j.value("q_smoothed", -1.0), j.value("q_best", -1.0),
                            j.value("q_stall", 0)};

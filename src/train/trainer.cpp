@@ -52,7 +52,10 @@ void truncate_metrics(const std::string& path, int epochs_done) {
   while (std::getline(in, line)) {
     if (line.empty()) continue;
     json j = json::parse(line, nullptr, false);
-    if (!j.is_discarded() && j.value("epoch", 0) <= epochs_done) kept += line + "\n";
+    // A line that is not an object of ours ("5") is dropped, not a json type_error.
+    if (j.is_object() && j.contains("epoch") && j["epoch"].is_number_integer() &&
+        j["epoch"].get<int64_t>() <= epochs_done)
+      kept += line + "\n";
   }
   write_file(path, kept, std::ios::trunc);
 }

@@ -11,6 +11,7 @@
 
 #include "synthetic_data.h"
 #include "test_util.h"
+#include "zotrain/core/tensor_file.h"
 #include "zotrain/train/config.h"
 
 namespace zotrain {
@@ -145,6 +146,29 @@ TEST_F(Cli, ResumeContinuesAndRefusesAChangedModel) {
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.out.find("epoch 2/2"), std::string::npos) << r.out;
   expect_usage_error("train --resume " + dir.file("run") + " --model mlp", "--model");
+}
+
+// Crafted or misplaced inputs around a resume get a message of ours (issue 22, defects 10 and 11):
+// a folder as a checkpoint ("basic_filebuf::underflow ... Is a directory"), counters out of range
+// in a checkpoint with a valid checksum ("after epoch 1000 of 2", or an assertion for -5), and a
+// metrics.jsonl line that is not one of ours ("[json.exception.type_error.306]").
+TEST_F(Cli, ResumeRefusesCraftedStateAndSkipsForeignMetricsLines) {
+  std::filesystem::create_directories(dir.file("folder"));
+  expect_usage_error("eval --checkpoint " + dir.file("folder"), "not a regular file");
+  expect_usage_error(train_args("x") + " --init " + dir.file("folder"), "not a regular file");
+  ASSERT_EQ(run(train_args("run")).code, 0);
+  std::ofstream(dir.file("run") + "/metrics.jsonl", std::ios::app) << "5\n";
+  Result r = run("train --resume " + dir.file("run") + " --epochs 2");
+  EXPECT_EQ(r.code, 0) << r.err;
+  const std::string ckpt = dir.file("run") + "/checkpoint.bin";
+  for (int epochs_done : {1000, -5}) {
+    TensorFile f = read_tensor_file(ckpt);
+    nlohmann::json meta = nlohmann::json::parse(f.meta);
+    meta["epochs_done"] = epochs_done;
+    f.meta = meta.dump();
+    write_tensor_file(dir.file("crafted.bin"), f);
+    expect_usage_error("eval --checkpoint " + dir.file("crafted.bin"), "epochs_done");
+  }
 }
 
 TEST_F(Cli, MemoryPlanAgreesWithTheArenaOfARealRun) {
