@@ -49,8 +49,11 @@ double width_of(const std::string& name, const std::string& family) {
   } catch (const std::exception&) {
     used = 0;
   }
-  if (used != w.size() || !(v > 0) || !std::isfinite(v))
-    throw InputError("model '" + name + "': width multiplier '" + w + "' is not a positive number");
+  // Bounded: 1e30 overflowed the channel count into a 1-channel net, 1e300 was undefined
+  // behaviour (a float-to-integer cast out of range).
+  if (used != w.size() || !(v >= 1.0 / 64 && v <= 16))
+    throw InputError("model '" + name + "': width multiplier '" + w +
+                     "' is not a number in [1/64, 16]");
   return v;
 }
 
@@ -188,9 +191,9 @@ ModelSpec model_by_name(const std::string& name, const Shape& item_shape, int64_
       } catch (const std::exception&) {
         used = 0;
       }
-      if (used != w.size() || v <= 0)
+      if (used != w.size() || v <= 0 || v > (1 << 24))
         throw InputError("model '" + name + "': hidden width '" + w +
-                         "' is not a positive integer");
+                         "' is not an integer in [1, 2^24]");
       hidden.push_back(v);
     }
     ModelSpec m = mlp(item_shape, hidden, num_classes);

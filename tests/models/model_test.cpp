@@ -90,6 +90,18 @@ TEST(Models, WidthMultipliersScaleTheChannels) {
   EXPECT_EQ(m.layers[m.layers.size() - 5].out, 1280);  // the last convolution keeps its 1280
   for (const char* bad : {"resnet18:", "resnet18:0", "resnet18:-1", "mobilenetv2:x", "resnet18x"})
     EXPECT_THROW(model_by_name(bad, item, 10), InputError) << bad;
+  // Absurd sizes are refused by name (issue 22, defect 8): resnet18:1e30 built a 1-channel net,
+  // mobilenetv2:1e300 cast a float out of int64's range, mlp widths overflowed the shapes.
+  for (const char* bad : {"resnet18:1e30", "mobilenetv2:1e300", "resnet18:1e-30", "resnet18:17",
+                          "mobilenetv2:nan", "mlp:9223372036854775807", "mlp:16777217"}) {
+    try {
+      model_by_name(bad, item, 10);
+      ADD_FAILURE() << bad << " was accepted";
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find(bad), std::string::npos) << e.what();
+    }
+  }
+  EXPECT_NO_THROW(model_by_name("resnet18:16", Shape{1, 8, 8}, 10));
 }
 
 // The small-input stem (up to 32 x 32) and the ImageNet one end at a few pixels for each input;
