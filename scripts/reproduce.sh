@@ -31,8 +31,13 @@ for cfg in "$@"; do
     [[ -f "$out/summary.json" ]] && continue
     printf '%s\0%s\0%s\0' "$cfg" "$seed" "$out"
   done
-done | xargs -0 -n 3 -P "$JOBS" sh -c '
+done | xargs -0 -r -n 3 -P "$JOBS" sh -c '
+  # The queue is made up front: a run another job finished (or is running) since is skipped,
+  # and the folder is locked for the run, so that two runs never write one folder at once.
   mkdir -p "$3"
+  exec 9<"$3"
+  flock -n 9 || { echo "reproduce: $1 seed $2 runs elsewhere; skipped"; exit 0; }
+  [ -f "$3/summary.json" ] && exit 0
   echo "reproduce: $1 seed $2"
   "$0" train --config "$1" --seed "$2" --out "$3" > "$3/train.log" 2>&1 ||
     echo "reproduce: FAILED $1 seed $2 (see $3/train.log)"
