@@ -76,10 +76,10 @@ DirectPlan direct_plan(const Conv2dGeometry& g, bool quads = false) {
   return p;
 }
 
-// Whether the pixel rows of `g` may run in quads: in the VNNI build, where vpdpbusd makes four
+// Whether plan p's pixel rows may run in quads: in the VNNI build, where vpdpbusd makes four
 // products one instruction (the AVX2 build's three-instruction u8 x s8 step measured slower).
-bool has_quads(const Conv2dGeometry& g) {
-  return ZT_S8_VNNI && !direct_plan(g).channel_rows;
+bool has_quads(const DirectPlan& p) {
+  return ZT_S8_VNNI && !p.channel_rows;
 }
 
 }  // namespace
@@ -88,8 +88,9 @@ bool has_quads(const Conv2dGeometry& g) {
 // rows: one per tap of each pair).
 int64_t conv2d_s8_direct_work_bytes(const Conv2dGeometry& g) {
   auto bytes = [](const DirectPlan& p) { return p.image + 2 * p.weights + 4 * 2 * p.pairs; };
-  const int64_t pairs = bytes(direct_plan(g));
-  if (!has_quads(g)) return pairs;
+  const DirectPlan p = direct_plan(g);
+  const int64_t pairs = bytes(p);
+  if (!has_quads(p)) return pairs;
   const int64_t quads = bytes(direct_plan(g, true));
   return quads > pairs ? quads : pairs;
 }
@@ -346,7 +347,8 @@ ZT_S8 void pixel_image(const Conv2dGeometry& g, const DirectPlan& p, const int8_
 ZT_S8 void conv2d_s8_direct(const Conv2dGeometry& g, int64_t images, const int8_t* x,
                             const int8_t* w, int32_t* y, void* work) {
   // Quads need every input byte in [0, 127] (ReLU and pooling outputs are): one scan of x.
-  const DirectPlan p = direct_plan(g, has_quads(g) && all_nonneg_s8(x, images * g.in_numel()));
+  DirectPlan p = direct_plan(g);
+  if (has_quads(p) && all_nonneg_s8(x, images * g.in_numel())) p = direct_plan(g, true);
   const Scratch s = scratch(p, work);
   __builtin_memset(s.image, 0, static_cast<size_t>(p.image));  // the padding stays zero
   if (p.channel_rows)

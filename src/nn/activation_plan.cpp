@@ -41,6 +41,7 @@ ActivationPlan plan_activations(const ActivationRequest& r) {
   for (int i = 0; i < L; ++i)
     if (in[i] >= 0) plan.output[i] = planner.offset(in[i]);
   for (int k = 0; k < r.backward_buffers; ++k) plan.backward[k] = planner.offset(backward[k]);
+  plan.backward_bytes = r.backward_bytes;
   if (logits_grad >= 0) plan.logits_grad = planner.offset(logits_grad);
   plan.bytes = planner.total();
   plan.buffers = planner.count();

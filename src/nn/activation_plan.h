@@ -45,6 +45,7 @@ struct ActivationPlan {
   static constexpr size_t kNone = std::numeric_limits<size_t>::max();
   std::vector<size_t> output;  // per layer: the offset of its output in the block, or kNone
   size_t backward[2] = {kNone, kNone};
+  int64_t backward_bytes = 0;  // each (the request's)
   size_t logits_grad = kNone;
   size_t bytes = 0;             // of the block
   int buffers = 0;              // placed, in-place layers not counted

@@ -207,13 +207,7 @@ static std::vector<Slot> plan_slots(const Network& net, const std::vector<Networ
       add(i, net.layer(i).describe() + " statistics", Bucket::kActivations,
           floats(static_cast<int64_t>(2 * d)), Role::kStats, i);
   // Zeroth-order passes read the body's parameters from a scratch buffer of one layer's size.
-  int64_t scratch = 0;
-  int scratch_layer = -1;
-  for (int i = frozen; i < h; ++i) {
-    int64_t n = 0;
-    for (const ParamSpec& ps : net.layer(i).param_specs()) n += ps.shape.numel();
-    if (n > scratch) scratch = n, scratch_layer = i;
-  }
+  const auto [scratch_layer, scratch] = net.largest_trained_layer(h, frozen);
   if (scratch > 0)
     add(scratch_layer, "perturbed parameters", Bucket::kWorkspace, floats(scratch), Role::kScratch,
         0);
@@ -246,6 +240,16 @@ static std::vector<Slot> plan_slots(const Network& net, const std::vector<Networ
   // scratch, since the two passes take turns layer by layer (Network::forward_pair).
   if (paired) add_activations("paired pass ", frozen, h, -1);
   return slots;
+}
+
+std::pair<int, int64_t> Network::largest_trained_layer(int head_start, int frozen) const {
+  std::pair<int, int64_t> largest{-1, 0};
+  for (int i = frozen; i < head_start; ++i) {
+    int64_t n = 0;
+    for (const ParamSpec& ps : layers_[i]->param_specs()) n += ps.shape.numel();
+    if (n > largest.second) largest = {i, n};
+  }
+  return largest;
 }
 
 MemoryPlan Network::plan(int64_t batch, int head_start, int threads, int frozen, int lanes,
@@ -352,9 +356,7 @@ void Network::allocate(Arena& arena, int64_t batch, int head_start, ThreadPool* 
         for (int i = 0; i < num_layers(); ++i)
           if (a.output[i] != ActivationPlan::kNone) out[i] = at(a.output[i]);
         if (s.lane != 0) break;
-        int64_t back_floats = 0;
-        for (int i = head_start + 1; i < num_layers(); ++i)
-          back_floats = max_of(back_floats, input_shape(i, batch).numel());
+        const int64_t back_floats = a.backward_bytes / int64_t{sizeof(float)};
         for (int k = 0; k < 2; ++k)
           if (a.backward[k] != ActivationPlan::kNone)
             back_[k] = Tensor(at(a.backward[k]), Shape{back_floats});

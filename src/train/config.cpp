@@ -147,8 +147,7 @@ void validate(const TrainConfig& c) {
   };
   // Every number finite and one a float holds: the f32 path takes eps, lr and zo_lr as floats,
   // where 1e300 is inf and 1e-300 zero (NaN weights, or no step at all).
-  TrainConfig numbers = c;
-  visit_config(numbers, [&](const char* key, auto& field, const char*) {
+  visit_config(c, [&](const char* key, const auto& field, const char*) {
     using T = std::remove_cvref_t<decltype(field)>;
     if constexpr (std::is_floating_point_v<T>)
       need(std::isfinite(field) && std::fabs(field) <= 1e30 &&

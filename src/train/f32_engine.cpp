@@ -34,17 +34,6 @@ int lanes(const TrainConfig& cfg, int head, int frozen) {
   return frozen < head ? cfg.zo_lanes : 1;
 }
 
-// Elements of the trained body's largest layer (its parameters together).
-int64_t largest_layer(const Network& net, int head, int frozen) {
-  int64_t largest = 0;
-  for (int i = frozen; i < head; ++i) {
-    int64_t n = 0;
-    for (const ParamSpec& ps : net.layer(i).param_specs()) n += ps.shape.numel();
-    largest = std::max(largest, n);
-  }
-  return largest;
-}
-
 // Whether the ±z passes of each sample run paired (Network::forward_pair), where there are.
 bool paired_passes(const TrainConfig& cfg, int head, int frozen) {
   return cfg.zo_pair_passes && frozen < head && cfg.estimator == zo::Estimator::kSpsa &&
@@ -59,7 +48,8 @@ class F32Engine : public Engine {
     net_.allocate(a.arena, cfg_.batch, head_, &pool_, cfg_.seed, frozen_,
                   lanes(cfg_, head_, frozen_), paired_);
     if (paired_)
-      pair_z_ = a.arena.alloc(Bucket::kWorkspace, Shape{largest_layer(net_, head_, frozen_)});
+      pair_z_ = a.arena.alloc(Bucket::kWorkspace,
+                              Shape{net_.largest_trained_layer(head_, frozen_).second});
     sgd_ = std::make_unique<Sgd>(net_, a.arena, cfg_.momentum, cfg_.weight_decay);
     const ZoBuffers buffers = zo_buffers(cfg_);
     int64_t largest = 0;
@@ -358,7 +348,7 @@ MemoryPlan f32_plan(const Network& net, const TrainConfig& cfg, int head, int fr
       net.plan(cfg.batch, head, cfg.threads, frozen, lanes(cfg, head, frozen), paired);
   if (paired)
     plan.add(-1, "perturbation of one layer (paired passes)", Bucket::kWorkspace,
-             largest_layer(net, head, frozen) * sizeof(float));
+             net.largest_trained_layer(head, frozen).second * sizeof(float));
   // Momentum buffers: the SGD ones of the head, then the ZO ones of the trained body.
   const ZoBuffers zo = zo_buffers(cfg);
   int64_t largest = 0;

@@ -201,15 +201,20 @@ TEST(Network, MaxPoolingFusedIntoConvolutionsGivesTheSameLogits) {
       << "the first pooling's output is planned, not the first convolution's";
 }
 
+// The model of the lanes and paired-passes tests (on 2x12x12): every kind of body layer, batch
+// norm and dropout among them, a fused max pooling and a head.
+std::vector<LayerSpec> body_passes_model() {
+  using L = LayerSpec;
+  return {L::conv2d(4, 3, 1, 1), L::batch_norm(), L::relu(),      L::max_pool(2),
+          L::conv2d(5, 3, 1, 1), L::relu(),       L::max_pool(2), L::flatten(),
+          L::linear(6),          L::dropout(0.3), L::relu(),      L::linear(3)};
+}
+
 // Perturbation lanes: body passes run at once, one per worker, give each pass's logits and
 // batch norm statistics bit for bit as passes run one at a time on one thread; for Full ZO and
 // a head, a frozen prefix, and fewer passes than lanes.
 TEST(Network, LanesGiveTheLogitsOfOnePassAtATime) {
-  using L = LayerSpec;
-  const std::vector<LayerSpec> specs = {
-      L::conv2d(4, 3, 1, 1), L::batch_norm(), L::relu(),      L::max_pool(2),
-      L::conv2d(5, 3, 1, 1), L::relu(),       L::max_pool(2), L::flatten(),
-      L::linear(6),          L::dropout(0.3), L::relu(),      L::linear(3)};
+  const std::vector<LayerSpec> specs = body_passes_model();
   const Shape item{2, 12, 12};
   const ParamTransform shifts[3] = {[](const ParamRef& p, float* dst, int64_t b, int64_t e) {
                                       for (int64_t i = b; i < e; ++i) dst[i] = p.value[i] + 0.05f;
@@ -264,11 +269,7 @@ TEST(Network, LanesGiveTheLogitsOfOnePassAtATime) {
 // after the first for each layer (so it may reuse what the first drew); for Full ZO and a head,
 // a frozen prefix and 1 or 2 threads.
 TEST(Network, PairedPassesGiveTheLogitsOfOnePassAtATime) {
-  using L = LayerSpec;
-  const std::vector<LayerSpec> specs = {
-      L::conv2d(4, 3, 1, 1), L::batch_norm(), L::relu(),      L::max_pool(2),
-      L::conv2d(5, 3, 1, 1), L::relu(),       L::max_pool(2), L::flatten(),
-      L::linear(6),          L::dropout(0.3), L::relu(),      L::linear(3)};
+  const std::vector<LayerSpec> specs = body_passes_model();
   const Shape item{2, 12, 12};
   // The layers the transforms were called for, first's as +, second's as -: once per layer, by
   // the call of each parameter's first range (the calls of a parameter run on the pool).

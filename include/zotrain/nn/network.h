@@ -14,6 +14,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "zotrain/core/arena.h"
@@ -163,6 +164,9 @@ class Network {
   // The groups of a split, per layer (kNone with last = i for a layer that runs alone or
   // inside a group); only in the body, never across the frozen layers' kept output.
   std::vector<Fusion> fusions(int head_start, int frozen) const;
+  // The trained body's layer [frozen, head_start) with the most parameter elements, and their
+  // count ({-1, 0} without one): the size of one layer's perturbed parameters, or its z.
+  std::pair<int, int64_t> largest_trained_layer(int head_start, int frozen) const;
 
  private:
   // The buffers one forward pass writes, and the threads it runs on: lane 0 holds the
