@@ -10,7 +10,6 @@ namespace zotrain {
 class GlobalMaxPool : public GlobalPool {
  public:
   std::string describe() const override { return "global_max_pool"; }
-  bool max_pooling() const override { return true; }
   void forward(const Tensor& x, Tensor& y, const ExecContext& ctx) const override;
   void backward(const Tensor& x, const Tensor& y, const Tensor& dy, Tensor& dx,
                 const ExecContext& ctx) override;

@@ -11,12 +11,12 @@ class MaxPool2d : public Pool2d {
   using Pool2d::Pool2d;
 
   std::string describe() const override { return describe_as("max_pool2d"); }
-  bool max_pooling() const override { return true; }
   void forward(const Tensor& x, Tensor& y, const ExecContext& ctx) const override;
   void backward(const Tensor& x, const Tensor& y, const Tensor& dy, Tensor& dx,
                 const ExecContext& ctx) override;
-  // backward, then that of the ReLU (Layer::relu_cap) whose output x is: dx is the gradient of
-  // the ReLU's input. One pass instead of two over the unpooled activations.
+  // backward, then that of the ReLU with `cap` (nn/graph.h, activation_cap) whose output x
+  // is: dx is the gradient of the ReLU's input. One pass instead of two over the unpooled
+  // activations.
   void backward_through_relu(const Tensor& x, const Tensor& dy, Tensor& dx, float cap,
                              const ExecContext& ctx) const;
 };

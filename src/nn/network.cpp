@@ -31,7 +31,7 @@ int64_t max_of(int64_t a, int64_t b) {
 }  // namespace
 
 Network::Network(const Shape& item_shape, const std::vector<LayerSpec>& specs)
-    : item_shape_(item_shape), specs_(specs) {
+    : item_shape_(item_shape), specs_(specs), graph_(lower(specs)) {
   if (specs.empty()) throw InputError("a model needs at least one layer");
   // Shapes are kept with batch 1 and rebuilt for any batch.
   Shape in;
@@ -77,66 +77,49 @@ int64_t Network::num_param_elements() const {
   return n;
 }
 
-int Network::max_pool_after(int i) const {
-  if (i + 1 >= num_layers()) return -1;
-  const int j = layers_[i + 1]->monotone_elementwise() ? i + 2 : i + 1;
-  return j < num_layers() && dynamic_cast<const MaxPool2d*>(layers_[j].get()) ? j : -1;
-}
-
 kernels::Pool2dGeometry Network::pool_windows(int j) const {
   return static_cast<const MaxPool2d&>(*layers_[j]).geometry(input_shape(j, 1));
 }
 
-// The fusion pass: the groups of layers forward-only passes run as one. A max pooling fused
-// into the layer before it (Layer::forward_max_pooled, where the layer has a kernel for the
-// pooling's windows); else a monotone layer and the max pooling after it, pooling first
-// (max(f(a), f(b)) = f(max(a, b)) for a non-decreasing f, which then sees a quarter of the
-// elements or less); else batch norm and the ReLU after it (one write of the activation). Each
-// is bit for bit its layers run one by one; only in the body (no backward pass reads what a
-// group skips) and never across the frozen layers' kept output.
-std::vector<Network::Fusion> Network::fusions(int h, int frozen) const {
-  const int L = num_layers();
-  std::vector<Fusion> groups(L);
-  for (int i = 0; i < L; ++i) groups[i].last = i;
-  for (int i = 0; i < L; ++i) {
-    const bool pair = i + 1 < h && i + 1 != frozen;
-    const int j = i + 1 < h ? max_pool_after(i) : -1;
-    if (j >= 0 && j < h && !(i <= frozen - 1 && frozen - 1 < j) &&
-        layers_[i]->max_pooled_workspace_floats(input_shape(i, 1), pool_windows(j), 1))
-      groups[i] = {Fusion::kMaxPooled, j};
-    else if (pair && layers_[i]->monotone_elementwise() && layers_[i + 1]->max_pooling())
-      groups[i] = {Fusion::kPoolFirst, i + 1};
-    else if (pair && layers_[i]->fuses_relu() && layers_[i + 1]->relu_cap() > 0.0f)
-      groups[i] = {Fusion::kNormRelu, i + 1};
-    i = groups[i].last;
-  }
-  return groups;
+// The fusion pass (nn/graph.h) with what the f32 layers run fused: a max pooling inside the
+// layer before it where the layer has a kernel for its windows, a ReLU after the pooling it
+// precedes (which then sees a quarter of the elements or less), a ReLU in batch norm's pass.
+// Only in the body (no backward pass reads what a node skips) and never across the frozen
+// layers' kept output.
+Graph Network::fusions(int h, int frozen) const {
+  FusionRules rules;
+  rules.max_pooled = [&](int i, int j) {
+    return layers_[i]->max_pooled_workspace_floats(input_shape(i, 1), pool_windows(j), 1) > 0;
+  };
+  rules.pool_first = true;
+  rules.activated = [&](int i) { return layers_[i]->fuses_relu(); };
+  rules.end = h, rules.cut = frozen;
+  return zotrain::fuse(graph_, rules);
 }
 
 // Scratch floats of a forward pass of layer i on `in` (fused: into its max pooling) with
 // `threads` threads, or of its forward and backward passes (in the head).
-static int64_t workspace_of(const Network& net, const std::vector<Network::Fusion>& groups, int i,
-                            int h, const Shape& in, int threads) {
+static int64_t workspace_of(const Network& net, const Graph& groups, int i, int h, const Shape& in,
+                            int threads) {
   const Layer& layer = net.layer(i);
-  const Network::Fusion& g = groups[i];
+  const bool pooled = groups.starts[i] >= 0 && groups.node_at(i).kind == GraphNode::kMaxPooled;
   return static_cast<int64_t>(
-      g.kind == Network::Fusion::kMaxPooled
-          ? layer.max_pooled_workspace_floats(in, net.pool_windows(g.last), threads)
+      pooled  ? layer.max_pooled_workspace_floats(in, net.pool_windows(groups.last_of(i)), threads)
       : i < h ? layer.forward_workspace_floats(in, threads)
               : layer.workspace_floats(in, threads));
 }
 
 // The activations of the passes over layers [from, to): lane 0's (from 0, the whole step)
 // or another lane's (its trained body).
-static ActivationPlan activations(const Network& net, const std::vector<Network::Fusion>& groups,
-                                  int64_t batch, int from, int to, int h, int frozen) {
+static ActivationPlan activations(const Network& net, const Graph& groups, int64_t batch, int from,
+                                  int to, int h, int frozen) {
   const int L = net.num_layers();
   auto bytes = [&](int i) { return net.input_shape(i, batch).numel() * int64_t{sizeof(float)}; };
   ActivationRequest r;
   r.from = from, r.to = to, r.head = std::min(h, to), r.frozen = from == 0 ? frozen : 0;
   for (int i = 0; i < L; ++i)
     r.layers.push_back({bytes(i + 1), net.layer(i).in_place(), net.layer(i).backward_needs_output(),
-                        groups[i].last});
+                        groups.last_of(i)});
   if (r.head < to) {
     // Backprop writes dL/dx of the head's layers after the first, alternating two buffers.
     for (int i = h + 1; i < L; ++i) r.backward_bytes = max_of(r.backward_bytes, bytes(i));
@@ -151,10 +134,9 @@ static ActivationPlan activations(const Network& net, const std::vector<Network:
 // further lane's activations, workspace and scratch (the passes of perturbation lanes past the
 // first, which write every trained body output into their own block).
 // With `passes` false, only the parameters, the state and the input (allocate_parameters).
-static std::vector<Slot> plan_slots(const Network& net, const std::vector<Network::Fusion>& groups,
-                                    int64_t batch, int h, int frozen, int threads, int lanes,
-                                    bool paired, std::vector<ActivationPlan>& acts,
-                                    bool passes = true) {
+static std::vector<Slot> plan_slots(const Network& net, const Graph& groups, int64_t batch, int h,
+                                    int frozen, int threads, int lanes, bool paired,
+                                    std::vector<ActivationPlan>& acts, bool passes = true) {
   const int L = net.num_layers();
   ZT_ASSERT(batch > 0 && h >= 0 && h <= L && frozen >= 0 && frozen <= h && frozen < L);
   ZT_ASSERT(lanes >= 1 && (lanes == 1 || frozen < h) && (!paired || (lanes == 1 && frozen < h)));
@@ -265,11 +247,10 @@ MemoryPlan Network::plan(int64_t batch, int head_start, int threads, int frozen,
 // The fusion pass's groups, and the max poolings after a head ReLU that backprop routes through
 // in one pass.
 void Network::fuse(int head_start, int frozen) {
-  fusion_ = fusions(head_start, frozen);
-  pool_after_relu_.assign(num_layers(), nullptr);
+  fused_ = fusions(head_start, frozen);
+  relu_before_pool_.assign(num_layers(), 0.0f);
   for (int i = head_start + 1; i < num_layers(); ++i)
-    if (layers_[i - 1]->relu_cap() > 0.0f)
-      pool_after_relu_[i] = dynamic_cast<const MaxPool2d*>(layers_[i].get());
+    if (specs_[i].op == Op::kMaxPool2d) relu_before_pool_[i] = activation_cap(specs_[i - 1].op);
 }
 
 MemoryPlan Network::parameter_plan(int64_t batch) const {
@@ -318,8 +299,8 @@ void Network::allocate(Arena& arena, int64_t batch, int head_start, ThreadPool* 
   lanes_.assign(lanes, Lane());
   paired_ = Lane();
   std::vector<ActivationPlan> acts;
-  for (const Slot& s : plan_slots(*this, fusion_, batch, head_start, frozen,
-                                  pool ? pool->size() : 1, lanes, paired, acts, passes)) {
+  for (const Slot& s : plan_slots(*this, fused_, batch, head_start, frozen, pool ? pool->size() : 1,
+                                  lanes, paired, acts, passes)) {
     float* p = static_cast<float*>(arena.alloc_bytes(s.row.bucket, s.row.bytes));
     switch (s.role) {
       case Role::kParam: {
@@ -468,8 +449,8 @@ std::array<Tensor, 2> Network::forward_pair(int64_t rows, const ParamTransform* 
                                             const ParamTransform* second) {
   ZT_ASSERT(runs_ && rows > 0 && rows <= batch_ && !paired_.out.empty());
   Tensor a = trained_input(rows), b = a;
-  for (int i = frozen_; i < head_start_; i = fusion_[i].last + 1) {
-    const int next = fusion_[i].last + 1;
+  for (int i = frozen_; i < head_start_; i = fused_.last_of(i) + 1) {
+    const int next = fused_.last_of(i) + 1;
     a = run(a, i, next, first, lanes_[0]);
     b = run(b, i, next, second, paired_);
   }
@@ -501,25 +482,28 @@ Tensor Network::run(Tensor x, int from, int to, const ParamTransform* body, Lane
         }
       ctx.params = transformed.data();
     }
-    const Fusion f = fusion_[i];
+    const GraphNode& f = fused_.node_at(i);
     ZT_ASSERT(f.last < to);
-    // A group writes its last layer's output; batch norm + ReLU's is the ReLU's buffer, which
+    // A node writes its last layer's output; batch norm + ReLU's is the ReLU's buffer, which
     // is batch norm's (a ReLU runs in place).
     Tensor y = output_buffer(f.last, rows, lane);
     switch (f.kind) {
-      case Fusion::kMaxPooled:
+      case GraphNode::kMaxPooled:
         layers_[i]->forward_max_pooled(x, pool_windows(f.last), y, ctx);
-        if (f.last == i + 2) layers_[i + 1]->forward(y, y, context(i + 1, lane));  // monotone
+        if (f.act >= 0) layers_[f.act]->forward(y, y, context(f.act, lane));
         break;
-      case Fusion::kPoolFirst:
+      case GraphNode::kPoolFirst:
         layers_[i + 1]->forward(x, y, context(i + 1, lane));
         layers_[i]->forward(y, y, ctx);
         break;
-      case Fusion::kNormRelu:
-        layers_[i]->forward_relu(x, y, layers_[i + 1]->relu_cap(), ctx);
+      case GraphNode::kActivated:
+        layers_[i]->forward_relu(x, y, activation_cap(specs_[f.act].op), ctx);
         break;
-      case Fusion::kNone:
+      case GraphNode::kLayer:
         layers_[i]->forward(x, y, ctx);
+        break;
+      case GraphNode::kFoldedNorm:
+        ZT_ASSERT(false, "f32 passes keep batch norm a layer");
         break;
     }
     x = y;
@@ -540,13 +524,13 @@ void Network::backward(const Tensor& dlogits) {
     Tensor x = i == 0 ? input(rows) : kept_[i - 1].rows(0, rows);
     Tensor y = kept_[i].rows(0, rows);
     // A max pooling after a ReLU: one pass routes dy to the ReLU's input.
-    const MaxPool2d* pool = pool_after_relu_[i];
-    const float cap = pool ? layers_[i - 1]->relu_cap() : 0.0f;
+    const float cap = relu_before_pool_[i];
     const int through = cap > 0.0f ? i - 1 : i;  // the layer whose dx this step writes
     Tensor dx =
         through > head_start_ ? Tensor(back_[next].data(), input_shape(through, rows)) : Tensor();
     if (cap > 0.0f) {
-      if (!dx.empty()) pool->backward_through_relu(x, dy, dx, cap, ctx);
+      if (!dx.empty())
+        static_cast<const MaxPool2d&>(*layers_[i]).backward_through_relu(x, dy, dx, cap, ctx);
     } else {
       layers_[i]->backward(x, y, dy, dx, ctx);
     }

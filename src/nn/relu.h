@@ -12,8 +12,6 @@ class ReLU : public Layer {
   explicit ReLU(float cap = kernels::kNoCap) : cap_(cap) {}
   std::string describe() const override;
   bool in_place() const override { return true; }
-  bool monotone_elementwise() const override { return true; }
-  float relu_cap() const override { return cap_; }
   Shape output_shape(const Shape& in) const override { return in; }
   bool backward_needs_output() const override { return true; }
   void forward(const Tensor& x, Tensor& y, const ExecContext& ctx) const override;

@@ -4,6 +4,7 @@
 
 #include "core/memory_planner.h"
 #include "zotrain/core/error.h"
+#include "zotrain/nn/graph.h"
 #include "zotrain/nn/network.h"
 
 namespace zotrain {
@@ -40,9 +41,15 @@ Residual::Residual(const LayerSpec& spec, const Shape& in) {
                      " but the shortcut " + shortcut.str());
   // A ReLU after batch norm in the same chain runs in batch norm's pass (forward only), into
   // the ReLU's buffer (which may be batch norm's input buffer: batch norm may run in place).
-  for (size_t i = 0; i + 1 < children_.size(); ++i)
-    if ((i + 1 < num_main_ || i >= num_main_) && children_[i].layer->fuses_relu())
-      children_[i].relu_fused = children_[i + 1].layer->relu_cap();
+  auto fuse_chain = [&](const std::vector<LayerSpec>& chain, size_t first) {
+    FusionRules rules;
+    rules.activated = [&](int i) { return children_[first + i].layer->fuses_relu(); };
+    for (const GraphNode& n : fuse(lower(chain), rules).nodes)
+      if (n.kind == GraphNode::kActivated)
+        children_[first + n.first].relu_fused = activation_cap(chain[n.act].op);
+  };
+  fuse_chain(spec.main, 0);
+  fuse_chain(spec.shortcut, num_main_);
   size_t params = 0, state = 0;
   for (Child& c : children_) {
     c.first_param = params, c.first_state = state, c.first_stats = kept_stats_;

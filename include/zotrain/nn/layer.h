@@ -72,19 +72,10 @@ class Layer {
   // Whether forward may write y over x (same storage); forward-only passes then need no
   // buffer of their own for the layer.
   virtual bool in_place() const { return false; }
-  // Whether forward is an element-wise, non-decreasing map: it then commutes with max pooling,
-  // and a forward-only pass runs it after the pooling, on fewer elements (Network::run).
-  virtual bool monotone_elementwise() const { return false; }
-  // Whether each output is the maximum of some of the inputs.
-  virtual bool max_pooling() const { return false; }
-  // For a layer whose backward is dx = dy where its output lies in (0, cap) and 0 elsewhere
-  // (ReLU, ReLU6): cap; 0 for any other layer. A max pooling after it backpropagates through
-  // both in one pass (Network::backward).
-  virtual float relu_cap() const { return 0.0f; }
   // A 2-D max pooling fused into forward: y = the maximum of each `pool` window of forward(x)'s
   // planes, computed a few images at a time so that the unpooled output stays in cache and
-  // needs no buffer of the batch's size (Network::run, in forward-only passes). The scratch it
-  // needs, in place of forward_workspace_floats; 0 where the layer has no such pass.
+  // needs no buffer of the batch's size (a kMaxPooled node of nn/graph.h, forward-only passes). The
+  // scratch it needs, in place of forward_workspace_floats; 0 where the layer has no such pass.
   virtual size_t max_pooled_workspace_floats(const Shape& in, const kernels::Pool2dGeometry& pool,
                                              int threads) const {
     (void)in, (void)pool, (void)threads;
@@ -102,8 +93,8 @@ class Layer {
     return 0;
   }
   // Whether the layer has forward_relu: forward with a ReLU (ReLU6: cap 6) fused in, writing y
-  // once instead of twice (Network::run and Residual, where no backward pass reads the layer's
-  // own output). It may run in place, y over x.
+  // once instead of twice (a kActivated node of nn/graph.h, where no backward pass reads the
+  // layer's own output). It may run in place, y over x.
   virtual bool fuses_relu() const { return false; }
   // y = min(max(forward(x), 0), cap), bit for bit; called only where fuses_relu().
   virtual void forward_relu(const Tensor& x, Tensor& y, float cap, const ExecContext& ctx) const {

@@ -19,12 +19,11 @@
 
 #include "zotrain/core/arena.h"
 #include "zotrain/core/memory_plan.h"
+#include "zotrain/nn/graph.h"
 #include "zotrain/nn/layer.h"
 #include "zotrain/nn/layer_spec.h"
 
 namespace zotrain {
-
-class MaxPool2d;
 
 // One parameter tensor of the network, in a fixed order (layer, then the layer's param_specs).
 struct ParamRef {
@@ -72,11 +71,10 @@ class Network {
   // The first layer of a head made of the last `bp_layers` layers with parameters (and what
   // follows them): num_layers() for 0, 0 for all of them.
   int head_start(int bp_layers) const;
-  // The max pooling (a MaxPool2d) right after layer i, or after a monotone element-wise layer
-  // after it: the pooling a forward-only pass may fuse into layer i (Layer::forward_max_pooled,
-  // QLayer's); -1 where there is none. And the windows of such a pooling layer j.
-  int max_pool_after(int i) const;
+  // The windows of the max pooling layer j (a MaxPool2d).
   kernels::Pool2dGeometry pool_windows(int j) const;
+  // The model lowered (nn/graph.h): every layer a node of its own, before any fusion.
+  const Graph& graph() const { return graph_; }
   // Multiply-adds of one forward pass of layers [from, num_layers()) on a batch (Layer::
   // forward_macs: convolutions and linear layers, plus batch norm and average pooling).
   int64_t forward_macs(int64_t batch, int from = 0) const;
@@ -149,21 +147,9 @@ class Network {
   const std::vector<ParamRef>& state() const { return state_; }
   int64_t num_param_elements() const;
 
-  // The layers a forward-only pass runs as one (the fusion pass, network.cpp): the group that
-  // starts at a layer and its last layer.
-  struct Fusion {
-    enum Kind {
-      kNone,
-      kMaxPooled,  // the layer writes its max-pooled output (a monotone layer between runs on it)
-      kPoolFirst,  // a monotone layer and the max pooling after it: pooling first
-      kNormRelu,   // batch norm and the ReLU after it in one pass
-    };
-    Kind kind = kNone;
-    int last = 0;
-  };
-  // The groups of a split, per layer (kNone with last = i for a layer that runs alone or
-  // inside a group); only in the body, never across the frozen layers' kept output.
-  std::vector<Fusion> fusions(int head_start, int frozen) const;
+  // The layers a forward-only pass runs as one: the graph fused for a split (network.cpp),
+  // only in the body, never across the frozen layers' kept output.
+  Graph fusions(int head_start, int frozen) const;
   // The trained body's layer [frozen, head_start) with the most parameter elements, and their
   // count ({-1, 0} without one): the size of one layer's perturbed parameters, or its z.
   std::pair<int, int64_t> largest_trained_layer(int head_start, int frozen) const;
@@ -201,10 +187,11 @@ class Network {
   Tensor input_, dlogits_;
   std::vector<Tensor> kept_;    // kept_[i]: lane 0's output of layer i (valid while it lives)
   std::vector<double*> stats_;  // stats_[i]: head layer i's kept statistics, or null
-  std::vector<Fusion> fusion_;  // forward-only passes, per layer
-  // Backprop: the max pooling at layer i after a ReLU of the head, which routes dy to the
-  // ReLU's input in one pass (null elsewhere).
-  std::vector<const MaxPool2d*> pool_after_relu_;
+  Graph graph_;                 // lowered once
+  Graph fused_;  // graph_ fused for the split of the allocation: forward-only passes run it
+  // Backprop: at a max pooling after a ReLU of the head, the ReLU's cap (0 elsewhere); one
+  // pass routes dy through both to the ReLU's input.
+  std::vector<float> relu_before_pool_;
   std::vector<Lane> lanes_;  // lanes_[0]: the network's own forward buffers
   Lane paired_;              // forward_pair's second pass: lane 0's but its own body outputs
   Tensor back_[2];           // backward: dx of the head's layers past its first, alternating

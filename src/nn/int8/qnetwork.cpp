@@ -26,6 +26,62 @@ void QNetwork::allocate(Arena& arena, int64_t batch, int head_start, uint64_t se
   init_weights(seed);
 }
 
+// The fusion pass (nn/graph.h) with what the integer layers run fused: a max pooling inside
+// the layer before it, in the body only. The layers before the pooling write no output.
+Graph QNetwork::fusions(int h) const {
+  FusionRules rules;
+  rules.max_pooled = [&](int i, int j) {
+    return layers_[i]->max_pooled_acc_elems(desc_.input_shape(i, 1), desc_.pool_windows(j)) > 0;
+  };
+  rules.end = h;
+  return fuse(desc_.graph(), rules);
+}
+
+// The activations, as Network's (activation_plan.h), in bytes of int8.
+ActivationPlan QNetwork::activations(int64_t batch, int h, const Graph& g) const {
+  const int L = num_layers();
+  auto numel = [&](int i) { return desc_.input_shape(i, batch).numel(); };
+  ActivationRequest r;
+  r.to = L, r.head = h;
+  for (int i = 0; i < L; ++i)
+    r.layers.push_back(
+        {numel(i + 1), layers_[i]->in_place(), layers_[i]->backward_needs_output(), g.last_of(i)});
+  if (h < L) {
+    // dx of the head's layers after the first that do not run in place (those write over dy).
+    for (int i = h + 1; i < L; ++i)
+      if (!layers_[i]->in_place()) r.backward_bytes = std::max(r.backward_bytes, numel(i));
+    r.backward_buffers = r.backward_bytes > 0 ? std::min(L - 1 - h, 2) : 0;
+    r.logits_grad_bytes = numel(L);
+  }
+  return plan_activations(r);
+}
+
+// Elements of the largest int32 accumulators (of a layer output or input, backward, or of a
+// weight: the zeroth-order update sums its samples there) and int16 staging, bytes of kernel
+// scratch per worker, and the largest body weight (its perturbed copy).
+QNetwork::Workspace QNetwork::workspace(int64_t batch, int h, const Graph& g) const {
+  Workspace w;
+  for (int i = 0; i < num_layers(); ++i) {
+    const Shape in = desc_.input_shape(i, batch);
+    const bool pooled = g.starts[i] >= 0 && g.node_at(i).kind == GraphNode::kMaxPooled;
+    const QLayer& l = *layers_[i];
+    const int64_t weight = l.weight_shape().numel();
+    w.acc = std::max(
+        {w.acc,
+         pooled ? l.max_pooled_acc_elems(in, desc_.pool_windows(g.last_of(i))) : l.acc_elems(in),
+         weight});
+    w.stage =
+        std::max(w.stage, pooled ? l.max_pooled_stage_elems(in, desc_.pool_windows(g.last_of(i)))
+                                 : l.stage_elems(in));
+    w.work = std::max(w.work, l.work_bytes(in));
+    if (i < h) w.scratch = std::max(w.scratch, weight);
+  }
+  // One slice of accumulators and kernel scratch per worker, 64-byte aligned.
+  w.acc = (w.acc + 15) / 16 * 16;
+  w.work = (w.work + 63) / 64 * 64;
+  return w;
+}
+
 MemoryPlan QNetwork::layout(int64_t batch, int h, int threads, Arena* arena) {
   const int L = num_layers();
   ZT_ASSERT(batch > 0 && h >= 0 && h <= L);
@@ -35,7 +91,6 @@ MemoryPlan QNetwork::layout(int64_t batch, int h, int threads, Arena* arena) {
     return arena ? arena->alloc_bytes(b, static_cast<size_t>(std::max<int64_t>(bytes, 1)))
                  : nullptr;
   };
-  auto numel = [&](int i) { return desc_.input_shape(i, batch).numel(); };
   auto name = [&](int i) { return desc_.layer(i).describe(); };
 
   std::vector<QWeight> weights;
@@ -53,32 +108,10 @@ MemoryPlan QNetwork::layout(int64_t batch, int h, int threads, Arena* arena) {
     if (w.layer >= h)
       w.grad = static_cast<int64_t*>(take(w.layer, name(w.layer) + " weight gradient (int64)",
                                           Bucket::kGradients, w.value.numel() * 8));
-  auto* input = static_cast<int8_t*>(take(-1, "input batch (int8)", Bucket::kInput, numel(0)));
-
-  // Max poolings fused into the layer before them, as in Network (Network::fusions): fused[i]
-  // is the pooling layer (Network::max_pool_after), in the body only. The layers before the
-  // pooling write no output.
-  std::vector<int> fused(L, -1);
-  for (int i = 0; i + 1 < h; ++i) {
-    const int j = desc_.max_pool_after(i);
-    if (j >= 0 && j < h &&
-        layers_[i]->max_pooled_acc_elems(desc_.input_shape(i, 1), desc_.pool_windows(j)) > 0)
-      fused[i] = j;
-  }
-  // The activations, as Network's (activation_plan.h), in bytes of int8.
-  ActivationRequest r;
-  r.to = L, r.head = h;
-  for (int i = 0; i < L; ++i)
-    r.layers.push_back({numel(i + 1), layers_[i]->in_place(), layers_[i]->backward_needs_output(),
-                        std::max(fused[i], i)});
-  if (h < L) {
-    // dx of the head's layers after the first that do not run in place (those write over dy).
-    for (int i = h + 1; i < L; ++i)
-      if (!layers_[i]->in_place()) r.backward_bytes = std::max(r.backward_bytes, numel(i));
-    r.backward_buffers = r.backward_bytes > 0 ? std::min(L - 1 - h, 2) : 0;
-    r.logits_grad_bytes = numel(L);
-  }
-  const ActivationPlan acts = plan_activations(r);
+  auto* input = static_cast<int8_t*>(
+      take(-1, "input batch (int8)", Bucket::kInput, desc_.input_shape(0, batch).numel()));
+  Graph fused = fusions(h);
+  const ActivationPlan acts = activations(batch, h, fused);
   auto* block = static_cast<int8_t*>(take(
       -1, "activations (int8, " + std::to_string(acts.buffers) + " buffers placed by lifetime)",
       acts.holds_backprop ? Bucket::kActivations : Bucket::kForward,
@@ -86,36 +119,19 @@ MemoryPlan QNetwork::layout(int64_t batch, int h, int threads, Arena* arena) {
   auto at = [&](size_t offset) -> int8_t* {
     return block && offset != ActivationPlan::kNone ? block + offset : nullptr;
   };
-  // int32 accumulators of the largest layer output (or input, backward), or of a weight (the
-  // zeroth-order update sums its samples there).
-  int64_t acc = 0, stage = 0, work = 0, scratch = 0;
-  for (int i = 0; i < L; ++i) {
-    const Shape in = desc_.input_shape(i, batch);
-    const int j = fused[i];
-    acc = std::max({acc,
-                    j >= 0 ? layers_[i]->max_pooled_acc_elems(in, desc_.pool_windows(j))
-                           : layers_[i]->acc_elems(in),
-                    layers_[i]->weight_shape().numel()});
-    stage = std::max(stage, j >= 0 ? layers_[i]->max_pooled_stage_elems(in, desc_.pool_windows(j))
-                                   : layers_[i]->stage_elems(in));
-    work = std::max(work, layers_[i]->work_bytes(in));
-    if (i < h) scratch = std::max(scratch, layers_[i]->weight_shape().numel());
-  }
-  // One slice of accumulators and kernel scratch per worker, 64-byte aligned.
-  acc = (acc + 15) / 16 * 16;
-  work = (work + 63) / 64 * 64;
-  auto* acc_buf = static_cast<int32_t*>(
-      take(-1, "int32 accumulators", Bucket::kWorkspace, threads * acc * static_cast<int64_t>(4)));
-  auto* stage_buf = static_cast<int16_t*>(
-      take(-1, "int16 staging of a layer output", Bucket::kWorkspace, stage * 2));
-  auto* ranges_buf =
+  const Workspace ws = workspace(batch, h, fused);
+  auto* acc = static_cast<int32_t*>(take(-1, "int32 accumulators", Bucket::kWorkspace,
+                                         threads * ws.acc * static_cast<int64_t>(4)));
+  auto* stage = static_cast<int16_t*>(
+      take(-1, "int16 staging of a layer output", Bucket::kWorkspace, ws.stage * 2));
+  auto* ranges =
       static_cast<int32_t*>(take(-1, "range of each row", Bucket::kWorkspace, batch * 4));
-  void* work_buf =
-      work > 0 ? take(-1, "int8 patch matrices", Bucket::kWorkspace, threads * work) : nullptr;
-  int8_t* scratch_buf = nullptr;
-  if (scratch > 0)
-    scratch_buf =
-        static_cast<int8_t*>(take(-1, "perturbed weights (int8)", Bucket::kWorkspace, scratch));
+  void* work = ws.work > 0 ? take(-1, "int8 patch matrices", Bucket::kWorkspace, threads * ws.work)
+                           : nullptr;
+  int8_t* scratch = nullptr;
+  if (ws.scratch > 0)
+    scratch =
+        static_cast<int8_t*>(take(-1, "perturbed weights (int8)", Bucket::kWorkspace, ws.scratch));
   if (!arena) return plan;
 
   batch_ = batch;
@@ -127,16 +143,11 @@ MemoryPlan QNetwork::layout(int64_t batch, int h, int threads, Arena* arena) {
   kept_.assign(L, QTensor());
   for (int i = 0; i < L; ++i)
     kept_[i] = QTensor{at(acts.output[i]), desc_.input_shape(i + 1, batch), 0};
-  fused_ = fused;
+  fused_ = std::move(fused);
   back_ = {at(acts.backward[0]), at(acts.backward[1])};
-
-  acc_ = acc_buf;
-  stage_ = stage_buf;
-  ranges_ = ranges_buf;
-  work_ = work_buf;
-  acc_stride_ = acc;
-  work_stride_ = work;
-  scratch_ = scratch_buf;
+  acc_ = acc, stage_ = stage, ranges_ = ranges, work_ = work, scratch_ = scratch;
+  acc_stride_ = ws.acc;
+  work_stride_ = ws.work;
   return plan;
 }
 
@@ -169,10 +180,11 @@ QTensor QNetwork::forward(int64_t rows, const QWeightTransform* body) {
       ctx.weight = scratch_;
     }
     w += has_weight;
-    if (const int j = fused_[i]; j >= 0) {
+    if (const GraphNode& n = fused_.node_at(i); n.kind == GraphNode::kMaxPooled) {
+      const int j = n.last;
       QTensor y = output_buffer(j, rows);
       layers_[i]->forward_max_pooled(x, desc_.pool_windows(j), y, ctx);
-      if (j == i + 2) layers_[i + 1]->forward(y, y, context(i + 1));  // the ReLU
+      if (n.act >= 0) layers_[n.act]->forward(y, y, context(n.act));
       kept_[j].exp = y.exp;
       x = y;
       i = j;

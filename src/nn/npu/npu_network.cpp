@@ -77,7 +77,7 @@ NpuNetwork::NpuNetwork(const Network& net, int64_t batch, ThreadPool* pool, int 
   layer_out_.assign(static_cast<size_t>(num_layers_), 0);
   std::vector<LayerSpec> specs;
   for (int i = 0; i < num_layers_; ++i) specs.push_back(net.spec(i));
-  build_chain(net, specs, 0, "", 0, true);
+  build_chain(net, specs, net.graph(), 0, "", 0, true);
   classes_ = net.num_classes();
   int64_t work = 0;
   for (const Node& n : nodes_)
@@ -236,73 +236,83 @@ void NpuNetwork::allocate(Arena& arena) {
   for (Node& n : nodes_) std::vector<float>().swap(n.bias_init);
 }
 
-int NpuNetwork::build_chain(const Network& net, const std::vector<LayerSpec>& specs, int layer,
-                            const std::string& prefix, int in, bool top) {
-  auto find = [](const std::vector<ParamRef>& refs, const std::string& name) -> const Tensor* {
-    for (const ParamRef& r : refs)
-      if (r.name == name) return &r.value;
-    return nullptr;
-  };
-  auto param_index = [&](const std::string& name) {
-    for (const ParamRef& r : net.params())
-      if (r.name == name) return r.index;
-    ZT_ASSERT(false);
-    return -1;
-  };
+namespace {
+
+const Tensor* find(const std::vector<ParamRef>& refs, const std::string& name) {
+  for (const ParamRef& r : refs)
+    if (r.name == name) return &r.value;
+  return nullptr;
+}
+
+}  // namespace
+
+void NpuNetwork::add_weighted(const Network& net, const LayerSpec& s, const std::string& name,
+                              const std::string& norm, Node& n) {
+  const Value v = values_[n.in];  // a copy: add_value may move the values
+  n.kind = Kind::kConv;
+  if (s.op == Op::kLinear)
+    n.geom = {v.numel(), 1, 1, s.out, 1, 1, 0, 1};
+  else
+    n.geom = {v.c, v.h, v.w, s.out, s.kernel, s.stride, s.pad, s.groups};
+  const Tensor* w = find(net.params(), name + ".weight");
+  const Tensor* b = find(net.params(), name + ".bias");
+  ZT_ASSERT(w != nullptr);
+  int index = -1;
+  for (const ParamRef& r : net.params())
+    if (r.name == name + ".weight") index = r.index;
+  ZT_ASSERT(index >= 0);
+  NpuParam p{n.layer, index, w->clone(), 0.0f};
+  const int64_t out = s.out, per_out = w->numel() / out;
+  if (b) n.bias_init.assign(b->data(), b->data() + out);
+  if (!norm.empty()) {
+    // y = (conv(x) + b - mean) * gamma / sqrt(var + eps) + beta, folded into W and b.
+    const Tensor* gamma = find(net.params(), norm + ".weight");
+    const Tensor* beta = find(net.params(), norm + ".bias");
+    const Tensor* mean = find(net.state(), norm + ".running_mean");
+    const Tensor* var = find(net.state(), norm + ".running_var");
+    ZT_ASSERT(gamma && beta && mean && var);
+    n.bias_init.resize(static_cast<size_t>(out), 0.0f);
+    for (int64_t o = 0; o < out; ++o) {
+      const double f = (*gamma)[o] / std::sqrt(static_cast<double>((*var)[o]) +
+                                               static_cast<double>(BatchNorm::kEps));
+      for (int64_t j = 0; j < per_out; ++j)
+        p.master[o * per_out + j] = static_cast<float>(p.master[o * per_out + j] * f);
+      n.bias_init[o] = static_cast<float>((n.bias_init[o] - (*mean)[o]) * f + (*beta)[o]);
+    }
+  }
+  n.param = static_cast<int>(params_.size());
+  n.weights = w->numel();
+  params_.push_back(std::move(p));
+  param_node_.push_back(static_cast<int>(nodes_.size()));
+  n.out = add_value(out, n.geom.out_h(), n.geom.out_w());
+}
+
+int NpuNetwork::build_chain(const Network& net, const std::vector<LayerSpec>& specs,
+                            const Graph& lowered, int layer, const std::string& prefix, int in,
+                            bool top) {
+  // The fusion pass (nn/graph.h) with what the program runs fused: a batch norm folded into
+  // the convolution or linear layer before it, a ReLU/ReLU6 into its producer's clamp.
+  FusionRules rules;
+  rules.fold_norm = true;
+  rules.activated = [&](int i) { return specs[i].op == Op::kConv2d || specs[i].op == Op::kLinear; };
+  const Graph g = fuse(lowered, rules);
+  auto act = [](Op op) { return op == Op::kReLU ? Act::kReLU : Act::kReLU6; };
   int cur = in;
-  for (size_t i = 0; i < specs.size(); ++i) {
-    const size_t first = i;
+  for (const GraphNode& gn : g.nodes) {
+    const int i = gn.first;
     const LayerSpec& s = specs[i];
-    const int owner = top ? static_cast<int>(i) : layer;
     const std::string name = prefix + std::to_string(i);
     const Value v = values_[cur];  // a copy: add_value may move the values
     Node n{};
-    n.layer = owner;
+    n.layer = top ? i : layer;
     n.in = cur;
+    if (gn.act >= 0) n.act = act(specs[gn.act].op);
     switch (s.op) {
       case Op::kConv2d:
-      case Op::kLinear: {
-        n.kind = Kind::kConv;
-        if (s.op == Op::kLinear)
-          n.geom = {v.numel(), 1, 1, s.out, 1, 1, 0, 1};
-        else
-          n.geom = {v.c, v.h, v.w, s.out, s.kernel, s.stride, s.pad, s.groups};
-        const Tensor* w = find(net.params(), name + ".weight");
-        const Tensor* b = find(net.params(), name + ".bias");
-        ZT_ASSERT(w != nullptr);
-        NpuParam p{owner, param_index(name + ".weight"), w->clone(), 0.0f};
-        const int64_t out = s.out, per_out = w->numel() / out;
-        if (b) n.bias_init.assign(b->data(), b->data() + out);
-        if (i + 1 < specs.size() && specs[i + 1].op == Op::kBatchNorm) {
-          // y = (conv(x) + b - mean) * gamma / sqrt(var + eps) + beta, folded into W and b.
-          const std::string bn = prefix + std::to_string(i + 1);
-          const Tensor* gamma = find(net.params(), bn + ".weight");
-          const Tensor* beta = find(net.params(), bn + ".bias");
-          const Tensor* mean = find(net.state(), bn + ".running_mean");
-          const Tensor* var = find(net.state(), bn + ".running_var");
-          ZT_ASSERT(gamma && beta && mean && var);
-          n.bias_init.resize(static_cast<size_t>(out), 0.0f);
-          for (int64_t o = 0; o < out; ++o) {
-            const double f = (*gamma)[o] / std::sqrt(static_cast<double>((*var)[o]) +
-                                                     static_cast<double>(BatchNorm::kEps));
-            for (int64_t j = 0; j < per_out; ++j)
-              p.master[o * per_out + j] = static_cast<float>(p.master[o * per_out + j] * f);
-            n.bias_init[o] = static_cast<float>((n.bias_init[o] - (*mean)[o]) * f + (*beta)[o]);
-          }
-          ++i;
-        }
-        if (i + 1 < specs.size() &&
-            (specs[i + 1].op == Op::kReLU || specs[i + 1].op == Op::kReLU6)) {
-          n.act = specs[i + 1].op == Op::kReLU ? Act::kReLU : Act::kReLU6;
-          ++i;
-        }
-        n.param = static_cast<int>(params_.size());
-        n.weights = w->numel();
-        params_.push_back(std::move(p));
-        param_node_.push_back(static_cast<int>(nodes_.size()));
-        n.out = add_value(out, n.geom.out_h(), n.geom.out_w());
+      case Op::kLinear:
+        add_weighted(net, s, name,
+                     gn.kind == GraphNode::kFoldedNorm ? prefix + std::to_string(i + 1) : "", n);
         break;
-      }
       case Op::kBatchNorm:
         throw InputError("NPU network: layer " + name +
                          " (batch_norm) does not follow a conv2d or linear layer, so it cannot " +
@@ -312,7 +322,7 @@ int NpuNetwork::build_chain(const Network& net, const std::vector<LayerSpec>& sp
       case Op::kReLU:
       case Op::kReLU6:
         n.kind = Kind::kClamp;
-        n.act = s.op == Op::kReLU ? Act::kReLU : Act::kReLU6;
+        n.act = act(s.op);
         n.out = add_value(v.c, v.h, v.w);
         values_[n.out].keeps_scale = true;
         break;
@@ -338,10 +348,13 @@ int NpuNetwork::build_chain(const Network& net, const std::vector<LayerSpec>& sp
         ZT_ASSERT(false, "not an op");
         break;
       case Op::kResidual: {
-        const int main = build_chain(net, s.main, owner, name + ".main.", cur, false);
-        const int shortcut = s.shortcut.empty() ? cur
-                                                : build_chain(net, s.shortcut, owner,
-                                                              name + ".shortcut.", cur, false);
+        // The block's two chains, then their sum.
+        const int main =
+            build_chain(net, s.main, g.branches[gn.main], n.layer, name + ".main.", cur, false);
+        const int shortcut = gn.shortcut < 0
+                                 ? cur
+                                 : build_chain(net, s.shortcut, g.branches[gn.shortcut], n.layer,
+                                               name + ".shortcut.", cur, false);
         n.kind = Kind::kAdd;
         n.in = main, n.in2 = shortcut;
         n.act = s.post_relu ? Act::kReLU : Act::kNone;
@@ -354,7 +367,7 @@ int NpuNetwork::build_chain(const Network& net, const std::vector<LayerSpec>& sp
     if (out != cur) nodes_.push_back(std::move(n));
     cur = out;
     if (top)
-      for (size_t j = first; j <= i; ++j) layer_out_[j] = cur;
+      for (int j = gn.first; j <= gn.last; ++j) layer_out_[j] = cur;
   }
   return cur;
 }

@@ -147,10 +147,15 @@ class NpuNetwork {
 
   struct Slot;
   std::vector<Slot> slots(int threads) const;
-  // Adds the nodes of `specs` (the layers of top-level layer `layer` with parameter names
-  // prefixed `prefix`) reading value `in`; returns the value of the chain's output.
-  int build_chain(const Network& net, const std::vector<LayerSpec>& specs, int layer,
-                  const std::string& prefix, int in, bool top);
+  // Adds the nodes of `specs` (lowered: `lowered`; the layers of top-level layer `layer` with
+  // parameter names prefixed `prefix`) reading value `in`; returns the value of the chain's
+  // output.
+  int build_chain(const Network& net, const std::vector<LayerSpec>& specs, const Graph& lowered,
+                  int layer, const std::string& prefix, int in, bool top);
+  // Node n (kind, input, layer set) as the convolution or linear layer `s` named `name`, with
+  // the batch norm named `norm` folded in (empty: none): its master weights and folded bias.
+  void add_weighted(const Network& net, const LayerSpec& s, const std::string& name,
+                    const std::string& norm, Node& n);
   int add_value(int64_t c, int64_t h, int64_t w);
   void float_node(Node& n, int64_t rows);
   void int8_node(const Node& n, int64_t rows, const int8_t* weight);

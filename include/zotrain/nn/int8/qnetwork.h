@@ -16,6 +16,8 @@
 
 namespace zotrain {
 
+struct ActivationPlan;
+
 // One weight of the network, in the order of the layers.
 struct QWeight {
   int layer;
@@ -71,6 +73,12 @@ class QNetwork {
   const std::vector<QWeight>& weights() const { return weights_; }
 
  private:
+  struct Workspace {
+    int64_t acc = 0, stage = 0, work = 0, scratch = 0;
+  };
+  Graph fusions(int head_start) const;
+  ActivationPlan activations(int64_t batch, int head_start, const Graph& fused) const;
+  Workspace workspace(int64_t batch, int head_start, const Graph& fused) const;
   // Fills plan rows and, when `arena` is given, allocates and binds them.
   MemoryPlan layout(int64_t batch, int head_start, int threads, Arena* arena);
   QTensor output_buffer(int i, int64_t rows);
@@ -86,7 +94,7 @@ class QNetwork {
   // Each layer's output (null inside a fused group) and its exponent, valid while it lives
   // (activation_plan.h).
   std::vector<QTensor> kept_;
-  std::vector<int> fused_;  // the max pooling fused into each layer, or -1 (layout)
+  Graph fused_;  // the graph fused for the body (fusions)
   std::array<int8_t*, 2> back_{};
   int8_t* scratch_ = nullptr;  // one body layer's transformed weights
   int32_t* acc_ = nullptr;
