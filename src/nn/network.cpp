@@ -24,6 +24,31 @@ struct Slot {
   int lane = 0;  // the perturbation lane of a kActivations, kWorkspace or kScratch buffer
 };
 
+// The parameter (or state) tensors of every layer, in order, with the layer that owns each.
+struct Owned {
+  std::vector<ParamSpec> specs;
+  std::vector<int> owner;
+  // Tensor `index`, named "<layer>.<name>", at `data`.
+  ParamRef ref(int index, float* data) const {
+    const int layer = owner[index];
+    return {layer,
+            index,
+            std::to_string(layer) + "." + specs[index].name,
+            Tensor(data, specs[index].shape),
+            {}};
+  }
+};
+
+Owned owned(const Network& net, std::vector<ParamSpec> (Layer::*which)() const) {
+  Owned o;
+  for (int i = 0; i < net.num_layers(); ++i)
+    for (const ParamSpec& ps : (net.layer(i).*which)()) {
+      o.specs.push_back(ps);
+      o.owner.push_back(i);
+    }
+  return o;
+}
+
 int64_t max_of(int64_t a, int64_t b) {
   return a > b ? a : b;
 }
@@ -148,27 +173,16 @@ static std::vector<Slot> plan_slots(const Network& net, const Graph& groups, int
     slots.push_back({one.rows[0], role, index, lane});
   };
   auto floats = [](int64_t n) { return n * int64_t{sizeof(float)}; };
-  struct Param {
-    int layer;
-    std::string what;
-    int64_t numel;
+  const Owned params = owned(net, &Layer::param_specs), state = owned(net, &Layer::state_specs);
+  auto add_each = [&](const Owned& o, const char* suffix, Bucket b, Role role, int from) {
+    for (int p = 0; p < static_cast<int>(o.specs.size()); ++p)
+      if (o.owner[p] >= from)
+        add(o.owner[p], net.layer(o.owner[p]).describe() + " " + o.specs[p].name + suffix, b,
+            floats(o.specs[p].shape.numel()), role, p);
   };
-  std::vector<Param> params;
-  for (int i = 0; i < L; ++i)
-    for (const ParamSpec& ps : net.layer(i).param_specs())
-      params.push_back({i, net.layer(i).describe() + " " + ps.name, ps.shape.numel()});
-  for (int p = 0; p < static_cast<int>(params.size()); ++p)
-    add(params[p].layer, params[p].what, Bucket::kParameters, floats(params[p].numel), Role::kParam,
-        p);
-  int state_index = 0;
-  for (int i = 0; i < L; ++i)
-    for (const ParamSpec& ss : net.layer(i).state_specs())
-      add(i, net.layer(i).describe() + " " + ss.name, Bucket::kParameters, floats(ss.shape.numel()),
-          Role::kState, state_index++);
-  for (int p = 0; p < static_cast<int>(params.size()); ++p)
-    if (params[p].layer >= h)
-      add(params[p].layer, params[p].what + " gradient", Bucket::kGradients,
-          floats(params[p].numel), Role::kGrad, p);
+  add_each(params, "", Bucket::kParameters, Role::kParam, 0);
+  add_each(state, "", Bucket::kParameters, Role::kState, 0);
+  add_each(params, " gradient", Bucket::kGradients, Role::kGrad, h);
   add(-1, "input batch", Bucket::kInput, floats(net.input_shape(0, batch).numel()), Role::kInput,
       0);
   acts.clear();
@@ -282,19 +296,9 @@ void Network::allocate(Arena& arena, int64_t batch, int head_start, ThreadPool* 
   state_.clear();
   kept_.assign(num_layers(), Tensor());
   stats_.assign(num_layers(), nullptr);
-  std::vector<ParamSpec> specs, state_specs;
-  std::vector<int> owner, state_owner;
-  for (int i = 0; i < num_layers(); ++i) {
-    for (const ParamSpec& ps : layers_[i]->param_specs()) {
-      specs.push_back(ps);
-      owner.push_back(i);
-    }
-    for (const ParamSpec& ss : layers_[i]->state_specs()) {
-      state_specs.push_back(ss);
-      state_owner.push_back(i);
-    }
-  }
-  std::vector<Tensor> grads(specs.size());
+  const Owned params = owned(*this, &Layer::param_specs);
+  const Owned state = owned(*this, &Layer::state_specs);
+  std::vector<Tensor> grads(params.specs.size());
   fuse(head_start, frozen);
   lanes_.assign(lanes, Lane());
   paired_ = Lane();
@@ -303,48 +307,22 @@ void Network::allocate(Arena& arena, int64_t batch, int head_start, ThreadPool* 
                                   lanes, paired, acts, passes)) {
     float* p = static_cast<float*>(arena.alloc_bytes(s.row.bucket, s.row.bytes));
     switch (s.role) {
-      case Role::kParam: {
-        const ParamSpec& ps = specs[s.index];
-        int layer = owner[s.index];
-        params_.push_back(
-            {layer, s.index, std::to_string(layer) + "." + ps.name, Tensor(p, ps.shape), {}});
+      case Role::kParam:
+        params_.push_back(params.ref(s.index, p));
         break;
-      }
-      case Role::kState: {
-        const ParamSpec& ss = state_specs[s.index];
-        const int layer = state_owner[s.index];
-        state_.push_back(
-            {layer, s.index, std::to_string(layer) + "." + ss.name, Tensor(p, ss.shape), {}});
-        state_.back().value.fill(ss.value);
+      case Role::kState:
+        state_.push_back(state.ref(s.index, p));
+        state_.back().value.fill(state.specs[s.index].value);
         break;
-      }
       case Role::kGrad:
-        grads[s.index] = Tensor(p, specs[s.index].shape);
+        grads[s.index] = Tensor(p, params.specs[s.index].shape);
         break;
       case Role::kInput:
         input_ = Tensor(p, input_shape(0, batch));
         break;
-      case Role::kActivations: {
-        // Lanes past the first and the paired pass write the trained body's outputs into
-        // their block, the rest into lane 0's.
-        const ActivationPlan& a = acts[s.index];
-        std::vector<float*>& out = s.lane < 0 ? paired_.out : lanes_[s.lane].out;
-        if (s.lane != 0) out = lanes_[0].out;
-        out.resize(num_layers(), nullptr);
-        auto at = [&](size_t offset) {
-          return reinterpret_cast<float*>(reinterpret_cast<std::byte*>(p) + offset);
-        };
-        for (int i = 0; i < num_layers(); ++i)
-          if (a.output[i] != ActivationPlan::kNone) out[i] = at(a.output[i]);
-        if (s.lane != 0) break;
-        const int64_t back_floats = a.backward_bytes / int64_t{sizeof(float)};
-        for (int k = 0; k < 2; ++k)
-          if (a.backward[k] != ActivationPlan::kNone)
-            back_[k] = Tensor(at(a.backward[k]), Shape{back_floats});
-        if (a.logits_grad != ActivationPlan::kNone)
-          dlogits_ = Tensor(at(a.logits_grad), input_shape(num_layers(), batch));
+      case Role::kActivations:
+        bind_activations(acts[s.index], p, s.lane);
         break;
-      }
       case Role::kWorkspace:
         lanes_[s.lane].workspace = Tensor(p, Shape{static_cast<int64_t>(s.row.bytes / 4)});
         break;
@@ -367,7 +345,39 @@ void Network::allocate(Arena& arena, int64_t batch, int head_start, ThreadPool* 
   for (int i = 0; i < num_layers() && passes; ++i)
     if (lanes_[0].out[i]) kept_[i] = Tensor(lanes_[0].out[i], input_shape(i + 1, batch));
   for (ParamRef& pr : params_) pr.grad = grads[pr.index];
-  // Bind each layer's tensors and initialize: uniform in ±1/sqrt(fan_in), one stream per tensor.
+  bind_layers();
+  // Initialize: uniform in ±1/sqrt(fan_in), one stream per tensor.
+  for (ParamRef& pr : params_) {
+    const ParamSpec& ps = params.specs[pr.index];
+    Rng rng(seed, 0x100000 + pr.index);
+    float bound = ps.fan_in ? 1.0f / std::sqrt(static_cast<float>(ps.fan_in)) : 0.0f;
+    for (int64_t k = 0; k < pr.value.numel(); ++k)
+      pr.value[k] = ps.fan_in ? rng.uniform(-bound, bound) : ps.value;
+  }
+}
+
+// Lanes past the first and the paired pass (lane -1) write the trained body's outputs into
+// their block, the rest into lane 0's.
+void Network::bind_activations(const ActivationPlan& a, float* block, int lane) {
+  std::vector<float*>& out = lane < 0 ? paired_.out : lanes_[lane].out;
+  if (lane != 0) out = lanes_[0].out;
+  out.resize(num_layers(), nullptr);
+  auto at = [&](size_t offset) {
+    return reinterpret_cast<float*>(reinterpret_cast<std::byte*>(block) + offset);
+  };
+  for (int i = 0; i < num_layers(); ++i)
+    if (a.output[i] != ActivationPlan::kNone) out[i] = at(a.output[i]);
+  if (lane != 0) return;
+  const int64_t back_floats = a.backward_bytes / int64_t{sizeof(float)};
+  for (int k = 0; k < 2; ++k)
+    if (a.backward[k] != ActivationPlan::kNone)
+      back_[k] = Tensor(at(a.backward[k]), Shape{back_floats});
+  if (a.logits_grad != ActivationPlan::kNone)
+    dlogits_ = Tensor(at(a.logits_grad), input_shape(num_layers(), batch_));
+}
+
+// Hands each layer its parameters, gradients and state.
+void Network::bind_layers() {
   for (int i = 0; i < num_layers(); ++i) {
     std::vector<Tensor> values, layer_grads;
     for (const ParamRef& pr : params_)
@@ -380,13 +390,6 @@ void Network::allocate(Arena& arena, int64_t batch, int head_start, ThreadPool* 
     for (const ParamRef& sr : state_)
       if (sr.layer == i) layer_state.push_back(sr.value);
     layers_[i]->bind_state(layer_state);
-  }
-  for (ParamRef& pr : params_) {
-    const ParamSpec& ps = specs[pr.index];
-    Rng rng(seed, 0x100000 + pr.index);
-    float bound = ps.fan_in ? 1.0f / std::sqrt(static_cast<float>(ps.fan_in)) : 0.0f;
-    for (int64_t k = 0; k < pr.value.numel(); ++k)
-      pr.value[k] = ps.fan_in ? rng.uniform(-bound, bound) : ps.value;
   }
 }
 

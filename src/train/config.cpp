@@ -141,10 +141,42 @@ std::vector<std::string> config_keys() {
   return keys;
 }
 
+namespace {
+
+void need(bool ok, const std::string& key, const std::string& expected) {
+  if (!ok) throw InputError("config key '" + key + "': expected " + expected);
+}
+
+// What each integer precision cannot run.
+void validate_precision(const TrainConfig& c) {
+  if (c.precision != Precision::kF32) {
+    // The int8 updates are integer rules of their own (NITI's bit widths, the NPU's masters).
+    const std::string f32_only = " unless precision is f32";
+    need(c.zo_optimizer == zo::Optimizer::kSgd, "zo_optimizer", "sgd" + f32_only);
+    // Block-coordinate ZO is a choice of layers, which the integer step makes too.
+    need(c.zo_layer_scale == zo::LayerScale::kNone ||
+             (c.zo_layer_scale == zo::LayerScale::kCyclic && c.precision == Precision::kInt8),
+         "zo_layer_scale", "none (or cyclic with precision int8)" + f32_only);
+    need(!c.zo_normalize, "zo_normalize", "0" + f32_only);
+    need(c.zo_mask == zo::Mask::kRandom, "zo_mask", "random" + f32_only);
+  }
+  if (c.precision == Precision::kInt8Npu) {
+    need(c.method == Method::kZo, "method",
+         "zo with precision int8-npu (the NPU runs forward only)");
+    need(c.estimator == zo::Estimator::kSpsa, "estimator", "spsa with precision int8-npu");
+  }
+  if (c.precision == Precision::kInt8) {
+    need(c.estimator == zo::Estimator::kSpsa, "estimator", "spsa with precision int8");
+    need(c.head_grad == HeadGrad::kPerturbed, "head_grad", "perturbed with precision int8");
+    need(c.zo_momentum == 0, "zo_momentum", "0 with precision int8");
+    need(c.memory_budget == 0, "memory_budget", "0 with precision int8");
+    need(c.train_layers == 0, "train_layers", "0 with precision int8 (NITI trains every layer)");
+  }
+}
+
+}  // namespace
+
 void validate(const TrainConfig& c) {
-  auto need = [](bool ok, const std::string& key, const std::string& expected) {
-    if (!ok) throw InputError("config key '" + key + "': expected " + expected);
-  };
   // Every number finite and one a float holds: the f32 path takes eps, lr and zo_lr as floats,
   // where 1e300 is inf and 1e-300 zero (NaN weights, or no step at all).
   visit_config(c, [&](const char* key, const auto& field, const char*) {
@@ -209,34 +241,12 @@ void validate(const TrainConfig& c) {
   need(c.q_schedule == QSchedule::kFixed || c.val_size > 0, "val_size",
        "> 0 for a q schedule, which reads the validation accuracy");
   need(!c.out.empty(), "out", "a folder name");
-  if (c.precision != Precision::kF32) {
-    // The int8 updates are integer rules of their own (NITI's bit widths, the NPU's masters).
-    const std::string f32_only = " unless precision is f32";
-    need(c.zo_optimizer == zo::Optimizer::kSgd, "zo_optimizer", "sgd" + f32_only);
-    // Block-coordinate ZO is a choice of layers, which the integer step makes too.
-    need(c.zo_layer_scale == zo::LayerScale::kNone ||
-             (c.zo_layer_scale == zo::LayerScale::kCyclic && c.precision == Precision::kInt8),
-         "zo_layer_scale", "none (or cyclic with precision int8)" + f32_only);
-    need(!c.zo_normalize, "zo_normalize", "0" + f32_only);
-    need(c.zo_mask == zo::Mask::kRandom, "zo_mask", "random" + f32_only);
-  }
+  validate_precision(c);
   need(c.npu_calibration_batches >= 1, "npu_calibration_batches", "an integer >= 1");
-  if (c.precision == Precision::kInt8Npu) {
-    need(c.method == Method::kZo, "method",
-         "zo with precision int8-npu (the NPU runs forward only)");
-    need(c.estimator == zo::Estimator::kSpsa, "estimator", "spsa with precision int8-npu");
-  }
   need(c.int_eps >= 1 && c.int_eps <= 127, "int_eps", "an integer in [1, 127]");
   parse_bp_bits(c.bp_bits);
   need(c.zo_bits >= 1 && c.zo_bits <= 15, "zo_bits", "an integer in [1, 15]");
   need(c.loss_frac_bits >= 0 && c.loss_frac_bits <= 16, "loss_frac_bits", "an integer in [0, 16]");
-  if (c.precision == Precision::kInt8) {
-    need(c.estimator == zo::Estimator::kSpsa, "estimator", "spsa with precision int8");
-    need(c.head_grad == HeadGrad::kPerturbed, "head_grad", "perturbed with precision int8");
-    need(c.zo_momentum == 0, "zo_momentum", "0 with precision int8");
-    need(c.memory_budget == 0, "memory_budget", "0 with precision int8");
-    need(c.train_layers == 0, "train_layers", "0 with precision int8 (NITI trains every layer)");
-  }
 }
 
 }  // namespace zotrain

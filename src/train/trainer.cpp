@@ -270,6 +270,33 @@ static void remove_stale_temp_files(const std::string& out) {
   }
 }
 
+// The steps of one epoch over `batches`: their losses averaged over the rows, the other
+// counts summed (forward and backward passes are counted in state_).
+Trainer::EpochSums Trainer::train_epoch(BatchSource& batches, int epoch, bool cached,
+                                        const TrainCallbacks& cb) {
+  EpochSums sums;
+  double loss_sum = 0;
+  const int64_t n = batches.batches_per_epoch();
+  for (int64_t b = 0; b < n; ++b) {
+    const int64_t rows = engine_->fill(batches, b, labels_, cached);
+    features_filled_ = cached;
+    const StepResult step = this->step(rows, epoch);
+    sums.signs += step.signs;
+    sums.zero_signs += step.zero_signs;
+    sums.agree += step.agree;
+    sums.correct += step.correct;
+    sums.rows += rows;
+    loss_sum += step.loss * rows;
+    if (!std::isfinite(step.loss))
+      throw RuntimeError("training diverged at epoch " + std::to_string(epoch + 1) + " batch " +
+                         std::to_string(b) + " (loss is " + std::to_string(step.loss) +
+                         "); lower --lr");
+    if (cb.on_batch) cb.on_batch(epoch + 1, b + 1, n, loss_sum / sums.rows);
+  }
+  sums.loss = loss_sum / sums.rows;
+  return sums;
+}
+
 void Trainer::run(const TrainCallbacks& cb) {
   std::filesystem::create_directories(cfg_.out);
   remove_stale_temp_files(cfg_.out);
@@ -286,34 +313,14 @@ void Trainer::run(const TrainCallbacks& cb) {
     const auto [lr, zo_lr] = learning_rates(epoch);
     auto t0 = std::chrono::steady_clock::now();
     batcher->start_epoch(epoch);
-    double loss_sum = 0;
-    int64_t correct = 0, seen = 0;
-    StepResult sums;
-    const int64_t batches = batcher->batches_per_epoch();
-    for (int64_t b = 0; b < batches; ++b) {
-      const int64_t rows = engine_->fill(*batcher, b, labels_, cached);
-      features_filled_ = cached;
-      StepResult step = this->step(rows, epoch);
-      sums.signs += step.signs;
-      sums.zero_signs += step.zero_signs;
-      sums.agree += step.agree;
-      const double loss = step.loss;
-      loss_sum += loss * rows;
-      correct += step.correct;
-      seen += rows;
-      if (!std::isfinite(loss))
-        throw RuntimeError("training diverged at epoch " + std::to_string(epoch + 1) + " batch " +
-                           std::to_string(b) + " (loss is " + std::to_string(loss) +
-                           "); lower --lr");
-      if (cb.on_batch) cb.on_batch(epoch + 1, b + 1, batches, loss_sum / seen);
-    }
+    const EpochSums sums = train_epoch(*batcher, epoch, cached, cb);
     state_.seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     EpochReport r;
     r.epoch = epoch + 1;
     r.epochs = cfg_.epochs;
     r.lr = lr;
-    r.train_loss = loss_sum / seen;
-    r.train_acc = static_cast<double>(correct) / seen;
+    r.train_loss = sums.loss;
+    r.train_acc = static_cast<double>(sums.correct) / sums.rows;
     r.val_acc = evaluate_on(Split::kVal);
     r.test_acc = evaluate_on(Split::kTest);
     r.seconds = state_.seconds;

@@ -25,6 +25,7 @@
 
 namespace zotrain {
 
+struct ActivationPlan;
 // One parameter tensor of the network, in a fixed order (layer, then the layer's param_specs).
 struct ParamRef {
   int layer;
@@ -173,6 +174,8 @@ class Network {
   void allocate(Arena& arena, int64_t batch, int head_start, ThreadPool* pool, uint64_t seed,
                 int frozen, int lanes, bool paired, bool passes);
   void fuse(int head_start, int frozen);
+  void bind_activations(const ActivationPlan& a, float* block, int lane);
+  void bind_layers();
 
   Shape item_shape_;
   std::vector<LayerSpec> specs_;

@@ -119,6 +119,10 @@ class Trainer {
   // The BP and ZO learning rates of a 0-based epoch (step decay).
   std::pair<double, double> learning_rates(int epoch) const;
   double evaluate_on(Split split);
+  struct EpochSums : StepResult {
+    int64_t rows = 0;
+  };
+  EpochSums train_epoch(BatchSource& batches, int epoch, bool cached, const TrainCallbacks& cb);
   // With cache_features: the frozen layers' output of every example of each split.
   void cache_features();
   // A split's batches: cached features when there are, else the data's.

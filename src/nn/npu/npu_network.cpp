@@ -246,6 +246,10 @@ const Tensor* find(const std::vector<ParamRef>& refs, const std::string& name) {
 
 }  // namespace
 
+NpuNetwork::Act NpuNetwork::activation(Op op) {
+  return op == Op::kReLU ? Act::kReLU : Act::kReLU6;
+}
+
 void NpuNetwork::add_weighted(const Network& net, const LayerSpec& s, const std::string& name,
                               const std::string& norm, Node& n) {
   const Value v = values_[n.in];  // a copy: add_value may move the values
@@ -296,7 +300,6 @@ int NpuNetwork::build_chain(const Network& net, const std::vector<LayerSpec>& sp
   rules.fold_norm = true;
   rules.activated = [&](int i) { return specs[i].op == Op::kConv2d || specs[i].op == Op::kLinear; };
   const Graph g = fuse(lowered, rules);
-  auto act = [](Op op) { return op == Op::kReLU ? Act::kReLU : Act::kReLU6; };
   int cur = in;
   for (const GraphNode& gn : g.nodes) {
     const int i = gn.first;
@@ -304,9 +307,8 @@ int NpuNetwork::build_chain(const Network& net, const std::vector<LayerSpec>& sp
     const std::string name = prefix + std::to_string(i);
     const Value v = values_[cur];  // a copy: add_value may move the values
     Node n{};
-    n.layer = top ? i : layer;
-    n.in = cur;
-    if (gn.act >= 0) n.act = act(specs[gn.act].op);
+    n.layer = top ? i : layer, n.in = cur;
+    if (gn.act >= 0) n.act = activation(specs[gn.act].op);
     switch (s.op) {
       case Op::kConv2d:
       case Op::kLinear:
@@ -314,15 +316,15 @@ int NpuNetwork::build_chain(const Network& net, const std::vector<LayerSpec>& sp
                      gn.kind == GraphNode::kFoldedNorm ? prefix + std::to_string(i + 1) : "", n);
         break;
       case Op::kBatchNorm:
-        throw InputError("NPU network: layer " + name +
-                         " (batch_norm) does not follow a conv2d or linear layer, so it cannot " +
-                         "be folded" +
-                         (i > 0 ? std::string(" (it follows ") + op_name(specs[i - 1].op) + ")"
-                                : std::string()));
+        throw InputError(
+            "NPU network: layer " + name +
+            " (batch_norm) does not follow a conv2d or linear layer, so it cannot be "
+            "folded" +
+            (i > 0 ? " (it follows " + std::string(op_name(specs[i - 1].op)) + ")" : ""));
       case Op::kReLU:
       case Op::kReLU6:
         n.kind = Kind::kClamp;
-        n.act = act(s.op);
+        n.act = activation(s.op);
         n.out = add_value(v.c, v.h, v.w);
         values_[n.out].keeps_scale = true;
         break;

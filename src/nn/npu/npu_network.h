@@ -119,6 +119,7 @@ class NpuNetwork {
  private:
   enum class Kind { kConv, kMaxPool, kAvgPool, kGlobalMax, kGlobalAvg, kClamp, kAdd };
   enum class Act { kNone, kReLU, kReLU6 };
+  static Act activation(Op op);  // of a ReLU or ReLU6
   // One tensor of the program: [batch, c, h, w] (h = w = 1 for features).
   struct Value {
     int64_t c = 0, h = 1, w = 1;
