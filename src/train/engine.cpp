@@ -10,15 +10,20 @@ namespace {
 // One row per precision: its memory plan and its engine.
 struct PrecisionRow {
   Precision precision;
-  bool reads_int8_checkpoints;  // --init may name an int8 run's checkpoint
+  // The precisions whose checkpoints --init may name: f32 models, and the row's own. An
+  // int8-npu run's trained weights are its program's masters (batch norm folded in), which no
+  // other precision can read back.
+  bool initializes_from(Precision from) const {
+    return from == Precision::kF32 || from == precision;
+  }
   MemoryPlan (*plan)(const Network& net, const TrainConfig& cfg, int head, int frozen);
   std::unique_ptr<Engine> (*make)(const EngineArgs& args);
 };
 
 constexpr PrecisionRow kPrecisions[] = {
-    {Precision::kF32, false, f32_plan, make_f32_engine},
-    {Precision::kInt8, true, int8_plan, make_int8_engine},
-    {Precision::kInt8Npu, false, npu_plan, make_npu_engine},
+    {Precision::kF32, f32_plan, make_f32_engine},
+    {Precision::kInt8, int8_plan, make_int8_engine},
+    {Precision::kInt8Npu, npu_plan, make_npu_engine},
 };
 
 const PrecisionRow& row(const TrainConfig& cfg) {
@@ -36,10 +41,12 @@ uint64_t step_key(const TrainConfig& cfg, int64_t step) {
 
 std::unique_ptr<Engine> make_engine(const EngineArgs& args) {
   const PrecisionRow& p = row(args.cfg);
-  if (args.init && !p.reads_int8_checkpoints &&
-      args.init->meta.config.precision == Precision::kInt8)
-    throw InputError("--init " + args.cfg.init +
-                     ": an int8 checkpoint cannot initialize an f32 run (use --precision int8)");
+  if (args.init && !p.initializes_from(args.init->meta.config.precision)) {
+    const char* from = name_of(args.init->meta.config.precision);
+    throw InputError("--init " + args.cfg.init + ": an " + from +
+                     " checkpoint cannot initialize an " + name_of(p.precision) +
+                     " run (use --precision " + from + ")");
+  }
   return p.make(args);
 }
 

@@ -1,12 +1,10 @@
 #include "zotrain/train/trainer.h"
 
-#include <signal.h>
 #include <sys/resource.h>
 
 #include <cerrno>
 #include <chrono>
 #include <cmath>
-#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -15,6 +13,7 @@
 #include <sstream>
 
 #include "engine.h"
+#include "output_folder.h"
 #include "zotrain/core/error.h"
 
 namespace zotrain {
@@ -158,6 +157,10 @@ Trainer::Trainer(const TrainConfig& cfg, RunData data)
 
 Trainer::~Trainer() = default;
 
+void Trainer::claim_output() {
+  if (!output_) output_ = std::make_unique<OutputFolder>(cfg_.out);
+}
+
 int Trainer::q() const {
   if (cfg_.q_schedule == QSchedule::kFixed) return cfg_.q;
   return state_.q_scheduler.q ? state_.q_scheduler.q : cfg_.q0;
@@ -250,24 +253,10 @@ void Trainer::resume(const Checkpoint& ckpt) {
     throw InputError(ckpt.path + ": checkpoint is for inputs " + ckpt.meta.item_shape.str() +
                      " with " + std::to_string(ckpt.meta.num_classes) + " classes, the data has " +
                      spec_.item_shape.str() + " with " + std::to_string(spec_.num_classes));
+  claim_output();
   engine_->resume(ckpt);
   state_ = ckpt.meta.state;
   truncate_metrics(cfg_.out + "/metrics.jsonl", state_.epochs_done);
-}
-
-// Removes the temporary checkpoints a killed run left in `out` (checkpoint.bin.tmp.<pid> of a
-// process that no longer exists): kill -9 mid-write left them forever.
-static void remove_stale_temp_files(const std::string& out) {
-  const std::string prefix = "checkpoint.bin.tmp.";
-  for (const auto& entry : std::filesystem::directory_iterator(out)) {
-    const std::string name = entry.path().filename().string();
-    if (name.rfind(prefix, 0) != 0) continue;
-    char* end = nullptr;
-    const long pid = std::strtol(name.c_str() + prefix.size(), &end, 10);
-    if (*end != '\0' || pid <= 0) continue;
-    if (::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH)
-      std::filesystem::remove(entry.path());
-  }
 }
 
 // The steps of one epoch over `batches`: their losses averaged over the rows, the other
@@ -298,8 +287,13 @@ Trainer::EpochSums Trainer::train_epoch(BatchSource& batches, int epoch, bool ca
 }
 
 void Trainer::run(const TrainCallbacks& cb) {
-  std::filesystem::create_directories(cfg_.out);
-  remove_stale_temp_files(cfg_.out);
+  claim_output();
+  if (state_.epochs_done == 0) {
+    if (cfg_.overwrite)
+      output_->remove_results();
+    else
+      output_->require_no_results();
+  }
   const std::string metrics_path = cfg_.out + "/metrics.jsonl";
   if (state_.epochs_done == 0) write_file(metrics_path, "", std::ios::trunc);
   cache_features();

@@ -1,6 +1,9 @@
 // The zotrain command line, run as a user would: exit codes, messages, outputs.
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/file.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -173,7 +176,7 @@ TEST_F(Cli, ResumeRefusesCraftedStateAndSkipsForeignMetricsLines) {
 
 TEST_F(Cli, MemoryPlanAgreesWithTheArenaOfARealRun) {
   for (const char* method : {"bp", "zo", "elastic --bp-layers 1", "elastic --bp-layers 3"}) {
-    ASSERT_EQ(run(train_args("run") + " --method " + method).code, 0) << method;
+    ASSERT_EQ(run(train_args("run") + " --overwrite 1 --method " + method).code, 0) << method;
     auto summary = nlohmann::json::parse(slurp(dir.file("run") + "/summary.json"));
     Result m = run(std::string("memory --json --batch 50 --method ") + method);
     ASSERT_EQ(m.code, 0) << m.err;
@@ -303,6 +306,34 @@ TEST_F(Cli, UnwritableOutputsEndTheRunNamingTheFile) {
   EXPECT_EQ(r.code, 1) << r.err;
   EXPECT_NE(r.err.find("metrics.jsonl: could not write"), std::string::npos) << r.err;
   EXPECT_FALSE(std::filesystem::exists(dir.file("run") + "/summary.json"));
+}
+
+// One run per output folder (issue 22, defect 6): two runs on one --out both exited 0 with
+// their metrics interleaved, and a new run silently replaced another's results.
+TEST_F(Cli, OneRunPerOutputFolder) {
+  ASSERT_EQ(run(train_args("run")).code, 0);
+  const std::string first = slurp(dir.file("run") + "/metrics.jsonl");
+  expect_usage_error(train_args("run"), "holds another run's results");
+  expect_usage_error(train_args("run"), "--resume " + dir.file("run"));
+  EXPECT_EQ(slurp(dir.file("run") + "/metrics.jsonl"), first);  // untouched
+  Result again = run(train_args("run") + " --overwrite 1 --seed 3");
+  ASSERT_EQ(again.code, 0) << again.err;
+  EXPECT_NE(slurp(dir.file("run") + "/metrics.jsonl"), first);
+  // --resume continues the run in its folder.
+  Result resumed = run("train --resume " + dir.file("run") + " --epochs 2");
+  EXPECT_EQ(resumed.code, 0) << resumed.err;
+
+  // A folder another process holds is refused before anything is written in it.
+  std::filesystem::create_directories(dir.file("held"));
+  const int fd = ::open((dir.file("held") + "/.lock").c_str(), O_RDWR | O_CREAT, 0644);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(::flock(fd, LOCK_EX | LOCK_NB), 0);
+  expect_usage_error(train_args("held"), "is in use by another zotrain run");
+  expect_usage_error("train --resume " + dir.file("run") + " --epochs 3 --out " + dir.file("held"),
+                     "is in use by another zotrain run");
+  EXPECT_FALSE(std::filesystem::exists(dir.file("held") + "/metrics.jsonl"));
+  ::close(fd);
+  EXPECT_EQ(run(train_args("held")).code, 0);
 }
 
 TEST_F(Cli, MakeDataWritesTheStandin) {

@@ -171,6 +171,21 @@ TEST(FineTuning, Int8NpuTrainsMasterWeightsResumesAndCachesIntegerFeatures) {
     EXPECT_FALSE(std::equal(m.data(), m.data() + m.numel(), w.data())) << "master moved";
   }
   EXPECT_EQ(masters, 2);
+  // Its trained weights are the program's masters, batch norm folded in: only an int8-npu run
+  // can start from them (issue 22, defect 5: an f32 run loaded the weights from before).
+  for (Precision p : {Precision::kF32, Precision::kInt8}) {
+    TrainConfig from = base_config(dir, "from-npu");
+    from.precision = p;
+    from.init = cfg.out + "/checkpoint.bin";
+    try {
+      Trainer{from};
+      ADD_FAILURE() << "an int8-npu checkpoint initialized a " << name_of(p) << " run";
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find("an int8-npu checkpoint cannot initialize"),
+                std::string::npos)
+          << e.what();
+    }
+  }
   std::ifstream s(cfg.out + "/summary.json");
   const json summary = json::parse(s);
   EXPECT_GE(summary["final_test_acc"].get<double>(), 0.8);

@@ -9,7 +9,7 @@ namespace zotrain {
 namespace {
 
 double train_and_test(TrainConfig cfg, const test::TempDir& dir) {
-  cfg.out = dir.file("run");
+  cfg.out = dir.file(std::string("run-") + name_of(cfg.method));
   Trainer trainer(cfg);
   trainer.run();
   const auto test = trainer.data().batches(Split::kTest, cfg.batch, false, 0);

@@ -60,6 +60,7 @@ struct TrainConfig {
   std::string model = "lenet5";
   std::string data = "fashion-mnist";
   std::string out = "runs/default";
+  bool overwrite = false;            // a new run may replace the results of another run in `out`
   Method method = Method::kElastic;  // bp: Full BP; zo: Full ZO; elastic: ZO body + BP head
   int bp_layers = 2;          // elastic: layers with parameters trained by BP, counted from the end
   int64_t memory_budget = 0;  // elastic: bytes; when set, picks the largest head that fits
@@ -161,6 +162,9 @@ void visit_config(Config& c, Visitor&& v) {
     "(IDX files, STL-10 binaries, one sub-folder of JPEG images per class, or ModelNet40 HDF5 "
     "files)");
   v("out", c.out, "output folder for metrics.jsonl, summary.json, checkpoint.bin");
+  v("overwrite", c.overwrite,
+    "1 lets a new run replace another run's results in the output folder (otherwise refused; "
+    "--resume continues one)");
   v("method", c.method, "training method: bp (Full BP), zo (Full ZO), elastic (ZO body, BP head)");
   v("bp_layers", c.bp_layers, "elastic: number of last layers with parameters trained by BP");
   v("memory_budget", c.memory_budget,

@@ -24,6 +24,8 @@
 
 namespace zotrain {
 
+class OutputFolder;
+
 class Engine;
 class QNetwork;
 class NpuNetwork;
@@ -128,6 +130,8 @@ class Trainer {
   // A split's batches: cached features when there are, else the data's.
   std::unique_ptr<BatchSource> source(Split split, bool train) const;
   void write_summary() const;
+  // Takes the output folder for this run's life (output_folder.h), once.
+  void claim_output();
   // cfg.init's checkpoint (InputError for a checkpoint of another model or input).
   Checkpoint read_init() const;
   int64_t num_parameters() const;
@@ -149,6 +153,7 @@ class Trainer {
   std::vector<std::pair<int, double>> sparsity_;  // reported per epoch
   MemoryPlan plan_;
   TrainState state_;
+  std::unique_ptr<OutputFolder> output_;
 };
 
 }  // namespace zotrain
