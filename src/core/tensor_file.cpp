@@ -4,6 +4,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
@@ -174,8 +175,16 @@ TensorFile read_tensor_file(const std::string& path) {
       shape[shape.rank++] = d;
     }
     const char* src = r.take(numel * sizeof(float));
+    // Two tensors of one name: the first won silently (issue 22, defect 10).
+    if (file.find(name))
+      throw InputError(path + ": tensor '" + name + "' appears twice; names must be unique");
     Tensor t = Tensor::zeros(shape);
     std::memcpy(t.data(), src, t.bytes());
+    // Stored values are results, and every result is finite (a crafted NaN evaluated to garbage).
+    for (int64_t i = 0; i < t.numel(); ++i)
+      if (!std::isfinite(t[i]))
+        throw InputError(path + ": tensor '" + name + "' holds " + std::to_string(t[i]) +
+                         " at element " + std::to_string(i) + "; expected finite numbers");
     file.tensors.emplace_back(std::move(name), std::move(t));
   }
   if (!r.done()) throw InputError(path + ": unexpected trailing data");

@@ -19,7 +19,10 @@ struct ErrorManager {
   jpeg_error_mgr base;  // first, so that libjpeg's pointer to it is a pointer to the whole
   std::jmp_buf jump;
   char message[JMSG_LENGTH_MAX] = "";
+  bool too_large = false;  // message says why
 };
+
+constexpr int64_t kMaxImageValues = int64_t{1} << 28;
 
 [[noreturn]] void fail(j_common_ptr cinfo) {
   auto* err = reinterpret_cast<ErrorManager*>(cinfo->err);
@@ -46,6 +49,17 @@ bool decode(const std::vector<uint8_t>& bytes, ErrorManager& err, jpeg_decompres
   jpeg_mem_src(&cinfo, bytes.data(), static_cast<unsigned long>(bytes.size()));
   jpeg_read_header(&cinfo, TRUE);
   cinfo.out_color_space = cinfo.jpeg_color_space == JCS_GRAYSCALE ? JCS_GRAYSCALE : JCS_RGB;
+  // A header may claim 65500 x 65500 pixels in a few bytes (issue 22, defect 7): refuse what no
+  // training image is before anything is allocated for it.
+  const int64_t values = int64_t{cinfo.image_width} * cinfo.image_height *
+                         (cinfo.out_color_space == JCS_GRAYSCALE ? 1 : 3);
+  if (values > kMaxImageValues) {
+    std::snprintf(err.message, sizeof err.message,
+                  "declares %u x %u pixels; expected at most %lld values (a training image)",
+                  cinfo.image_width, cinfo.image_height, static_cast<long long>(kMaxImageValues));
+    err.too_large = true;
+    return false;
+  }
   jpeg_start_decompress(&cinfo);
   const int64_t c = cinfo.output_components, h = cinfo.output_height, w = cinfo.output_width;
   image.shape = Shape{c, h, w};
@@ -76,6 +90,7 @@ Image read_jpeg(const std::string& path) {
   Image image;
   const bool ok = decode(bytes, err, cinfo, image);
   jpeg_destroy_decompress(&cinfo);
+  if (!ok && err.too_large) throw InputError(path + ": JPEG image " + err.message);
   if (!ok) throw InputError(path + ": corrupt JPEG image (libjpeg: " + err.message + ")");
   return image;
 }

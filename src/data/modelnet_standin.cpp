@@ -158,10 +158,17 @@ void write_modelnet40_standin(const std::string& dir, const StandinOptions& o) {
                                                     {"test_per_class", o.test_per_class},
                                                     {"points", o.points},
                                                     {"clouds_per_file", o.clouds_per_file}};
+  // Bounded so that nothing it allocates (a split's order, one file's clouds) can exhaust the
+  // memory (issue 22, defect 7: --train-per-class 100000000).
+  constexpr int64_t kMaxCount = int64_t{1} << 20;
   for (const auto& [name, value] : counts)
-    if (value < 1)
+    if (value < 1 || value > kMaxCount)
       throw InputError(std::string("stand-in option ") + name + " is " + std::to_string(value) +
-                       "; expected 1 or more");
+                       "; expected 1 to " + std::to_string(kMaxCount));
+  if (o.clouds_per_file * o.points > kMaxCount * 64)
+    throw InputError("stand-in options clouds_per_file " + std::to_string(o.clouds_per_file) +
+                     " x points " + std::to_string(o.points) + " exceed " +
+                     std::to_string(kMaxCount * 64) + " points per file");
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec) throw RuntimeError(dir + ": cannot create the folder: " + ec.message());

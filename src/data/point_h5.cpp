@@ -3,6 +3,7 @@
 #include <hdf5.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <filesystem>
 #include <vector>
@@ -11,6 +12,8 @@
 
 namespace zotrain {
 namespace {
+
+constexpr int kMaxCompression = 64;
 
 const char* const kLayout =
     "; expected ModelNet40's HDF5 layout: dataset 'data' [N, P, 3] float and 'label' [N, 1] "
@@ -103,6 +106,17 @@ PointCloudSet read_point_h5(const std::string& path) {
     throw InputError(path + ": dataset 'data' has shape " + dims_str(data.dims) +
                      "; expected at least one cloud of at least one point");
   const hsize_t n = data.dims[0];
+  // Sizes against the file before allocating (issue 22, defect 7: [1, 2^31, 3] declared in a
+  // 2 KB file): an HDF5 file may compress its data, but not more than kMaxCompression times.
+  std::error_code size_ec;
+  const auto file_bytes = static_cast<double>(std::filesystem::file_size(path, size_ec));
+  const double declared = static_cast<double>(n) * static_cast<double>(data.dims[1]) * 3 * 4;
+  if (declared > kMaxCompression * file_bytes)
+    throw InputError(path + ": dataset 'data' declares " + dims_str(data.dims) + " floats (" +
+                     std::to_string(static_cast<long long>(declared)) + " bytes) in a file of " +
+                     std::to_string(static_cast<long long>(file_bytes)) +
+                     " bytes; expected the data in the file (compressed at most " +
+                     std::to_string(kMaxCompression) + " times)");
 
   const DatasetInfo label = describe(file, path, "label");
   const bool label_shape_ok = (label.dims.size() == 1 || label.dims.size() == 2) &&
@@ -117,6 +131,16 @@ PointCloudSet read_point_h5(const std::string& path) {
   set.name = path;
   set.points_per_cloud = static_cast<int64_t>(data.dims[1]);
   set.points = read_all<float>(file, path, "data", H5T_NATIVE_FLOAT, n * data.dims[1] * 3);
+  // NaN or infinite coordinates trained at chance (issue 22, defect 9).
+  const auto nonfinite =
+      std::find_if(set.points.begin(), set.points.end(), [](float v) { return !std::isfinite(v); });
+  if (nonfinite != set.points.end()) {
+    const auto at = static_cast<int64_t>(nonfinite - set.points.begin());
+    throw InputError(path + ": dataset 'data' holds " + std::to_string(*nonfinite) + " at cloud " +
+                     std::to_string(at / set.cloud_numel()) + ", point " +
+                     std::to_string(at % set.cloud_numel() / 3) + ", coordinate " +
+                     std::to_string(at % 3) + "; expected finite coordinates");
+  }
   const auto labels = read_all<int64_t>(file, path, "label", H5T_NATIVE_INT64, n);
   auto bad = std::find_if(labels.begin(), labels.end(), [](int64_t l) { return l < 0 || l > 255; });
   if (bad != labels.end())

@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <sstream>
 #include <toml.hpp>
 #include <type_traits>
 
@@ -9,11 +12,70 @@
 
 namespace zotrain::tools {
 
+namespace {
+
+// toml11 parses nested arrays and inline tables by recursion without a limit: 10,000 levels
+// overflowed the stack (issue 22, defect 1). No config needs more than two, so the text is
+// scanned first, strings and comments skipped, and refused past kMaxNesting levels.
+constexpr int kMaxNesting = 32;
+constexpr std::uintmax_t kMaxConfigBytes = 1 << 20;
+
+// The index of the quote that closes the string opening at `i`, or of the end of its line (or
+// text) when it is not closed there: toml11 then reports it.
+size_t string_end(const std::string& text, size_t i) {
+  const char q = text[i];
+  const bool multi = text.compare(i, 3, std::string(3, q)) == 0;
+  for (size_t j = i + (multi ? 3 : 1); j < text.size(); ++j) {
+    if (q == '"' && text[j] == '\\') {
+      ++j;
+    } else if (text[j] == '\n' && !multi) {
+      return j - 1;
+    } else if (text[j] == q && (!multi || text.compare(j, 3, std::string(3, q)) == 0)) {
+      return multi ? j + 2 : j;
+    }
+  }
+  return text.size();
+}
+
+void check_nesting(const std::string& text, const std::string& path) {
+  int depth = 0, line = 1;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (c == '\n') {
+      ++line;
+    } else if (c == '#') {
+      while (i + 1 < text.size() && text[i + 1] != '\n') ++i;
+    } else if (c == '"' || c == '\'') {
+      const size_t end = string_end(text, i);
+      line += static_cast<int>(
+          std::count(text.begin() + i, text.begin() + std::min(end, text.size()), '\n'));
+      i = end;
+    } else if (c == '[' || c == '{') {
+      if (++depth > kMaxNesting)
+        throw InputError(path + ": line " + std::to_string(line) +
+                         ": arrays or inline tables nested deeper than " +
+                         std::to_string(kMaxNesting) + " levels");
+    } else if (c == ']' || c == '}') {
+      depth = std::max(depth - 1, 0);
+    }
+  }
+}
+
+}  // namespace
+
 void apply_config_file(const std::string& path, TrainConfig& cfg) {
   if (!std::filesystem::is_regular_file(path)) throw InputError(path + ": config file not found");
+  if (std::filesystem::file_size(path) > kMaxConfigBytes)
+    throw InputError(path + ": a config file of " +
+                     std::to_string(std::filesystem::file_size(path)) +
+                     " bytes; expected at most " + std::to_string(kMaxConfigBytes));
+  std::ifstream in(path, std::ios::binary);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  check_nesting(text, path);
   toml::value data;
   try {
-    data = toml::parse(path);
+    std::istringstream stream(text);
+    data = toml::parse(stream, path);
   } catch (const std::exception& e) {
     // toml11 draws the error's location over several lines; keep to one.
     std::string msg;

@@ -1,5 +1,6 @@
 #include "zotrain/train/checkpoint.h"
 
+#include <cmath>
 #include <nlohmann/json.hpp>
 
 #include "models/serialize.h"
@@ -55,8 +56,14 @@ Checkpoint read_checkpoint(const std::string& path) {
       throw InputError(path + ": item_shape must have 1 to 3 dimensions");
     for (int64_t d : shape) m.item_shape[m.item_shape.rank++] = d;
     j.at("num_classes").get_to(m.num_classes);
-    j.at("norm_mean").get_to(m.norm.mean);
-    j.at("norm_std").get_to(m.norm.std);
+    const double mean = j.at("norm_mean").get<double>(), sd = j.at("norm_std").get<double>();
+    // The input normalization (p / 255 - mean) / std of pixels in [0, 1]: a crafted -1 or 1e30
+    // evaluated to garbage with exit 0.
+    if (!(std::fabs(mean) <= 1e3) || !(sd >= 1e-6 && sd <= 1e3))
+      throw InputError(path + ": norm_mean " + std::to_string(mean) + " and norm_std " +
+                       std::to_string(sd) +
+                       " must be a normalization of pixels: |mean| <= 1000, std in [1e-6, 1000]");
+    m.norm = {static_cast<float>(mean), static_cast<float>(sd)};
     j.at("epochs_done").get_to(m.state.epochs_done);
     j.at("steps").get_to(m.state.steps);
     j.at("forward_passes").get_to(m.state.forward_passes);

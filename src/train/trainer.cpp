@@ -1,6 +1,7 @@
 #include "zotrain/train/trainer.h"
 
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <chrono>
@@ -25,6 +26,27 @@ namespace {
 const TrainConfig& validated(const TrainConfig& cfg) {
   validate(cfg);
   return cfg;
+}
+
+// The machine's memory (0 where it cannot be told).
+uint64_t physical_memory_bytes() {
+  const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGE_SIZE);
+  return pages > 0 && page > 0 ? static_cast<uint64_t>(pages) * static_cast<uint64_t>(page) : 0;
+}
+
+// Before the arena is made (issue 22, defect 7): a plan beyond the machine's memory ended in
+// "out of memory" after zero-filling gigabytes, naming nothing.
+void check_fits(const MemoryPlan& plan, const TrainConfig& cfg) {
+  const uint64_t memory = physical_memory_bytes();
+  if (memory == 0 || plan.total() <= memory) return;
+  const MemoryRow* largest = &plan.rows[0];
+  for (const MemoryRow& r : plan.rows)
+    if (r.bytes > largest->bytes) largest = &r;
+  throw InputError("the run plans " + std::to_string(plan.total()) + " bytes (" + cfg.model +
+                   " at batch " + std::to_string(cfg.batch) + "; the largest buffer, " +
+                   largest->what + ", " + std::to_string(largest->bytes) +
+                   " bytes), more than this machine's " + std::to_string(memory) +
+                   " bytes of memory; choose a smaller --batch or model");
 }
 
 size_t peak_rss_bytes() {
@@ -144,6 +166,7 @@ Trainer::Trainer(const TrainConfig& cfg, RunData data)
   frozen_ = frozen_layers(*net_, cfg_);
   head_ = choose_head(*net_, cfg_);
   plan_ = training_plan(*net_, cfg_, head_);
+  check_fits(plan_, cfg_);
   if (cfg_.cache_features && data_.is_point_cloud())
     throw InputError("--cache-features 1 needs image data: " + cfg_.data +
                      " holds point clouds, sampled anew for every pass");

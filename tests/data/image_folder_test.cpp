@@ -152,6 +152,22 @@ TEST_F(ImageFolder, CorruptImage) {
   EXPECT_THAT(input_error([&] { load(); }), HasSubstr(path("b", "1.jpg") + ": corrupt JPEG image"));
 }
 
+// A header may claim 65500 x 65500 pixels in a few bytes (issue 22, defect 7): refused by its
+// size before anything is allocated for it.
+TEST_F(ImageFolder, ImageThatClaimsAHugeSize) {
+  write("a", "1.jpg", {1, 2, 3});
+  write("b", "1.jpg", {1, 2, 3});
+  std::vector<uint8_t> bytes = test::read_bytes(path("b", "1.jpg"));
+  size_t sof = 0;  // the baseline start-of-frame marker: FF C0, length, precision, H, W
+  while (sof + 9 < bytes.size() && !(bytes[sof] == 0xFF && bytes[sof + 1] == 0xC0)) ++sof;
+  ASSERT_LT(sof + 9, bytes.size());
+  for (size_t k : {sof + 5, sof + 7}) bytes[k] = 0xFF, bytes[k + 1] = 0xDC;  // 65500
+  test::write_bytes(path("b", "1.jpg"), bytes);
+  EXPECT_THAT(input_error([&] { load(); }),
+              HasSubstr(path("b", "1.jpg") +
+                        ": JPEG image declares 65500 x 65500 pixels; expected at most"));
+}
+
 TEST_F(ImageFolder, ImagesOfAnotherSize) {
   write("a", "1.jpg", {1, 2, 3});
   fs::create_directories(tmp_.path() / "b");

@@ -90,7 +90,16 @@ TEST(ModelNetStandin, BadOptions) {
   StandinOptions o = small(7);
   o.points = 0;
   EXPECT_THAT(test::input_error([&] { write_modelnet40_standin(tmp.file("x"), o); }),
-              HasSubstr("stand-in option points is 0; expected 1 or more"));
+              HasSubstr("stand-in option points is 0; expected 1 to 1048576"));
+  // Issue 22, defect 7: counts whose buffers would exhaust the memory.
+  o = small(7);
+  o.train_per_class = 100000000;
+  EXPECT_THAT(test::input_error([&] { write_modelnet40_standin(tmp.file("x"), o); }),
+              HasSubstr("train_per_class is 100000000; expected 1 to 1048576"));
+  o = small(7);
+  o.clouds_per_file = 1 << 20, o.points = 1 << 20;
+  EXPECT_THAT(test::input_error([&] { write_modelnet40_standin(tmp.file("x"), o); }),
+              HasSubstr("points per file"));
 }
 
 }  // namespace

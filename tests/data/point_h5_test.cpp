@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <limits>
 #include <vector>
 
 #include "data/data_test_util.h"
@@ -100,6 +101,24 @@ TEST_F(PointH5, LabelShapeTypeAndRange) {
   file_with_data(3, 4);
   write_h5_dataset(path_, false, "label", H5T_NATIVE_INT32, {3, 1}, bad.data());
   EXPECT_THAT(error(), HasSubstr(path_ + ": dataset 'label' holds 300 at index 1"));
+}
+
+// Issue 22, defects 7 and 9: a size the file cannot hold is refused before the allocation; NaN
+// or infinite coordinates are refused by cloud, point and coordinate.
+TEST_F(PointH5, DeclaredSizesTheFileCannotHoldAndNonFiniteCoordinates) {
+  const std::vector<uint8_t> labels = {1};
+  write_h5_dataset(path_, true, "data", H5T_NATIVE_FLOAT, {1, hsize_t{1} << 31, 3}, nullptr);
+  write_h5_dataset(path_, false, "label", H5T_NATIVE_UINT8, {1, 1}, labels.data());
+  EXPECT_THAT(error(), HasSubstr(path_ + ": dataset 'data' declares [1, 2147483648, 3] floats"));
+  for (float bad :
+       {std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::infinity()}) {
+    std::vector<float> pts(2 * 4 * 3, 0.5f);
+    pts[1 * 12 + 2 * 3 + 1] = bad;
+    write_h5_dataset(path_, true, "data", H5T_NATIVE_FLOAT, {2, 4, 3}, pts.data());
+    const std::vector<uint8_t> two = {1, 2};
+    write_h5_dataset(path_, false, "label", H5T_NATIVE_UINT8, {2, 1}, two.data());
+    EXPECT_THAT(error(), HasSubstr("at cloud 1, point 2, coordinate 1; expected finite"));
+  }
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -172,6 +173,25 @@ TEST_F(Cli, ResumeRefusesCraftedStateAndSkipsForeignMetricsLines) {
     write_tensor_file(dir.file("crafted.bin"), f);
     expect_usage_error("eval --checkpoint " + dir.file("crafted.bin"), "epochs_done");
   }
+  // Normalizations no data has, and tensors no run writes: evaluated to garbage with exit 0.
+  for (const auto& [key, value] : {std::pair{"norm_std", -1.0}, std::pair{"norm_mean", 1e30}}) {
+    TensorFile f = read_tensor_file(ckpt);
+    nlohmann::json meta = nlohmann::json::parse(f.meta);
+    meta[key] = value;
+    f.meta = meta.dump();
+    write_tensor_file(dir.file("crafted.bin"), f);
+    expect_usage_error("eval --checkpoint " + dir.file("crafted.bin"), "must be a normalization");
+  }
+  TensorFile nan = read_tensor_file(ckpt);
+  nan.tensors[0].second[3] = std::numeric_limits<float>::quiet_NaN();
+  write_tensor_file(dir.file("crafted.bin"), nan);
+  expect_usage_error("eval --checkpoint " + dir.file("crafted.bin"),
+                     "'" + nan.tensors[0].first + "' holds nan at element 3; expected finite");
+  TensorFile twice = read_tensor_file(ckpt);
+  twice.tensors.push_back(twice.tensors[0]);
+  write_tensor_file(dir.file("crafted.bin"), twice);
+  expect_usage_error("eval --checkpoint " + dir.file("crafted.bin"),
+                     "'" + twice.tensors[0].first + "' appears twice");
 }
 
 TEST_F(Cli, MemoryPlanAgreesWithTheArenaOfARealRun) {
@@ -283,6 +303,19 @@ TEST_F(Cli, NumbersOutOfRangeAreRefusedByName) {
                      "'epochs' must be an integer in [-2147483648, 2147483647]");
   std::ofstream(dir.file("negative.toml")) << "epochs = -4294967295\n";
   expect_usage_error(train_args("run") + " --config " + dir.file("negative.toml"), "'epochs'");
+  // A plan beyond the machine's memory, before anything is allocated (defect 7).
+  expect_usage_error(train_args("run") + " --model mlp:16777216,16777216",
+                     "more than this machine's");
+  // Nesting toml11 would recurse on without bound (defect 1: a stack overflow at 10,000).
+  std::ofstream(dir.file("deep.toml"))
+      << "q = " << std::string(10000, '[') << std::string(10000, ']') << "\n";
+  expect_usage_error(train_args("run") + " --config " + dir.file("deep.toml"),
+                     "deep.toml: line 1: arrays or inline tables nested deeper than 32 levels");
+  // Brackets in comments and strings are not nesting; three levels reach the key's own check.
+  std::ofstream(dir.file("brackets.toml")) << "# " << std::string(100, '[') << "\nmodel = \"mlp:16 "
+                                           << std::string(100, '[') << "\"\nq = [[[1]]]\n";
+  expect_usage_error(train_args("run") + " --config " + dir.file("brackets.toml"),
+                     "'q' must be an integer");
   std::ofstream(dir.file("seed.toml")) << "seed = -1\n";
   expect_usage_error(train_args("run") + " --config " + dir.file("seed.toml"), "'seed'");
   expect_usage_error(train_args("run") + " --seed -1", "--seed");
