@@ -73,6 +73,13 @@ ZT_INLINE void polar(F r, F v, F& z0, F& z1) {
   z1 = r * (sin_neg ? -sin_a : sin_a);
 }
 
+// Lanes of a and b picked by constant indices (b's from kLanes on): GCC's builtin and Clang's.
+#if defined(__clang__)
+#define ZT_SHUFFLE(a, b, ...) __builtin_shufflevector(a, b, __VA_ARGS__)
+#else
+#define ZT_SHUFFLE(a, b, ...) __builtin_shuffle(a, b, I{__VA_ARGS__})
+#endif
+
 // The words u (word 0) and v (word 1) of 8 consecutive blocks, from the 32 words they span:
 // vector shuffles, not lane stores (which stall the vector loads after them).
 ZT_INLINE void unit_words(const uint32_t* words, I& u, I& v) {
@@ -81,14 +88,14 @@ ZT_INLINE void unit_words(const uint32_t* words, I& u, I& v) {
   std::memcpy(&b, words + 8, sizeof b);
   std::memcpy(&c, words + 16, sizeof c);
   std::memcpy(&d, words + 24, sizeof d);
-  const I ab = __builtin_shuffle(a, b, I{0, 4, 8, 12, 1, 5, 9, 13});  // u0..u3, v0..v3
-  const I cd = __builtin_shuffle(c, d, I{0, 4, 8, 12, 1, 5, 9, 13});  // u4..u7, v4..v7
-  u = __builtin_shuffle(ab, cd, I{0, 1, 2, 3, 8, 9, 10, 11});
-  v = __builtin_shuffle(ab, cd, I{4, 5, 6, 7, 12, 13, 14, 15});
+  const I ab = ZT_SHUFFLE(a, b, 0, 4, 8, 12, 1, 5, 9, 13);  // u0..u3, v0..v3
+  const I cd = ZT_SHUFFLE(c, d, 0, 4, 8, 12, 1, 5, 9, 13);  // u4..u7, v4..v7
+  u = ZT_SHUFFLE(ab, cd, 0, 1, 2, 3, 8, 9, 10, 11);
+  v = ZT_SHUFFLE(ab, cd, 4, 5, 6, 7, 12, 13, 14, 15);
 }
 
 // z0 = r cos a, z1 = r sin a of the pairs whose words u and v are in the lanes of uw and vw.
-ZT_INLINE void box_muller(I uw, I vw, F& z0, F& z1) {
+ZT_INLINE void box_muller(const I& uw, const I& vw, F& z0, F& z1) {
   typedef uint32_t U __attribute__((vector_size(kLanes * sizeof(uint32_t))));
   const U ub = reinterpret_cast<U>(uw) >> 8, vb = reinterpret_cast<U>(vw) >> 8;
   // Below 2^24 + 1, so the conversions from int32 are exact.
@@ -105,8 +112,8 @@ ZT_INLINE void full_lanes(const uint32_t* words, float* z) {
   unit_words(words, u, v);
   F z0, z1;
   box_muller(u, v, z0, z1);
-  const F lo = __builtin_shuffle(z0, z1, I{0, 8, 1, 9, 2, 10, 3, 11});
-  const F hi = __builtin_shuffle(z0, z1, I{4, 12, 5, 13, 6, 14, 7, 15});
+  const F lo = ZT_SHUFFLE(z0, z1, 0, 8, 1, 9, 2, 10, 3, 11);
+  const F hi = ZT_SHUFFLE(z0, z1, 4, 12, 5, 13, 6, 14, 7, 15);
   std::memcpy(z, &lo, sizeof lo);
   std::memcpy(z + kLanes, &hi, sizeof hi);
 }

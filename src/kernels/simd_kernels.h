@@ -590,6 +590,30 @@ ZT_INLINE VI lane_map(F from) {
   return m;
 }
 
+// Lanes of a (then b, from kLanes on) in the order of m: GCC's __builtin_shuffle. Clang's
+// shufflevector takes constant indices only, so there a loop (Clang builds: the fuzzers).
+template <class T>
+ZT_INLINE T permute(T a, VI m) {
+#if defined(__clang__)
+  T out;
+  for (int i = 0; i < kLanes; ++i) out[i] = a[m[i]];
+  return out;
+#else
+  return __builtin_shuffle(a, m);
+#endif
+}
+
+template <class T>
+ZT_INLINE T permute(T a, T b, VI m) {
+#if defined(__clang__)
+  T out;
+  for (int i = 0; i < kLanes; ++i) out[i] = m[i] < kLanes ? a[m[i]] : b[m[i] - kLanes];
+  return out;
+#else
+  return __builtin_shuffle(a, b, m);
+#endif
+}
+
 template <class T>
 void max_pool_2x2_of(const Pool2dGeometry& g, int64_t planes, const T* x, T* y) {
   typedef T VT __attribute__((vector_size(kLanes * sizeof(T))));
@@ -616,10 +640,9 @@ void max_pool_2x2_of(const Pool2dGeometry& g, int64_t planes, const T* x, T* y) 
         VT top, bottom;
         __builtin_memcpy(&top, r0 + 2 * at, sizeof top);
         __builtin_memcpy(&bottom, r1 + 2 * at, sizeof bottom);
-        const VT ab = later_if_greater(top, __builtin_shuffle(top, swap));
-        const VT abcd =
-            later_if_greater(later_if_greater(ab, bottom), __builtin_shuffle(bottom, swap));
-        const VT packed = __builtin_shuffle(abcd, evens);
+        const VT ab = later_if_greater(top, permute(top, swap));
+        const VT abcd = later_if_greater(later_if_greater(ab, bottom), permute(bottom, swap));
+        const VT packed = permute(abcd, evens);
         __builtin_memcpy(yr + at, &packed, kWindows * sizeof(T));
       }
     }
@@ -697,12 +720,11 @@ void max_pool_2x2_backward_relu(const Pool2dGeometry& g, int64_t planes, const f
           __builtin_memcpy(&top, r0 + 2 * at, sizeof top);
           __builtin_memcpy(&bottom, r1 + 2 * at, sizeof bottom);
           __builtin_memcpy(&grads, dyr + at, kWindows * sizeof(float));
-          const Routing<V> r =
-              route(top, __builtin_shuffle(top, swap), bottom, __builtin_shuffle(bottom, swap),
-                    __builtin_shuffle(grads, dup_window), caps);
-          const V routed = __builtin_shuffle(r.dy, dup_even);
-          const V top_dx = __builtin_shuffle(r.a, r.b, left_right) ? routed : zero;
-          const V bottom_dx = __builtin_shuffle(r.c, r.d, left_right) ? routed : zero;
+          const Routing<V> r = route(top, permute(top, swap), bottom, permute(bottom, swap),
+                                     permute(grads, dup_window), caps);
+          const V routed = permute(r.dy, dup_even);
+          const V top_dx = permute(r.a, r.b, left_right) ? routed : zero;
+          const V bottom_dx = permute(r.c, r.d, left_right) ? routed : zero;
           __builtin_memcpy(d0 + 2 * at, &top_dx, sizeof top_dx);
           __builtin_memcpy(d1 + 2 * at, &bottom_dx, sizeof bottom_dx);
         }

@@ -36,7 +36,8 @@ void run_train(const TrainArgs& a) {
     trainer.run(console_callbacks());
     return;
   }
-  Trainer trainer(a.config.resolve());
+  const TrainConfig requested = a.config.resolve();
+  Trainer trainer(requested);
   const TrainConfig& cfg = trainer.config();
   std::printf("zotrain train: %s on %s (%lld train / %lld val / %lld test), method %s",
               cfg.model.c_str(), cfg.data.c_str(),
@@ -51,9 +52,10 @@ void run_train(const TrainArgs& a) {
   const std::string note = defaults_note(cfg.method, cfg.precision);
   std::printf(", precision %s (defaults of %s %s%s%s)", name_of(cfg.precision), name_of(cfg.method),
               name_of(cfg.precision), note.empty() ? "" : ": ", note.c_str());
-  std::printf(", %d epochs, batch %lld, %d thread(s), %zu bytes planned -> %s\n", cfg.epochs,
-              static_cast<long long>(cfg.batch), cfg.threads, trainer.plan().total(),
-              cfg.out.c_str());
+  std::printf(", %d epochs, batch %lld, %d thread(s)%s, %zu bytes planned -> %s\n", cfg.epochs,
+              static_cast<long long>(cfg.batch), cfg.threads,
+              cfg.threads < requested.threads ? " (--threads capped at 4 per core)" : "",
+              trainer.plan().total(), cfg.out.c_str());
   trainer.run(console_callbacks());
   std::printf("done: %s/summary.json\n", cfg.out.c_str());
 }

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <sstream>
+#include <thread>
 
 #include "engine.h"
 #include "output_folder.h"
@@ -26,6 +27,18 @@ namespace {
 const TrainConfig& validated(const TrainConfig& cfg) {
   validate(cfg);
   return cfg;
+}
+
+// Threads past a few per core only wait (issue 22: --threads 256 on 2 cores took 6.5 s for a
+// 0.09 s run). Results are the same for any count, so the run takes at most kThreadsPerCore
+// per core (and at least zo_lanes, one per lane), and its plan and summary say how many.
+constexpr int kThreadsPerCore = 4;
+
+TrainConfig with_usable_threads(const TrainConfig& cfg) {
+  TrainConfig c = validated(cfg);
+  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  c.threads = std::min(c.threads, std::max(kThreadsPerCore * cores, c.zo_lanes));
+  return c;
 }
 
 // The machine's memory (0 where it cannot be told).
@@ -158,10 +171,10 @@ Trainer::Trainer(const TrainConfig& cfg)
                                  cfg.points)) {}
 
 Trainer::Trainer(const TrainConfig& cfg, RunData data)
-    : cfg_(validated(cfg)),
+    : cfg_(with_usable_threads(cfg)),
       data_(std::move(data)),
       spec_(model_by_name(cfg.model, data_.item_shape(), data_.num_classes())),
-      pool_(cfg.threads) {
+      pool_(cfg_.threads) {
   net_ = std::make_unique<Network>(spec_.item_shape, spec_.layers);
   frozen_ = frozen_layers(*net_, cfg_);
   head_ = choose_head(*net_, cfg_);

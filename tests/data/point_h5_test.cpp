@@ -121,5 +121,13 @@ TEST_F(PointH5, DeclaredSizesTheFileCannotHoldAndNonFiniteCoordinates) {
   }
 }
 
+// A file on which libhdf5 1.10 itself crashes (a memcpy to null; found by fuzz/fuzz_point_h5):
+// the child process reading it dies, and the read is an InputError naming the file.
+TEST_F(PointH5, AFileTheHdf5LibraryCrashesOnIsAnInputError) {
+  const std::string file = std::string(ZOTRAIN_SOURCE_DIR) + "/tests/data/files/libhdf5-crash.h5";
+  EXPECT_THAT(input_error([&] { read_point_h5(file); }),
+              HasSubstr(file + ": the HDF5 library crashed reading it"));
+}
+
 }  // namespace
 }  // namespace zotrain
