@@ -91,8 +91,17 @@ std::string check_folder(const std::string& path, const FolderLayout& layout) {
   if (!fs::is_directory(folder, ec))
     throw InputError(folder.string() + ": is not a folder" + expected);
   auto missing = missing_files(folder, layout);
-  if (missing.size() == layout.files.size())
-    throw InputError(folder.string() + ": holds no data-set files" + expected);
+  if (missing.size() == layout.files.size()) {
+    // HDF5 files without their lists: a point-cloud folder (issue 22, defect 12, whose message
+    // named only the image layouts).
+    bool h5 = false;
+    for (const auto& e : fs::directory_iterator(folder, ec))
+      h5 = h5 || e.path().extension() == ".h5";
+    throw InputError(folder.string() + ": holds no data-set files" + expected +
+                     (h5 ? "; it holds HDF5 files: a point-cloud folder needs train_files.txt and "
+                           "test_files.txt listing them (ModelNet40's layout)"
+                         : ""));
+  }
   if (!missing.empty())
     throw InputError(folder.string() + ": data folder lacks " + join(missing) + expected);
   return folder.string();

@@ -15,6 +15,7 @@ namespace fs = std::filesystem;
 using test::data_options;
 using test::input_error;
 using testing::HasSubstr;
+using testing::Not;
 
 // Image j of class c is one colour that spells (c, j), read back despite JPEG's rounding.
 std::vector<uint8_t> colour_of(int c, int j) {
@@ -172,6 +173,11 @@ TEST_F(ImageSets, NamesAndFormatsInMessages) {
   EXPECT_THAT(msg, HasSubstr(tmp_.file("empty") + ": holds no data-set files; expected a folder "
                                                   "holding train-images-idx3-ubyte"));
   EXPECT_THAT(msg, HasSubstr("; or one sub-folder of JPEG images per class"));
+  EXPECT_THAT(msg, Not(HasSubstr("train_files.txt")));
+  // HDF5 files without their lists (issue 22, defect 12): the message names the lists.
+  test::write_bytes(tmp_.file("empty") + "/ply_data_train0.h5", {1});
+  EXPECT_THAT(input_error([&] { load_data(tmp_.file("empty"), {}); }),
+              HasSubstr("a point-cloud folder needs train_files.txt and test_files.txt"));
 }
 
 }  // namespace
