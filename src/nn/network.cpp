@@ -127,7 +127,7 @@ Graph Network::fusions(int h, int frozen) const {
 static int64_t workspace_of(const Network& net, const Graph& groups, int i, int h, const Shape& in,
                             int threads) {
   const Layer& layer = net.layer(i);
-  const bool pooled = groups.starts[i] >= 0 && groups.node_at(i).kind == GraphNode::kMaxPooled;
+  const bool pooled = groups.kind_at(i) == GraphNode::kMaxPooled;
   return static_cast<int64_t>(
       pooled  ? layer.max_pooled_workspace_floats(in, net.pool_windows(groups.last_of(i)), threads)
       : i < h ? layer.forward_workspace_floats(in, threads)

@@ -37,8 +37,12 @@ struct Graph {
   std::vector<int> starts;      // starts[i]: the node that starts at layer i, or -1
   std::vector<Graph> branches;  // the residual blocks' chains, lowered the same way
 
-  // The last layer of the node that starts at layer i; i itself inside a node.
+  // The last layer and the kind of the node that starts at layer i; i itself and kLayer inside
+  // a node.
   int last_of(int i) const { return starts[i] >= 0 ? nodes[starts[i]].last : i; }
+  GraphNode::Kind kind_at(int i) const {
+    return starts[i] >= 0 ? nodes[starts[i]].kind : GraphNode::kLayer;
+  }
   const GraphNode& node_at(int i) const { return nodes[starts[i]]; }
 };
 

@@ -63,7 +63,7 @@ QNetwork::Workspace QNetwork::workspace(int64_t batch, int h, const Graph& g) co
   Workspace w;
   for (int i = 0; i < num_layers(); ++i) {
     const Shape in = desc_.input_shape(i, batch);
-    const bool pooled = g.starts[i] >= 0 && g.node_at(i).kind == GraphNode::kMaxPooled;
+    const bool pooled = g.kind_at(i) == GraphNode::kMaxPooled;
     const QLayer& l = *layers_[i];
     const int64_t weight = l.weight_shape().numel();
     w.acc = std::max(
