@@ -409,7 +409,7 @@ void BM_PhiloxRun(benchmark::State& state) {
   }
   set_rate(state, static_cast<double>(kBlocks), "blocks");
 }
-BENCHMARK(BM_PhiloxRun)->ArgNames({"isa"})->Arg(0)->Arg(1);
+BENCHMARK(BM_PhiloxRun)->ArgNames({"isa"})->Arg(0)->Arg(1)->Arg(3);
 
 // θ + εz with Gaussian z for LeNet-5's fc1 (48,000 weights), which every perturbed pass and every
 // update regenerates (zo::add_perturbation: Philox words, Box-Muller, the sum). Argument:
@@ -425,7 +425,7 @@ void BM_GaussianPerturbation(benchmark::State& state) {
   }
   set_rate(state, static_cast<double>(kWeights), "elements");
 }
-BENCHMARK(BM_GaussianPerturbation)->ArgNames({"isa"})->Arg(0)->Arg(1);
+BENCHMARK(BM_GaussianPerturbation)->ArgNames({"isa"})->Arg(0)->Arg(1)->Arg(3);
 
 // The whole int8 LeNet-5 forward pass (QNetwork, requantization included), as a zeroth-order
 // step runs it twice per sample, per example. Argument: KernelIsa.

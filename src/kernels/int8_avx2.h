@@ -1,7 +1,8 @@
 // Internal to src/kernels: the AVX2 kernels of the integer path and the NPU kernels
 // (conv_s8_avx2.cpp, gemm_s8_avx2.cpp, pool_s8_avx2.cpp, requant_s8_avx2.cpp, philox_avx2.cpp),
-// which the AVX2 kernel sets (kernel_set.h) point to. Only called on CPUs with AVX2. The AVX-512
-// VNNI builds of the convolution and A·Bᵀ stay inside int8_vnni.cpp (with_vnni_int8).
+// and the AVX-512 Philox (philox_avx512.cpp), which the x86 kernel sets (kernel_set.h) point to.
+// Only called on CPUs with AVX2. The AVX-512 VNNI builds of the convolution and A·Bᵀ stay inside
+// int8_vnni.cpp (with_vnni_int8).
 #pragma once
 
 #include <cstdint>
@@ -43,3 +44,12 @@ int64_t philox4x32_run(uint64_t j0, uint32_t c2, uint32_t c3, uint64_t key, int6
                        uint32_t* out);
 
 }  // namespace zotrain::kernels::avx2
+
+namespace zotrain::kernels::avx512 {
+
+// The same on 512-bit registers (AVX-512F), rounded down to 16 blocks; for the sets that
+// require AVX-512.
+int64_t philox4x32_run(uint64_t j0, uint32_t c2, uint32_t c3, uint64_t key, int64_t blocks,
+                       uint32_t* out);
+
+}  // namespace zotrain::kernels::avx512

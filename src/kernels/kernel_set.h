@@ -69,7 +69,9 @@ struct KernelSet {
   // down), lo, hi) for i < n.
   void (*add_s8_steps)(int64_t n, const int8_t* a, FixedMultiplier ma, const int8_t* b,
                        FixedMultiplier mb, FixedMultiplier down, int32_t lo, int32_t hi, int8_t* y);
-  // philox4x32_run for a prefix of the blocks, returning its length; null in sets without one.
+  // What philox4x32_run runs, for `zotrain info`; and the kernel itself, for a prefix of the
+  // blocks, returning its length; null in sets without one.
+  const char* philox_name;
   int64_t (*philox4x32_run)(uint64_t j0, uint32_t c2, uint32_t c3, uint64_t key, int64_t blocks,
                             uint32_t* out);
 };

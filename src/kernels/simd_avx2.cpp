@@ -52,6 +52,7 @@ const KernelSet kAvx2FmaKernels = {
     .requantize_s8 = avx2::requantize_s8,
     .depthwise_taps_s8 = avx2::depthwise_taps_s8,
     .add_s8_steps = avx2::add_s8_steps,
+    .philox_name = "avx2: 8 blocks at a time on 256 bits",
     .philox4x32_run = avx2::philox4x32_run,
 };
 

@@ -32,6 +32,7 @@ const KernelSet kPortableKernels = {
     .requantize_s8 = nullptr,
     .depthwise_taps_s8 = nullptr,
     .add_s8_steps = nullptr,
+    .philox_name = "portable: one block at a time",
     .philox4x32_run = nullptr,
 };
 

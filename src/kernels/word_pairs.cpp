@@ -7,13 +7,24 @@
 
 namespace zotrain::kernels {
 
-ZT_CLONES void sign_pairs(int64_t pairs, const uint32_t* words, float* z) {
-  // -1.0f with the word's top bit flipped into its sign: +1.0f where the bit is set.
-  for (int64_t b = 0; b < pairs; ++b)
-    for (int k = 0; k < 2; ++k) {
-      const uint32_t bits = (words[4 * b + k] & 0x80000000u) ^ 0xBF800000u;
-      std::memcpy(&z[2 * b + k], &bits, sizeof bits);
-    }
+namespace {
+
+// -1.0f with bit b of w moved into its sign: +1.0f where the bit is set.
+inline float sign_of_bit(uint32_t w, int b) {
+  const uint32_t bits = ((w >> b) << 31) ^ 0xBF800000u;
+  float z;
+  std::memcpy(&z, &bits, sizeof z);
+  return z;
+}
+
+}  // namespace
+
+ZT_CLONES void sign_bits(int64_t n, const uint32_t* words, float* z) {
+  int64_t k = 0;
+  // Whole words: 32 lanes of constant shifts, which the compiler turns into vector shifts.
+  for (; k + 32 <= n; k += 32)
+    for (int b = 0; b < 32; ++b) z[k + b] = sign_of_bit(words[k / 32], b);
+  for (; k < n; ++k) z[k] = sign_of_bit(words[k / 32], static_cast<int>(k % 32));
 }
 
 ZT_CLONES void uniform_pairs(int64_t pairs, const uint32_t* words, float* z) {

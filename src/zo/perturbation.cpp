@@ -13,31 +13,42 @@ namespace zotrain::zo {
 
 namespace {
 
-// Pairs of elements per chunk of add_perturbation: words and values stay in L1.
-constexpr int64_t kChunkPairs = 256;
+// Elements per chunk of add_perturbation, a multiple of kSignsPerBlock: words and values stay
+// in L1.
+constexpr int64_t kChunk = 512;
 
-// z[2 b], z[2 b + 1] for the pairs of the Philox blocks words[4 b .. 4 b + 3], b < pairs.
-void pair_values(const PerturbationSpec& spec, int64_t pairs, const uint32_t* words, float* z) {
-  switch (spec.dist) {
-    case Distribution::kGaussian:
-      kernels::gaussian_pairs(pairs, words, z);
-      break;
-    case Distribution::kRademacher:
-      kernels::sign_pairs(pairs, words, z);
-      break;
-    case Distribution::kUniform:
-      kernels::uniform_pairs(pairs, words, z);
-      break;
+// Where a chunk of values may start: a pair's first element, or a sign block's.
+int64_t chunk_alignment(const PerturbationSpec& spec) {
+  return spec.dist == Distribution::kRademacher ? kSignsPerBlock : 2;
+}
+
+// z[k] = z_{a + k} for k < n <= kChunk, `a` a multiple of chunk_alignment(spec); z has room for
+// n rounded up to even.
+void chunk_values(const PerturbationSpec& spec, uint64_t seed, uint32_t tensor, int64_t a,
+                  int64_t n, float* z) {
+  uint32_t words[4 * (kChunk / 2)];
+  const int64_t pairs = (n + 1) / 2;
+  const auto ua = static_cast<uint64_t>(a);
+  if (spec.dist == Distribution::kRademacher) {
+    const int64_t blocks = (n + kSignsPerBlock - 1) / kSignsPerBlock;
+    kernels::philox4x32_run(ua / kSignsPerBlock, tensor, kSignWord3, seed, blocks, words);
+    kernels::sign_bits(2 * pairs, words, z);
+    if (spec.p_zero <= 0.0f) return;
   }
+  kernels::philox4x32_run(ua / 2, tensor, kPerturbationWord3, seed, pairs, words);
+  if (spec.dist == Distribution::kGaussian) kernels::gaussian_pairs(pairs, words, z);
+  if (spec.dist == Distribution::kUniform) kernels::uniform_pairs(pairs, words, z);
   if (spec.p_zero > 0.0f) kernels::zero_pairs(pairs, words, spec.p_zero, z);
 }
 
 }  // namespace
 
 float perturbation(const PerturbationSpec& spec, uint64_t seed, uint32_t tensor, uint64_t i) {
-  float z[2];
-  pair_values(spec, 1, perturbation_block(seed, tensor, i / 2).data(), z);
-  return z[i % 2];
+  float z[kChunk];
+  const auto align = static_cast<uint64_t>(chunk_alignment(spec));
+  const uint64_t a = i / align * align;
+  chunk_values(spec, seed, tensor, static_cast<int64_t>(a), static_cast<int64_t>(i - a + 1), z);
+  return z[i - a];
 }
 
 namespace {
@@ -46,15 +57,12 @@ namespace {
 template <typename Fn>
 void for_each_value(const PerturbationSpec& spec, uint64_t seed, uint32_t tensor, int64_t begin,
                     int64_t end, Fn&& fn) {
-  uint32_t words[4 * kChunkPairs];
-  float z[2 * kChunkPairs];
+  float z[kChunk];
+  const int64_t align = chunk_alignment(spec);
   for (int64_t i = begin; i < end;) {
-    const int64_t j0 = i / 2, pairs = std::min(kChunkPairs, (end + 1) / 2 - j0);
-    kernels::philox4x32_run(static_cast<uint64_t>(j0), tensor, kPerturbationWord3, seed, pairs,
-                            words);
-    pair_values(spec, pairs, words, z);
-    // Element k's value is z[k - 2 j0].
-    for (const int64_t stop = std::min(end, 2 * (j0 + pairs)); i < stop; ++i) fn(i, z[i - 2 * j0]);
+    const int64_t a = i / align * align, n = std::min(kChunk, end - a);
+    chunk_values(spec, seed, tensor, a, n, z);
+    for (const int64_t stop = a + n; i < stop; ++i) fn(i, z[i - a]);
   }
 }
 

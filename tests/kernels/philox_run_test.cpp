@@ -11,12 +11,13 @@
 namespace zotrain {
 namespace {
 
-// Every instruction set's runs against philox4x32 block by block: runs of any length (8-block
-// groups and the rest), counters whose low word wraps inside a group.
+// Every instruction set's runs against philox4x32 block by block: runs of any length (the 8-
+// and 16-block groups of the 256- and 512-bit kernels, and the rest), counters whose low word
+// wraps inside a group.
 TEST(PhiloxRun, EqualsOneBlockAtATime) {
   test::for_each_kernel_isa([] {
     for (uint64_t j0 : {uint64_t{0}, uint64_t{5}, (uint64_t{1} << 32) - 3, uint64_t{0x1234567890}})
-      for (int64_t blocks : {0, 1, 7, 8, 9, 23, 64}) {
+      for (int64_t blocks : {0, 1, 7, 8, 9, 15, 16, 17, 23, 33, 64}) {
         SCOPED_TRACE(::testing::Message() << "j0 " << j0 << " blocks " << blocks);
         const uint64_t key = 0xDEADBEEF12345678u + j0;
         std::vector<uint32_t> out(4 * blocks + 1, 0xABCDu);

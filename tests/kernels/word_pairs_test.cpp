@@ -22,8 +22,8 @@ std::vector<uint32_t> test_words() {
 }
 
 // The rules as written before they were vectorized, one element at a time.
-float sign_of(uint32_t w) {
-  return (w >> 31) ? 1.0f : -1.0f;
+float sign_of(const uint32_t* words, int64_t k) {
+  return (words[k / 32] >> (k % 32)) & 1u ? 1.0f : -1.0f;
 }
 float uniform_of(uint32_t w) {
   return 1.7320508075688772f * (2.0f * u32_to_unit(w) - 1.0f);
@@ -34,14 +34,10 @@ TEST(KernelWordPairs, EqualTheElementwiseRulesBitForBit) {
   const int64_t all = static_cast<int64_t>(w.size() / 4);
   for (int64_t pairs : {int64_t{1}, int64_t{3}, int64_t{8}, int64_t{13}, all}) {
     SCOPED_TRACE(pairs);
-    std::vector<float> s(2 * pairs), u(2 * pairs);
-    kernels::sign_pairs(pairs, w.data(), s.data());
+    std::vector<float> u(2 * pairs);
     kernels::uniform_pairs(pairs, w.data(), u.data());
-    for (int64_t k = 0; k < 2 * pairs; ++k) {
-      const uint32_t word = w[4 * (k / 2) + k % 2];
-      EXPECT_EQ(s[k], sign_of(word)) << k;
-      EXPECT_EQ(u[k], uniform_of(word)) << k;
-    }
+    for (int64_t k = 0; k < 2 * pairs; ++k)
+      EXPECT_EQ(u[k], uniform_of(w[4 * (k / 2) + k % 2])) << k;
     for (float p : {0.0f, 0.25f, 0.5f, 1.0f}) {
       std::vector<float> m = u;
       kernels::zero_pairs(pairs, w.data(), p, m.data());
@@ -50,6 +46,17 @@ TEST(KernelWordPairs, EqualTheElementwiseRulesBitForBit) {
         EXPECT_EQ(m[k], zeroed ? 0.0f : u[k]) << k << " p " << p;
       }
     }
+  }
+}
+
+// Every length up to a few words and beyond: the whole-word loop and the remainder.
+TEST(KernelWordPairs, SignBitsEqualTheBitRuleBitForBit) {
+  const std::vector<uint32_t> w = test_words();
+  for (int64_t n : {int64_t{0}, int64_t{1}, int64_t{31}, int64_t{32}, int64_t{33}, int64_t{100},
+                    int64_t{128}, static_cast<int64_t>(32 * w.size())}) {
+    std::vector<float> s(n);
+    kernels::sign_bits(n, w.data(), s.data());
+    for (int64_t k = 0; k < n; ++k) ASSERT_EQ(s[k], sign_of(w.data(), k)) << k << " of " << n;
   }
 }
 

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <string>
 #include <vector>
 
 #include "zotrain/core/error.h"
@@ -11,19 +12,50 @@ namespace zotrain::zo {
 namespace {
 
 TEST(Perturbation, IsAPureFunctionOfSeedTensorAndIndex) {
-  PerturbationSpec spec{Distribution::kGaussian, 0.3f};
-  const int64_t n = 1001;
-  std::vector<float> zero(n, 0.0f), whole(n), pieces(n);
-  add_perturbation(spec, 42, 3, 1.0f, zero.data(), whole.data(), 0, n);
-  // Any split into ranges, in any order, gives the same values.
-  for (int64_t b : {500, 0, 1, 333, 777})
-    add_perturbation(spec, 42, 3, 1.0f, zero.data(), pieces.data(), b,
-                     std::min<int64_t>(n, b + 333));
-  add_perturbation(spec, 42, 3, 1.0f, zero.data(), pieces.data(), 334, 500);
-  EXPECT_EQ(whole, pieces);
-  for (int64_t i : {0, 1, 2, 999, 1000}) EXPECT_EQ(whole[i], perturbation(spec, 42, 3, i));
-  EXPECT_NE(perturbation(spec, 42, 4, 7) == whole[7] && perturbation(spec, 43, 3, 8) == whole[8],
-            true);
+  for (Distribution d :
+       {Distribution::kGaussian, Distribution::kRademacher, Distribution::kUniform})
+    for (float p_zero : {0.0f, 0.3f}) {
+      SCOPED_TRACE(std::to_string(static_cast<int>(d)) + " p_zero " + std::to_string(p_zero));
+      const PerturbationSpec spec{d, p_zero};
+      const int64_t n = 1001;
+      std::vector<float> zero(n, 0.0f), whole(n), pieces(n);
+      add_perturbation(spec, 42, 3, 1.0f, zero.data(), whole.data(), 0, n);
+      // Any split into ranges, in any order, gives the same values (starts inside pairs and
+      // inside sign blocks).
+      for (int64_t b : {500, 0, 1, 333, 777})
+        add_perturbation(spec, 42, 3, 1.0f, zero.data(), pieces.data(), b,
+                         std::min<int64_t>(n, b + 333));
+      add_perturbation(spec, 42, 3, 1.0f, zero.data(), pieces.data(), 334, 500);
+      EXPECT_EQ(whole, pieces);
+      for (int64_t i : {0, 1, 2, 127, 128, 999, 1000})
+        EXPECT_EQ(whole[i], perturbation(spec, 42, 3, i));
+      EXPECT_NE(perturbation(spec, 42, 4, 7) == whole[7] &&
+                    perturbation(spec, 43, 3, 8) == whole[8] &&
+                    perturbation(spec, 42, 4, 9) == whole[9] &&
+                    perturbation(spec, 43, 3, 10) == whole[10],
+                true);
+    }
+}
+
+// The layout perturbation.h documents: signs 128 to a block of their own stream, the mask from
+// the pair blocks' words 2 and 3.
+TEST(Perturbation, RademacherSignsAndMasksFollowTheDocumentedBlocks) {
+  for (float p_zero : {0.0f, 0.4f}) {
+    const PerturbationSpec spec{Distribution::kRademacher, p_zero};
+    const int64_t n = 515;
+    std::vector<float> z(n);
+    perturbation_values(spec, 77, 5, 0, n, z.data());
+    int64_t zeros = 0;
+    for (int64_t i = 0; i < n; ++i) {
+      const auto u = static_cast<uint64_t>(i);
+      const Philox4x32 signs = sign_block(77, 5, u / kSignsPerBlock);
+      const float sign = (signs[(i % 128) / 32] >> (i % 32)) & 1u ? 1.0f : -1.0f;
+      const bool zeroed = u32_to_unit(perturbation_block(77, 5, u / 2)[2 + i % 2]) < p_zero;
+      ASSERT_EQ(z[i], zeroed ? 0.0f : sign) << i << " p_zero " << p_zero;
+      zeros += zeroed;
+    }
+    EXPECT_EQ(zeros > 0, p_zero > 0);
+  }
 }
 
 TEST(Perturbation, ValuesAndTheMagnitudeMaskFollowTheSameStream) {

@@ -27,12 +27,26 @@ struct PerturbationSpec {
   float p_zero = 0.0f;  // each element is zeroed with this probability (sparse ZO)
 };
 
-// Elements 2j and 2j+1 share the Philox block at counter (j, tensor): words 0 and 1 give their
-// values, words 2 and 3 their sparsity masks (element zeroed when (word >> 8) < p_zero · 2^24).
+// Elements 2j and 2j+1 share the Philox block at counter (j, tensor, kPerturbationWord3): words 0
+// and 1 give their Gaussian or uniform values, words 2 and 3 their sparsity masks (element zeroed
+// when (word >> 8) < p_zero · 2^24).
 inline constexpr uint32_t kPerturbationWord3 = 0x5A4F;  // the counter's last word
 inline Philox4x32 perturbation_block(uint64_t seed, uint32_t tensor, uint64_t j) {
   return philox4x32(
       {static_cast<uint32_t>(j), static_cast<uint32_t>(j >> 32), tensor, kPerturbationWord3}, seed);
+}
+// Signs (Rademacher, and the integer step's ternary z) need one bit, so 128 elements share a
+// block, from a stream of their own: element i is +1 where bit i % 128 of the block at counter
+// (i / 128, tensor, kSignWord3) is set (bit k is bit k % 32 of word k / 32), else −1.
+inline constexpr uint32_t kSignWord3 = 0x5A53;
+inline constexpr int64_t kSignsPerBlock = 128;
+inline Philox4x32 sign_block(uint64_t seed, uint32_t tensor, uint64_t j) {
+  return philox4x32({static_cast<uint32_t>(j), static_cast<uint32_t>(j >> 32), tensor, kSignWord3},
+                    seed);
+}
+// Bit k of the sign blocks in `words` (4 words a block), 1 for +1.
+inline uint32_t sign_bit(const uint32_t* words, int64_t k) {
+  return (words[k / 32] >> (k % 32)) & 1u;
 }
 
 // z_i for element i of tensor `tensor` under `seed`.
