@@ -2,60 +2,83 @@
 
 #include <algorithm>
 
-#include "kernels/int8.h"
 #include "kernels/philox_run.h"
+#include "kernels/target_clones.h"
 #include "zotrain/zo/perturbation.h"
 
 namespace zotrain::zo {
 
 namespace {
 
-// z of element k of a chunk from its sign blocks and, with a threshold, its pair blocks
-// (perturbation.h).
-inline int element(const uint32_t* signs, const uint32_t* pairs, int64_t k, uint32_t threshold) {
-  if (threshold > 0 && (pairs[4 * (k / 2) + 2 + (k & 1)] >> 8) < threshold) return 0;
-  return sign_bit(signs, k) ? 1 : -1;
+// Elements per chunk: whole sign blocks, 8 of them (one AVX2 Philox group).
+constexpr int64_t kChunk = 8 * kSignsPerBlock;
+
+// z[k] = z_{a + k} for k < n <= kChunk, `a` a multiple of kSignsPerBlock: the signs of the
+// chunk's sign blocks, zeroed by its pair blocks' masks where a threshold asks for them
+// (perturbation.h). Plain loops over whole words, which the compiler vectorizes.
+ZT_CLONES void chunk_z(uint64_t seed, uint32_t tensor, uint32_t threshold, int64_t a, int64_t n,
+                       int8_t* z) {
+  uint32_t signs[4 * (kChunk / kSignsPerBlock)], pairs[4 * (kChunk / 2)];
+  const auto ua = static_cast<uint64_t>(a);
+  const int64_t blocks = (n + kSignsPerBlock - 1) / kSignsPerBlock;
+  kernels::philox4x32_run(ua / kSignsPerBlock, tensor, kSignWord3, seed, blocks, signs);
+  // Every sign of the blocks: z has room for kChunk.
+  for (int64_t w = 0; w < 4 * blocks; ++w)
+    for (int b = 0; b < 32; ++b)
+      z[32 * w + b] = static_cast<int8_t>(static_cast<int>((signs[w] >> b) & 1u) * 2 - 1);
+  if (threshold == 0) return;
+  const int64_t n_pairs = (n + 1) / 2;
+  kernels::philox4x32_run(ua / 2, tensor, kPerturbationWord3, seed, n_pairs, pairs);
+  for (int64_t j = 0; j < n_pairs; ++j)
+    for (int h = 0; h < 2; ++h)
+      if ((pairs[4 * j + 2 + h] >> 8) < threshold) z[2 * j + h] = 0;
 }
 
-// Calls fn(i, z_i) for i in [begin, end), in chunks of whole sign blocks drawn in runs
-// (kernels/philox_run.h); the pair blocks only where a mask needs them.
+// Calls fn(z, i0, i1) for consecutive ranges [i0, i1) covering [begin, end), z[i - i0] = z_i.
 template <typename Fn>
-void for_each_z(uint64_t seed, uint32_t tensor, uint32_t threshold, int64_t begin, int64_t end,
-                Fn fn) {
-  constexpr int64_t kRun = 8 * kSignsPerBlock;
-  uint32_t signs[4 * 8], pairs[4 * (kRun / 2)];
+void for_each_chunk(uint64_t seed, uint32_t tensor, uint32_t threshold, int64_t begin, int64_t end,
+                    Fn fn) {
+  int8_t z[kChunk];
   for (int64_t i = begin; i < end;) {
-    const int64_t a = i / kSignsPerBlock * kSignsPerBlock, n = std::min(kRun, end - a);
-    const auto ua = static_cast<uint64_t>(a);
-    kernels::philox4x32_run(ua / kSignsPerBlock, tensor, kSignWord3, seed,
-                            (n + kSignsPerBlock - 1) / kSignsPerBlock, signs);
-    if (threshold > 0)
-      kernels::philox4x32_run(ua / 2, tensor, kPerturbationWord3, seed, (n + 1) / 2, pairs);
-    for (const int64_t stop = a + n; i < stop; ++i) fn(i, element(signs, pairs, i - a, threshold));
+    const int64_t a = i / kSignsPerBlock * kSignsPerBlock, n = std::min(kChunk, end - a);
+    chunk_z(seed, tensor, threshold, a, n, z);
+    fn(z + (i - a), i, a + n);
+    i = a + n;
   }
+}
+
+ZT_CLONES void add_chunk(const int8_t* z, int eps, const int8_t* src, int8_t* dst, int64_t n) {
+  for (int64_t k = 0; k < n; ++k) {
+    const int v = src[k] + eps * z[k];
+    dst[k] = static_cast<int8_t>(v > 127 ? 127 : v < -127 ? -127 : v);
+  }
+}
+
+ZT_CLONES void accumulate_chunk(const int8_t* z, int sign, int32_t* acc, int64_t n) {
+  for (int64_t k = 0; k < n; ++k) acc[k] += sign * z[k];
 }
 
 }  // namespace
 
 int ternary(uint64_t seed, uint32_t tensor, uint32_t threshold, uint64_t i) {
+  int8_t z[kChunk];
   const uint64_t a = i / kSignsPerBlock * kSignsPerBlock;
-  const auto k = static_cast<int64_t>(i - a);
-  const Philox4x32 signs = sign_block(seed, tensor, a / kSignsPerBlock);
-  uint32_t pairs[4 * (kSignsPerBlock / 2)];
-  if (threshold > 0)
-    kernels::philox4x32_run(a / 2, tensor, kPerturbationWord3, seed, k / 2 + 1, pairs);
-  return element(signs.data(), pairs, k, threshold);
+  chunk_z(seed, tensor, threshold, static_cast<int64_t>(a), static_cast<int64_t>(i - a + 1), z);
+  return z[i - a];
 }
 
 void add_ternary(uint64_t seed, uint32_t tensor, uint32_t threshold, int eps, const int8_t* src,
                  int8_t* dst, int64_t begin, int64_t end) {
-  for_each_z(seed, tensor, threshold, begin, end,
-             [&](int64_t i, int z) { dst[i] = kernels::clip_s8(src[i] + eps * z); });
+  for_each_chunk(seed, tensor, threshold, begin, end, [&](const int8_t* z, int64_t i0, int64_t i1) {
+    add_chunk(z, eps, src + i0, dst + i0, i1 - i0);
+  });
 }
 
 void accumulate_ternary(uint64_t seed, uint32_t tensor, uint32_t threshold, int sign, int32_t* acc,
                         int64_t n) {
-  for_each_z(seed, tensor, threshold, 0, n, [&](int64_t i, int z) { acc[i] += sign * z; });
+  for_each_chunk(seed, tensor, threshold, 0, n, [&](const int8_t* z, int64_t i0, int64_t i1) {
+    accumulate_chunk(z, sign, acc + i0, i1 - i0);
+  });
 }
 
 }  // namespace zotrain::zo
