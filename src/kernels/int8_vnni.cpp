@@ -8,6 +8,7 @@
 #include "conv_s8_x86.h"
 #include "gemm_s8_x86.h"
 #include "kernel_set.h"
+#include "kernels/gaussian.h"
 
 namespace zotrain::kernels {
 
@@ -21,9 +22,12 @@ KernelSet with_vnni_int8(const KernelSet& base, KernelIsa isa, const char* gemm_
   set.conv2d_s8_direct_work_bytes = vnni::conv2d_s8_direct_work_bytes;
   set.conv2d_s8_direct = vnni::conv2d_s8_direct;
   set.gemm_s8_nt = vnni::gemm_s8_nt;
-  // The sets that need AVX-512 VL and VNNI have AVX-512F: the perturbations' words on 512 bits.
-  set.philox_name = "avx-512: 16 blocks at a time on 512 bits";
+  // The sets that need AVX-512 VL and VNNI have AVX-512F: the perturbations' words and Gaussian
+  // values on 512 bits.
+  set.perturbation_name =
+      "Philox 16 blocks at a time on 512 bits; Box-Muller on 16 lanes (avx-512)";
   set.philox4x32_run = avx512::philox4x32_run;
+  set.gaussian_pairs = avx512::gaussian_pairs;
   return set;
 }
 

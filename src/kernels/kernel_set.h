@@ -69,11 +69,13 @@ struct KernelSet {
   // down), lo, hi) for i < n.
   void (*add_s8_steps)(int64_t n, const int8_t* a, FixedMultiplier ma, const int8_t* b,
                        FixedMultiplier mb, FixedMultiplier down, int32_t lo, int32_t hi, int8_t* y);
-  // What philox4x32_run runs, for `zotrain info`; and the kernel itself, for a prefix of the
+  // What the perturbation kernels run, for `zotrain info`; philox4x32_run for a prefix of the
   // blocks, returning its length; null in sets without one.
-  const char* philox_name;
+  const char* perturbation_name;
   int64_t (*philox4x32_run)(uint64_t j0, uint32_t c2, uint32_t c3, uint64_t key, int64_t blocks,
                             uint32_t* out);
+  // gaussian_pairs on wider vectors than its 8-lane clones; null in sets without one.
+  void (*gaussian_pairs)(int64_t pairs, const uint32_t* words, float* z);
 };
 
 // The widest vector of any set, in floats.

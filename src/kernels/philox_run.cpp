@@ -18,8 +18,8 @@ void philox4x32_run(uint64_t j0, uint32_t c2, uint32_t c3, uint64_t key, int64_t
   }
 }
 
-const char* philox_kernels_name() {
-  return active_kernels().philox_name;
+const char* perturbation_kernels_name() {
+  return active_kernels().perturbation_name;
 }
 
 }  // namespace zotrain::kernels

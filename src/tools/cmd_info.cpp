@@ -28,7 +28,7 @@ void run_info() {
       "(other depthwise shapes: direct loops); pooling = portable\n",
       kernels::gemm_f32_kernel_name(), kernels::conv2d_f32_kernel_name(), isa);
   std::printf("int8 kernels: %s\n", kernels::int8_kernels_name());
-  std::printf("perturbation words (Philox-4x32-10): %s\n", kernels::philox_kernels_name());
+  std::printf("perturbation kernels: %s\n", kernels::perturbation_kernels_name());
   std::printf(
       "npu int8 kernels (--precision int8-npu): conv, linear = int32 sums of the int8 kernels "
       "above; depthwise taps, requantization, residual add = %s; pooling = portable%s\n",

@@ -3,8 +3,10 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <iterator>
 #include <vector>
 
+#include "kernels/kernel_isas.h"
 #include "zotrain/core/rng.h"
 
 namespace zotrain {
@@ -56,6 +58,34 @@ TEST(KernelGaussian, DoesNotDependOnTheRun) {
     ASSERT_EQ(one[0], all[2 * b]);
     ASSERT_EQ(one[1], all[2 * b + 1]);
   }
+}
+
+// Every kernel set (16 lanes in the AVX-512 ones) gives the bits of the 8-lane build, for runs
+// of every length around both widths.
+TEST(KernelGaussian, SameBitsInEveryKernelSet) {
+  const std::vector<uint32_t> w = test_words();
+  const auto values = [&](int64_t pairs) {
+    std::vector<float> z(2 * pairs);
+    kernels::gaussian_pairs(pairs, w.data(), z.data());
+    return z;
+  };
+  std::vector<std::vector<float>> want;
+  const int64_t lengths[] = {1, 7, 8, 9, 15, 16, 17, 33, 1001};
+  {
+    struct Restore {
+      kernels::KernelIsa isa = kernels::active_kernel_isa();
+      ~Restore() { kernels::set_active_kernel_isa(isa); }
+    } restore;
+    kernels::set_active_kernel_isa(kernels::KernelIsa::kPortable);
+    for (int64_t n : lengths) want.push_back(values(n));
+  }
+  test::for_each_kernel_isa([&] {
+    for (size_t k = 0; k < std::size(lengths); ++k) {
+      const std::vector<float> z = values(lengths[k]);
+      for (size_t i = 0; i < z.size(); ++i)
+        ASSERT_EQ(z[i], want[k][i]) << "pairs " << lengths[k] << " value " << i;
+    }
+  });
 }
 
 }  // namespace
