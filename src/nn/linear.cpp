@@ -13,15 +13,21 @@ std::vector<ParamSpec> Linear::param_specs() const {
 }
 
 void Linear::forward(const Tensor& x, Tensor& y, const ExecContext& ctx) const {
+  forward_rows(x, y, 0, out_, ctx);
+}
+
+void Linear::forward_rows(const Tensor& x, Tensor& y, int64_t o0, int64_t o1,
+                          const ExecContext& ctx) const {
   const float* w = param(ctx, 0).data();
   const float* b = param(ctx, 1).data();
-  int64_t batch = x.shape()[0];
-  // Threads take blocks of batch rows.
+  const int64_t batch = x.shape()[0], n = o1 - o0;
+  // Threads take blocks of batch rows. Each output is its bias plus one dot product over in_,
+  // summed in the same order for any block of features.
   parallel_for(ctx.pool, batch, [&](int64_t r0, int64_t r1) {
-    float* yr = y.data() + r0 * out_;
+    float* yr = y.data() + r0 * out_ + o0;
     for (int64_t r = 0; r < r1 - r0; ++r)
-      for (int64_t o = 0; o < out_; ++o) yr[r * out_ + o] = b[o];
-    kernels::gemm_f32(false, true, r1 - r0, out_, in_, 1.0f, x.data() + r0 * in_, in_, w, in_, 1.0f,
+      for (int64_t o = 0; o < n; ++o) yr[r * out_ + o] = b[o];
+    kernels::gemm_f32(false, true, r1 - r0, n, in_, 1.0f, x.data() + r0 * in_, in_, w, in_, 1.0f,
                       yr, out_);
   });
 }

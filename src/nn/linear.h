@@ -15,6 +15,9 @@ class Linear : public Layer {
   std::vector<ParamSpec> param_specs() const override;
   int64_t forward_macs(const Shape& in) const override { return in[0] * in_ * out_; }
   void forward(const Tensor& x, Tensor& y, const ExecContext& ctx) const override;
+  int64_t output_rows() const override { return out_; }
+  void forward_rows(const Tensor& x, Tensor& y, int64_t o0, int64_t o1,
+                    const ExecContext& ctx) const override;
   void backward(const Tensor& x, const Tensor& y, const Tensor& dy, Tensor& dx,
                 const ExecContext& ctx) override;
 

@@ -154,14 +154,67 @@ static ActivationPlan activations(const Network& net, const Graph& groups, int64
   return plan_activations(r);
 }
 
+// A perturbed pass's scratch holds the trained body's parameters as it perturbs them: a layer
+// whose node is the layer alone and that runs its output features apart (Layer::forward_rows)
+// one block of rows at a time, any other whole. Blocks take as many rows as fit in the larger
+// of the largest whole layer and 1/kScratchShare of the rest of the plan (at least 16 rows),
+// so that Full ZO plans about what inference does.
+constexpr int64_t kScratchShare = 25;
+
+static bool runs_in_blocks(const Network& net, const Graph& groups, int i) {
+  return net.layer(i).output_rows() > 0 && groups.kind_at(i) == GraphNode::kLayer &&
+         groups.node_at(i).last == i;
+}
+
+static int64_t param_elements(const Layer& l) {
+  int64_t n = 0;
+  for (const ParamSpec& ps : l.param_specs()) n += ps.shape.numel();
+  return n;
+}
+
+// Blocks of rows come in multiples of the GEMM kernels' widest tile of output columns (16),
+// where a layer has that many: a narrower block would leave the tiles partly empty.
+constexpr int64_t kBlockRowMultiple = 16;
+
+// Rows of each block of layer i for a scratch of `floats` (0: the layer runs whole).
+static int64_t block_rows(const Network& net, const Graph& groups, int i, int64_t floats) {
+  if (!runs_in_blocks(net, groups, i)) return 0;
+  const int64_t rows = net.layer(i).output_rows();
+  const int64_t fit = floats / (param_elements(net.layer(i)) / rows);
+  const int64_t multiple = std::min(rows, kBlockRowMultiple);
+  return std::clamp<int64_t>(fit / multiple * multiple, multiple, rows);
+}
+
+// The scratch's size in floats and the layer that sets it ({-1, 0}: no trained body).
+static std::pair<int, int64_t> perturbed_scratch(const Network& net, const Graph& groups, int h,
+                                                 int frozen, int64_t rest_bytes) {
+  // The room blocks may take: the largest whole layer, the largest row, the share of the rest.
+  int64_t room = rest_bytes / kScratchShare / int64_t{sizeof(float)};
+  for (int i = frozen; i < h; ++i) {
+    const int64_t n = param_elements(net.layer(i));
+    if (n > 0)
+      room = std::max(room, runs_in_blocks(net, groups, i) ? n / net.layer(i).output_rows() : n);
+  }
+  // What the layers take of it: whole, or whole blocks of rows.
+  std::pair<int, int64_t> s{-1, 0};
+  for (int i = frozen; i < h; ++i) {
+    const int64_t n = param_elements(net.layer(i)), rows = block_rows(net, groups, i, room);
+    const int64_t need = rows > 0 ? rows * (n / net.layer(i).output_rows()) : n;
+    if (need > s.second) s = {i, need};
+  }
+  return s;
+}
+
 // The buffers of a run, in allocation order: parameters, state, gradients, the input, the
 // activations of lane 0 (activation_plan.h), kept statistics, scratch and workspace, then each
 // further lane's activations, workspace and scratch (the passes of perturbation lanes past the
 // first, which write every trained body output into their own block).
-// With `passes` false, only the parameters, the state and the input (allocate_parameters).
+// With `passes` false, only the parameters, the state and the input (allocate_parameters); with
+// `perturbed` false, no perturbed-parameter scratch (inference_plan).
 static std::vector<Slot> plan_slots(const Network& net, const Graph& groups, int64_t batch, int h,
                                     int frozen, int threads, int lanes, bool paired,
-                                    std::vector<ActivationPlan>& acts, bool passes = true) {
+                                    std::vector<ActivationPlan>& acts, bool passes = true,
+                                    bool perturbed = true) {
   const int L = net.num_layers();
   ZT_ASSERT(batch > 0 && h >= 0 && h <= L && frozen >= 0 && frozen <= h && frozen < L);
   ZT_ASSERT(lanes >= 1 && (lanes == 1 || frozen < h) && (!paired || (lanes == 1 && frozen < h)));
@@ -202,11 +255,10 @@ static std::vector<Slot> plan_slots(const Network& net, const Graph& groups, int
     if (const size_t d = net.layer(i).kept_stats_doubles(net.input_shape(i, batch)))
       add(i, net.layer(i).describe() + " statistics", Bucket::kActivations,
           floats(static_cast<int64_t>(2 * d)), Role::kStats, i);
-  // Zeroth-order passes read the body's parameters from a scratch buffer of one layer's size.
-  const auto [scratch_layer, scratch] = net.largest_trained_layer(h, frozen);
-  if (scratch > 0)
-    add(scratch_layer, "perturbed parameters", Bucket::kWorkspace, floats(scratch), Role::kScratch,
-        0);
+  // Zeroth-order passes read the body's parameters from a scratch buffer, sized at the end from
+  // the rest of the plan (perturbed_scratch).
+  const bool scratch = perturbed && net.largest_trained_layer(h, frozen).second > 0;
+  if (scratch) add(-1, "perturbed parameters", Bucket::kWorkspace, 0, Role::kScratch, 0);
   // One workspace for all layers; body layers only ever run forward.
   int64_t ws = 0, lane_ws = 0;
   int ws_layer = -1, lane_ws_layer = -1;
@@ -228,13 +280,28 @@ static std::vector<Slot> plan_slots(const Network& net, const Graph& groups, int
     if (lane_ws > 0)
       add(lane_ws_layer, name + "workspace", Bucket::kWorkspace, floats(lane_ws), Role::kWorkspace,
           0, lane);
-    if (scratch > 0)
-      add(scratch_layer, name + "perturbed parameters", Bucket::kWorkspace, floats(scratch),
-          Role::kScratch, 0, lane);
+    if (scratch)
+      add(-1, name + "perturbed parameters", Bucket::kWorkspace, 0, Role::kScratch, 0, lane);
   }
   // Paired passes: the second pass's trained body outputs; it shares lane 0's workspace and
   // scratch, since the two passes take turns layer by layer (Network::forward_pair).
   if (paired) add_activations("paired pass ", frozen, h, -1);
+  if (scratch) {
+    int64_t rest = 0;
+    for (const Slot& s : slots) rest += static_cast<int64_t>(s.row.bytes);
+    const auto [layer, n] = perturbed_scratch(net, groups, h, frozen, rest);
+    const int64_t rows = block_rows(net, groups, layer, n);
+    for (Slot& s : slots)
+      if (s.role == Role::kScratch) {
+        MemoryPlan one;
+        one.add(layer,
+                rows > 0 && rows < net.layer(layer).output_rows()
+                    ? s.row.what + " (blocks of " + std::to_string(rows) + " rows)"
+                    : s.row.what,
+                s.row.bucket, static_cast<size_t>(floats(n)));
+        s.row = one.rows[0];
+      }
+  }
   return slots;
 }
 
@@ -265,6 +332,15 @@ void Network::fuse(int head_start, int frozen) {
   relu_before_pool_.assign(num_layers(), 0.0f);
   for (int i = head_start + 1; i < num_layers(); ++i)
     if (specs_[i].op == Op::kMaxPool2d) relu_before_pool_[i] = activation_cap(specs_[i - 1].op);
+}
+
+MemoryPlan Network::inference_plan(int64_t batch, int threads) const {
+  MemoryPlan plan;
+  std::vector<ActivationPlan> acts;
+  for (const Slot& s : plan_slots(*this, fusions(num_layers(), 0), batch, num_layers(), 0, threads,
+                                  1, false, acts, true, false))
+    plan.rows.push_back(s.row);
+  return plan;
 }
 
 MemoryPlan Network::parameter_plan(int64_t batch) const {
@@ -336,6 +412,9 @@ void Network::allocate(Arena& arena, int64_t batch, int head_start, ThreadPool* 
   }
   lanes_[0].pool = pool;
   for (int k = 1; k < lanes; ++k) lanes_[k].update_stats = false;
+  block_rows_.assign(num_layers(), 0);
+  for (int i = frozen; i < head_start && passes; ++i)
+    block_rows_[i] = block_rows(*this, fused_, i, lanes_[0].scratch.numel());
   if (paired) {
     std::vector<float*> out = std::move(paired_.out);
     paired_ = lanes_[0];
@@ -471,20 +550,39 @@ Tensor Network::forward_head(const Tensor& body_output) {
 Tensor Network::run(Tensor x, int from, int to, const ParamTransform* body, Lane& lane) {
   const int64_t rows = x.shape()[0];
   std::vector<Tensor> transformed;
+  // Layer i's parameters as `body` writes them into the scratch: rows [o0, o1) of each tensor,
+  // or the whole tensors (o1 = 0).
+  const auto perturb = [&](int i, int64_t o0, int64_t o1) {
+    transformed.clear();
+    float* dst = lane.scratch.data();
+    for (const ParamRef& p : params_) {
+      if (p.layer != i) continue;
+      const int64_t row = o1 > 0 ? p.value.numel() / layers_[i]->output_rows() : 0;
+      const int64_t begin = o0 * row, n = o1 > 0 ? (o1 - o0) * row : p.value.numel();
+      parallel_for(lane.pool, n,
+                   [&](int64_t b, int64_t e) { (*body)(p, dst + b, begin + b, begin + e); });
+      transformed.emplace_back(dst, o1 > 0 ? p.value.shape().with_batch(o1 - o0) : p.value.shape());
+      dst += n;
+    }
+    return transformed.data();
+  };
   for (int i = from; i < to; ++i) {
     ExecContext ctx = context(i, lane);
-    if (body && i >= frozen_ && i < head_start_ && !layers_[i]->param_specs().empty()) {
-      transformed.clear();
-      float* dst = lane.scratch.data();
-      for (const ParamRef& p : params_)
-        if (p.layer == i) {
-          parallel_for(lane.pool, p.value.numel(),
-                       [&](int64_t b, int64_t e) { (*body)(p, dst, b, e); });
-          transformed.emplace_back(dst, p.value.shape());
-          dst += p.value.numel();
-        }
-      ctx.params = transformed.data();
+    const bool perturbed =
+        body && i >= frozen_ && i < head_start_ && !layers_[i]->param_specs().empty();
+    if (perturbed && block_rows_[i] > 0) {
+      // One block of output features at a time, each from its rows of the parameters.
+      Tensor y = output_buffer(i, rows, lane);
+      const int64_t out = layers_[i]->output_rows();
+      for (int64_t o0 = 0; o0 < out; o0 += block_rows_[i]) {
+        const int64_t o1 = std::min(out, o0 + block_rows_[i]);
+        ctx.params = perturb(i, o0, o1);
+        layers_[i]->forward_rows(x, y, o0, o1, ctx);
+      }
+      x = y;
+      continue;
     }
+    if (perturbed) ctx.params = perturb(i, 0, 0);
     const GraphNode& f = fused_.node_at(i);
     ZT_ASSERT(f.last < to);
     // A node writes its last layer's output; batch norm + ReLU's is the ReLU's buffer, which

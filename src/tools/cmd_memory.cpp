@@ -37,6 +37,9 @@ void run_memory(const MemoryArgs& a) {
   // With frozen layers (--train-layers), Full BP's head starts after them.
   const size_t full_zo = training_plan(net, zo, choose_head(net, zo)).total();
   const size_t full_bp = training_plan(net, bp, choose_head(net, bp)).total();
+  // The f32 forward pass, the yardstick of "training memory = inference memory".
+  const size_t inference = net.inference_plan(cfg.batch, cfg.threads).total();
+  const double over_inference = 100.0 * (static_cast<double>(plan.total()) / inference - 1.0);
   int bp_layers = 0;
   for (int i : net.param_layers()) bp_layers += i >= head;
   const double over_zo = 100.0 * (static_cast<double>(plan.total()) / full_zo - 1.0);
@@ -63,6 +66,8 @@ void run_memory(const MemoryArgs& a) {
                           {"full_zo_bytes", full_zo},
                           {"full_bp_bytes", full_bp},
                           {"full_bp_precision", name_of(bp.precision)},
+                          {"inference_f32_bytes", inference},
+                          {"percent_over_inference_f32", over_inference},
                           {"percent_over_full_zo", over_zo},
                           {"percent_saved_vs_full_bp", vs_bp}};
     std::printf("%s\n", out.dump(2).c_str());
@@ -83,6 +88,7 @@ void run_memory(const MemoryArgs& a) {
                   100.0 * n / plan.total());
   std::printf("total          %12zu bytes\n", plan.total());
   std::printf("Full ZO        %12zu bytes; this is %+.3f%% over it\n", full_zo, over_zo);
+  std::printf("Inference (f32) %11zu bytes; this is %+.3f%% over it\n", inference, over_inference);
   std::printf("%-14s %12zu bytes; this saves %.1f%% of it\n", bp_label, full_bp, vs_bp);
 }
 

@@ -187,19 +187,19 @@ class F32Engine : public Engine {
                                                                  int64_t b, int64_t e) {
           const BodyParam& bp = body_param(p);
           if (scales_[bp.group] == 0.0f) {  // not this step's layer
-            std::copy(p.value.data() + b, p.value.data() + e, dst + b);
+            std::copy(p.value.data() + b, p.value.data() + e, dst);
             return;
           }
           const float s = scale * scales_[bp.group];
           if (pair == 0) {
-            zo::add_perturbation(spec, seed, static_cast<uint32_t>(p.index), s, p.value.data(), dst,
-                                 b, e, bp.max_abs);
+            zo::add_perturbation(spec, seed, static_cast<uint32_t>(p.index), s, p.value.data() + b,
+                                 dst, b, e, bp.max_abs);
             return;
           }
           float* z = pair_z_.data() + bp.offset;
           if (pair == 1)
             zo::perturbation_values(spec, seed, static_cast<uint32_t>(p.index), b, e, z + b);
-          zo::add_values(z + b, s, p.value.data() + b, dst + b, e - b, bp.max_abs);
+          zo::add_values(z + b, s, p.value.data() + b, dst, e - b, bp.max_abs);
         });
       }
       perturbed_passes(body, head_weight, &r, clean_pass ? nullptr : &r.correct, loss);

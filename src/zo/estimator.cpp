@@ -40,7 +40,7 @@ void apply_update(const PerturbationSpec& spec, const Estimate& est, uint32_t te
       for (size_t s = 0; s < est.g.size(); ++s) {
         float* acc = m ? m : w;
         const float scale = m ? est.g[s] * inv_q : -rule.lr * est.g[s] * inv_q;
-        add_perturbation(spec, est.seeds[s], tensor, scale, acc, acc, b, e);
+        add_perturbation(spec, est.seeds[s], tensor, scale, acc + b, acc + b, b, e);
       }
       if (m)
         for (int64_t i = b; i < e; ++i) w[i] -= rule.lr * m[i];

@@ -76,12 +76,14 @@ inline float perturbed(float src, float scale, float z, float max_abs) {
 void add_perturbation(const PerturbationSpec& spec, uint64_t seed, uint32_t tensor, float scale,
                       const float* src, float* dst, int64_t begin, int64_t end, float max_abs) {
   if (max_abs > 0.0f) {
-    for_each_value(spec, seed, tensor, begin, end,
-                   [&](int64_t i, float z) { dst[i] = perturbed(src[i], scale, z, max_abs); });
+    for_each_value(spec, seed, tensor, begin, end, [&](int64_t i, float z) {
+      dst[i - begin] = perturbed(src[i - begin], scale, z, max_abs);
+    });
     return;
   }
-  for_each_value(spec, seed, tensor, begin, end,
-                 [&](int64_t i, float z) { dst[i] = perturbed(src[i], scale, z, 0.0f); });
+  for_each_value(spec, seed, tensor, begin, end, [&](int64_t i, float z) {
+    dst[i - begin] = perturbed(src[i - begin], scale, z, 0.0f);
+  });
 }
 
 void add_values(const float* z, float scale, const float* src, float* dst, int64_t n,

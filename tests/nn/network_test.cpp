@@ -12,6 +12,7 @@
 #include "test_util.h"
 #include "zotrain/core/error.h"
 #include "zotrain/core/rng.h"
+#include "zotrain/core/thread_pool.h"
 #include "zotrain/models/model.h"
 
 namespace zotrain {
@@ -217,14 +218,16 @@ TEST(Network, LanesGiveTheLogitsOfOnePassAtATime) {
   const std::vector<LayerSpec> specs = body_passes_model();
   const Shape item{2, 12, 12};
   const ParamTransform shifts[3] = {[](const ParamRef& p, float* dst, int64_t b, int64_t e) {
-                                      for (int64_t i = b; i < e; ++i) dst[i] = p.value[i] + 0.05f;
-                                    },
-                                    [](const ParamRef& p, float* dst, int64_t b, int64_t e) {
-                                      for (int64_t i = b; i < e; ++i) dst[i] = p.value[i] * 0.9f;
+                                      for (int64_t i = b; i < e; ++i)
+                                        dst[i - b] = p.value[i] + 0.05f;
                                     },
                                     [](const ParamRef& p, float* dst, int64_t b, int64_t e) {
                                       for (int64_t i = b; i < e; ++i)
-                                        dst[i] = p.value[i] - 0.03f * static_cast<float>(i % 7);
+                                        dst[i - b] = p.value[i] * 0.9f;
+                                    },
+                                    [](const ParamRef& p, float* dst, int64_t b, int64_t e) {
+                                      for (int64_t i = b; i < e; ++i)
+                                        dst[i - b] = p.value[i] - 0.03f * static_cast<float>(i % 7);
                                     }};
   for (int lanes : {2, 3})
     for (int head : {12, 11, 8})
@@ -281,11 +284,11 @@ TEST(Network, PairedPassesGiveTheLogitsOfOnePassAtATime) {
   };
   const ParamTransform first = [&](const ParamRef& p, float* dst, int64_t b, int64_t e) {
     record(p.layer + 1, b);
-    for (int64_t i = b; i < e; ++i) dst[i] = p.value[i] + 0.05f;
+    for (int64_t i = b; i < e; ++i) dst[i - b] = p.value[i] + 0.05f;
   };
   const ParamTransform second = [&](const ParamRef& p, float* dst, int64_t b, int64_t e) {
     record(-(p.layer + 1), b);
-    for (int64_t i = b; i < e; ++i) dst[i] = p.value[i] - 0.03f * static_cast<float>(i % 7);
+    for (int64_t i = b; i < e; ++i) dst[i - b] = p.value[i] - 0.03f * static_cast<float>(i % 7);
   };
   for (int threads : {1, 2})
     for (int head : {12, 11, 8})
@@ -411,12 +414,42 @@ TEST(Network, FrozenLayersRunInEvaluationModeOnceAndTheirOutputIsKept) {
     net.forward_frozen(4);
     const Tensor features = net.frozen_output(4).clone();
     const ParamTransform shift = [](const ParamRef& p, float* dst, int64_t b, int64_t e) {
-      for (int64_t i = b; i < e; ++i) dst[i] = p.value[i] + 0.5f;
+      for (int64_t i = b; i < e; ++i) dst[i - b] = p.value[i] + 0.5f;
     };
     const Tensor shifted = net.forward_trained(4, &shift).clone();
     EXPECT_EQ(!test::bitwise_equal(whole, shifted), head == 7) << "only a body is perturbed";
     EXPECT_TRUE(test::bitwise_equal(features, net.frozen_output(4)));
     EXPECT_TRUE(test::bitwise_equal(whole, net.forward_trained(4)));
+  }
+}
+
+// A perturbed pass runs large linear layers in blocks of rows from a scratch of a block's size,
+// and gives the bits of a pass with the perturbation written into the parameters (1 and 2
+// threads, a last block shorter than the others).
+TEST(Network, PerturbedLinearLayersRunInBlocksWithTheSameBits) {
+  using L = LayerSpec;
+  const std::vector<LayerSpec> specs = {L::linear(200), L::relu(), L::linear(10)};
+  for (int threads : {1, 2}) {
+    ThreadPool pool(threads);
+    Network net(Shape{300}, specs);
+    Arena arena;
+    net.allocate(arena, 1, net.num_layers(), &pool, 5);
+    const MemoryPlan plan = net.plan(1, net.num_layers(), threads);
+    EXPECT_EQ(arena.total_bytes(), plan.total());
+    size_t scratch = 0;
+    for (const MemoryRow& r : plan.rows)
+      if (r.what.rfind("perturbed parameters", 0) == 0) {
+        scratch = r.bytes;
+        EXPECT_EQ(r.what, "perturbed parameters (blocks of 16 rows)");
+      }
+    EXPECT_EQ(scratch, 16 * 301 * sizeof(float)) << "a block, not the 200 x 301 of the layer";
+    fill_input(net, 1, 3);
+    const ParamTransform shift = [](const ParamRef& p, float* dst, int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; ++i) dst[i - b] = p.value[i] + 0.01f * static_cast<float>(i % 5);
+    };
+    const Tensor blocked = net.forward(1, &shift).clone();
+    for (ParamRef& p : net.params()) shift(p, p.value.data(), 0, p.value.numel());
+    EXPECT_TRUE(test::bitwise_equal(blocked, net.forward(1)));
   }
 }
 

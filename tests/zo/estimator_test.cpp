@@ -41,8 +41,8 @@ struct Fixture {
 
   double loss(const PerturbationSpec& spec, uint64_t seed, float scale) {
     ParamTransform t = [&](const ParamRef& p, float* dst, int64_t b, int64_t e) {
-      add_perturbation(spec, seed, static_cast<uint32_t>(p.index), scale, p.value.data(), dst, b,
-                       e);
+      add_perturbation(spec, seed, static_cast<uint32_t>(p.index), scale, p.value.data() + b, dst,
+                       b, e);
     };
     return softmax_cross_entropy(zo.forward(kBatch, &t), labels.data(), nullptr, nullptr);
   }
@@ -268,7 +268,7 @@ TEST(ZoEstimator, LayerScaledEstimatesApproachThePreconditionedGradient) {
     auto loss = [&](float sign) {
       ParamTransform t = [&](const ParamRef& p, float* dst, int64_t b, int64_t e) {
         add_perturbation(spec, seed, static_cast<uint32_t>(p.index), sign * eps * s[group[p.index]],
-                         p.value.data(), dst, b, e);
+                         p.value.data() + b, dst, b, e);
       };
       return softmax_cross_entropy(f.zo.forward(kBatch, &t), f.labels.data(), nullptr, nullptr);
     };

@@ -23,9 +23,9 @@ TEST(Perturbation, IsAPureFunctionOfSeedTensorAndIndex) {
       // Any split into ranges, in any order, gives the same values (starts inside pairs and
       // inside sign blocks).
       for (int64_t b : {500, 0, 1, 333, 777})
-        add_perturbation(spec, 42, 3, 1.0f, zero.data(), pieces.data(), b,
+        add_perturbation(spec, 42, 3, 1.0f, zero.data() + b, pieces.data() + b, b,
                          std::min<int64_t>(n, b + 333));
-      add_perturbation(spec, 42, 3, 1.0f, zero.data(), pieces.data(), 334, 500);
+      add_perturbation(spec, 42, 3, 1.0f, zero.data() + 334, pieces.data() + 334, 334, 500);
       EXPECT_EQ(whole, pieces);
       for (int64_t i : {0, 1, 2, 127, 128, 999, 1000})
         EXPECT_EQ(whole[i], perturbation(spec, 42, 3, i));

@@ -100,6 +100,17 @@ class Layer {
   virtual void forward_relu(const Tensor& x, Tensor& y, float cap, const ExecContext& ctx) const {
     (void)x, (void)y, (void)cap, (void)ctx;
   }
+  // Output features that forward_rows computes in blocks, each block from just those rows of
+  // every parameter tensor (the tensors' first dimension), so that a perturbed pass needs one
+  // block's parameters at a time, not the layer's; 0 for layers that cannot (the default).
+  virtual int64_t output_rows() const { return 0; }
+  // forward's output features [o0, o1) only, written into their place in y, with ctx.params
+  // holding rows [o0, o1) of each parameter; the same bits as forward's. Called only where
+  // output_rows() > 0.
+  virtual void forward_rows(const Tensor& x, Tensor& y, int64_t o0, int64_t o1,
+                            const ExecContext& ctx) const {
+    (void)x, (void)y, (void)o0, (void)o1, (void)ctx;
+  }
   // Multiply-adds of one forward pass on `in`, for reports and benchmarks.
   virtual int64_t forward_macs(const Shape& in) const {
     (void)in;

@@ -35,8 +35,8 @@ struct ParamRef {
   Tensor grad;  // empty unless the layer is in the head
 };
 
-// Writes the values a body parameter takes during one forward pass into dst[begin, end)
-// (elements of p.value's index space): the zeroth-order perturbation θ + εz.
+// Writes the values elements [begin, end) of a body parameter (p.value's index space) take
+// during one forward pass into dst[0, end - begin): the zeroth-order perturbation θ + εz.
 using ParamTransform =
     std::function<void(const ParamRef& p, float* dst, int64_t begin, int64_t end)>;
 
@@ -84,6 +84,8 @@ class Network {
   // number of perturbation lanes.
   MemoryPlan plan(int64_t batch, int head_start, int threads, int frozen = 0, int lanes = 1,
                   bool paired = false) const;
+  // What inference of a batch takes: Full ZO's plan without the perturbed parameters.
+  MemoryPlan inference_plan(int64_t batch, int threads) const;
   // Allocates the plan's buffers from `arena` and initializes the parameters from `seed`.
   // pool may be null (one thread); it must outlive the network's use. lanes > 1 needs a pool
   // and a trained body (frozen < head_start); each lane past the first adds forward buffers
@@ -196,8 +198,11 @@ class Network {
   // pass routes dy through both to the ReLU's input.
   std::vector<float> relu_before_pool_;
   std::vector<Lane> lanes_;  // lanes_[0]: the network's own forward buffers
-  Lane paired_;              // forward_pair's second pass: lane 0's but its own body outputs
-  Tensor back_[2];           // backward: dx of the head's layers past its first, alternating
+  // Per layer: the rows of each block a perturbed pass runs it in (0: whole; see
+  // perturbed_scratch in network.cpp).
+  std::vector<int64_t> block_rows_;
+  Lane paired_;     // forward_pair's second pass: lane 0's but its own body outputs
+  Tensor back_[2];  // backward: dx of the head's layers past its first, alternating
 };
 
 }  // namespace zotrain

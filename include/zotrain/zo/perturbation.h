@@ -52,10 +52,10 @@ inline uint32_t sign_bit(const uint32_t* words, int64_t k) {
 // z_i for element i of tensor `tensor` under `seed`.
 float perturbation(const PerturbationSpec& spec, uint64_t seed, uint32_t tensor, uint64_t i);
 
-// dst[i] = src[i] + scale * z_i for i in [begin, end) (dst may equal src). Any split of
-// [0, n) into ranges gives the same values. With max_abs > 0 only the elements with
-// |src[i]| <= max_abs move, the others are copied (magnitude-aware sparse ZO: perturb the
-// small weights).
+// dst[k] = src[k] + scale * z_{begin + k} for k in [0, end - begin): src and dst hold the
+// range's elements only (dst may equal src). Any split of [0, n) into ranges gives the same
+// values. With max_abs > 0 only the elements with |src[k]| <= max_abs move, the others are
+// copied (magnitude-aware sparse ZO: perturb the small weights).
 void add_perturbation(const PerturbationSpec& spec, uint64_t seed, uint32_t tensor, float scale,
                       const float* src, float* dst, int64_t begin, int64_t end,
                       float max_abs = 0.0f);

@@ -587,7 +587,7 @@ const int8_t* NpuNetwork::weights_for(const Node& n, const Perturb* perturb) {
     std::fill(zscratch_.begin() + b, zscratch_.begin() + e, 0.0f);
     zo::add_perturbation({zo::Distribution::kRademacher, perturb->p_zero}, perturb->seed,
                          static_cast<uint32_t>(p.param_index), static_cast<float>(perturb->sign),
-                         zscratch_.data(), zscratch_.data(), b, e);
+                         zscratch_.data() + b, zscratch_.data() + b, b, e);
     for (int64_t i = b; i < e; ++i)
       wscratch_[i] =
           kernels::clamp_s8(n.qweight[i] + static_cast<int32_t>(zscratch_[i]), -127, 127);
