@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "kernels/int8.h"
 #include "kernels/philox_run.h"
 #include "kernels/target_clones.h"
 #include "zotrain/zo/perturbation.h"
@@ -48,10 +49,7 @@ void for_each_chunk(uint64_t seed, uint32_t tensor, uint32_t threshold, int64_t 
 }
 
 ZT_CLONES void add_chunk(const int8_t* z, int eps, const int8_t* src, int8_t* dst, int64_t n) {
-  for (int64_t k = 0; k < n; ++k) {
-    const int v = src[k] + eps * z[k];
-    dst[k] = static_cast<int8_t>(v > 127 ? 127 : v < -127 ? -127 : v);
-  }
+  for (int64_t k = 0; k < n; ++k) dst[k] = kernels::clip_s8(src[k] + eps * z[k]);
 }
 
 ZT_CLONES void accumulate_chunk(const int8_t* z, int sign, int32_t* acc, int64_t n) {
