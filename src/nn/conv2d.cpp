@@ -76,6 +76,25 @@ void Conv2d::forward(const Tensor& x, Tensor& y, const ExecContext& ctx) const {
   });
 }
 
+// Channels [o0, o1) of each image: the kernels step from one image to the next by the
+// geometry's channels, so a block of channels takes one call per image.
+void Conv2d::forward_rows(const Tensor& x, Tensor& y, int64_t o0, int64_t o1,
+                          const ExecContext& ctx) const {
+  ZT_ASSERT(groups_ == 1 && 0 <= o0 && o0 < o1 && o1 <= out_);
+  const auto whole = geometry(x.shape());
+  auto g = whole;
+  g.out_c = o1 - o0;
+  const int64_t work = thread_workspace(whole);
+  const float* w = param(ctx, 0).data();
+  const float* b = bias_ ? param(ctx, 1).data() : nullptr;
+  parallel_for(ctx.pool, x.shape()[0], [&](int slot, int64_t n0, int64_t n1) {
+    for (int64_t n = n0; n < n1; ++n)
+      kernels::conv2d_forward(g, 1, x.data() + n * g.in_numel(), w, b,
+                              y.data() + n * whole.out_numel() + o0 * g.out_plane(),
+                              ctx.workspace + slot * work);
+  });
+}
+
 // Blocks of about 16K floats (64 KB) of unpooled output, which stay in L2 (512 KB on the machine
 // of docs/benchmarks.md) with the block's input; 32K measured no faster on LeNet-5.
 int64_t Conv2d::pooled_block_images(const kernels::Conv2dGeometry& g) {

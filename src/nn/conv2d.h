@@ -33,6 +33,10 @@ class Conv2d : public Layer {
   size_t max_pooled_workspace_floats(const Shape& in, const kernels::Pool2dGeometry& pool,
                                      int threads) const override;
   void forward(const Tensor& x, Tensor& y, const ExecContext& ctx) const override;
+  // Output channels in blocks: ungrouped convolutions only.
+  int64_t output_rows() const override { return groups_ == 1 ? out_ : 0; }
+  void forward_rows(const Tensor& x, Tensor& y, int64_t o0, int64_t o1,
+                    const ExecContext& ctx) const override;
   void forward_max_pooled(const Tensor& x, const kernels::Pool2dGeometry& pool, Tensor& y,
                           const ExecContext& ctx) const override;
   void backward(const Tensor& x, const Tensor& y, const Tensor& dy, Tensor& dx,

@@ -7,6 +7,7 @@
 
 #include "nn/activation_plan.h"
 #include "nn/max_pool2d.h"
+#include "nn/perturbed_forward.h"
 #include "zotrain/core/error.h"
 #include "zotrain/core/rng.h"
 
@@ -155,15 +156,14 @@ static ActivationPlan activations(const Network& net, const Graph& groups, int64
 }
 
 // A perturbed pass's scratch holds the trained body's parameters as it perturbs them: a layer
-// whose node is the layer alone and that runs its output features apart (Layer::forward_rows)
-// one block of rows at a time, any other whole. Blocks take as many rows as fit in the larger
-// of the largest whole layer and 1/kScratchShare of the rest of the plan (at least 16 rows),
-// so that Full ZO plans about what inference does.
+// whose node is the layer alone in units (nn/perturbed_forward.h: blocks of rows, a composite's
+// children), any other whole. Units take as much as fits in the larger of the largest unit that
+// cannot be split and 1/kScratchShare of the rest of the plan (blocks: at least 8 rows), so that
+// Full ZO plans about what inference does.
 constexpr int64_t kScratchShare = 25;
 
-static bool runs_in_blocks(const Network& net, const Graph& groups, int i) {
-  return net.layer(i).output_rows() > 0 && groups.kind_at(i) == GraphNode::kLayer &&
-         groups.node_at(i).last == i;
+static bool runs_in_units(const Graph& groups, int i) {
+  return groups.kind_at(i) == GraphNode::kLayer && groups.node_at(i).last == i;
 }
 
 static int64_t param_elements(const Layer& l) {
@@ -172,35 +172,23 @@ static int64_t param_elements(const Layer& l) {
   return n;
 }
 
-// Blocks of rows come in multiples of the GEMM kernels' widest tile of output columns (16),
-// where a layer has that many: a narrower block would leave the tiles partly empty.
-constexpr int64_t kBlockRowMultiple = 16;
-
-// Rows of each block of layer i for a scratch of `floats` (0: the layer runs whole).
-static int64_t block_rows(const Network& net, const Graph& groups, int i, int64_t floats) {
-  if (!runs_in_blocks(net, groups, i)) return 0;
-  const int64_t rows = net.layer(i).output_rows();
-  const int64_t fit = floats / (param_elements(net.layer(i)) / rows);
-  const int64_t multiple = std::min(rows, kBlockRowMultiple);
-  return std::clamp<int64_t>(fit / multiple * multiple, multiple, rows);
-}
-
-// The scratch's size in floats and the layer that sets it ({-1, 0}: no trained body).
-static std::pair<int, int64_t> perturbed_scratch(const Network& net, const Graph& groups, int h,
-                                                 int frozen, int64_t rest_bytes) {
-  // The room blocks may take: the largest whole layer, the largest row, the share of the rest.
+// The scratch's size in floats, the layer that sets it (-1: no trained body) and its unit's rows
+// per block (0: whole).
+struct Scratch {
+  int layer = -1;
+  ScratchNeed need;
+};
+static Scratch perturbed_scratch(const Network& net, const Graph& groups, int h, int frozen,
+                                 int64_t rest_bytes) {
   int64_t room = rest_bytes / kScratchShare / int64_t{sizeof(float)};
+  for (int i = frozen; i < h; ++i)
+    room = std::max(room, runs_in_units(groups, i) ? smallest_unit(net.layer(i))
+                                                   : param_elements(net.layer(i)));
+  Scratch s;
   for (int i = frozen; i < h; ++i) {
-    const int64_t n = param_elements(net.layer(i));
-    if (n > 0)
-      room = std::max(room, runs_in_blocks(net, groups, i) ? n / net.layer(i).output_rows() : n);
-  }
-  // What the layers take of it: whole, or whole blocks of rows.
-  std::pair<int, int64_t> s{-1, 0};
-  for (int i = frozen; i < h; ++i) {
-    const int64_t n = param_elements(net.layer(i)), rows = block_rows(net, groups, i, room);
-    const int64_t need = rows > 0 ? rows * (n / net.layer(i).output_rows()) : n;
-    if (need > s.second) s = {i, need};
+    const ScratchNeed n = runs_in_units(groups, i) ? scratch_need(net.layer(i), room)
+                                                   : ScratchNeed{param_elements(net.layer(i)), 0};
+    if (n.floats > s.need.floats) s = {i, n};
   }
   return s;
 }
@@ -289,16 +277,15 @@ static std::vector<Slot> plan_slots(const Network& net, const Graph& groups, int
   if (scratch) {
     int64_t rest = 0;
     for (const Slot& s : slots) rest += static_cast<int64_t>(s.row.bytes);
-    const auto [layer, n] = perturbed_scratch(net, groups, h, frozen, rest);
-    const int64_t rows = block_rows(net, groups, layer, n);
+    const Scratch sc = perturbed_scratch(net, groups, h, frozen, rest);
     for (Slot& s : slots)
       if (s.role == Role::kScratch) {
         MemoryPlan one;
-        one.add(layer,
-                rows > 0 && rows < net.layer(layer).output_rows()
-                    ? s.row.what + " (blocks of " + std::to_string(rows) + " rows)"
+        one.add(sc.layer,
+                sc.need.rows > 0
+                    ? s.row.what + " (blocks of " + std::to_string(sc.need.rows) + " rows)"
                     : s.row.what,
-                s.row.bucket, static_cast<size_t>(floats(n)));
+                s.row.bucket, static_cast<size_t>(floats(sc.need.floats)));
         s.row = one.rows[0];
       }
   }
@@ -412,9 +399,6 @@ void Network::allocate(Arena& arena, int64_t batch, int head_start, ThreadPool* 
   }
   lanes_[0].pool = pool;
   for (int k = 1; k < lanes; ++k) lanes_[k].update_stats = false;
-  block_rows_.assign(num_layers(), 0);
-  for (int i = frozen; i < head_start && passes; ++i)
-    block_rows_[i] = block_rows(*this, fused_, i, lanes_[0].scratch.numel());
   if (paired) {
     std::vector<float*> out = std::move(paired_.out);
     paired_ = lanes_[0];
@@ -550,39 +534,41 @@ Tensor Network::forward_head(const Tensor& body_output) {
 Tensor Network::run(Tensor x, int from, int to, const ParamTransform* body, Lane& lane) {
   const int64_t rows = x.shape()[0];
   std::vector<Tensor> transformed;
-  // Layer i's parameters as `body` writes them into the scratch: rows [o0, o1) of each tensor,
-  // or the whole tensors (o1 = 0).
-  const auto perturb = [&](int i, int64_t o0, int64_t o1) {
-    transformed.clear();
-    float* dst = lane.scratch.data();
-    for (const ParamRef& p : params_) {
-      if (p.layer != i) continue;
-      const int64_t row = o1 > 0 ? p.value.numel() / layers_[i]->output_rows() : 0;
-      const int64_t begin = o0 * row, n = o1 > 0 ? (o1 - o0) * row : p.value.numel();
-      parallel_for(lane.pool, n,
-                   [&](int64_t b, int64_t e) { (*body)(p, dst + b, begin + b, begin + e); });
-      transformed.emplace_back(dst, o1 > 0 ? p.value.shape().with_batch(o1 - o0) : p.value.shape());
-      dst += n;
-    }
-    return transformed.data();
-  };
   for (int i = from; i < to; ++i) {
     ExecContext ctx = context(i, lane);
     const bool perturbed =
         body && i >= frozen_ && i < head_start_ && !layers_[i]->param_specs().empty();
-    if (perturbed && block_rows_[i] > 0) {
-      // One block of output features at a time, each from its rows of the parameters.
-      Tensor y = output_buffer(i, rows, lane);
-      const int64_t out = layers_[i]->output_rows();
-      for (int64_t o0 = 0; o0 < out; o0 += block_rows_[i]) {
-        const int64_t o1 = std::min(out, o0 + block_rows_[i]);
-        ctx.params = perturb(i, o0, o1);
-        layers_[i]->forward_rows(x, y, o0, o1, ctx);
+    // Layer i's parameters [first, first + count) as `body` writes them into the scratch: rows
+    // [o0, o1) of each tensor, or the whole tensors (o1 = 0).
+    const ParamWriter write = [&, i](size_t first, size_t count, int64_t o0, int64_t o1) {
+      transformed.clear();
+      float* dst = lane.scratch.data();
+      size_t k = 0;
+      for (const ParamRef& p : params_) {
+        if (p.layer != i || k++ < first) continue;
+        if (transformed.size() == count) break;
+        const int64_t row = o1 > 0 ? p.value.numel() / p.value.shape()[0] : 0;
+        const int64_t begin = o0 * row, n = o1 > 0 ? (o1 - o0) * row : p.value.numel();
+        parallel_for(lane.pool, n,
+                     [&](int64_t b, int64_t e) { (*body)(p, dst + b, begin + b, begin + e); });
+        transformed.emplace_back(dst,
+                                 o1 > 0 ? p.value.shape().with_batch(o1 - o0) : p.value.shape());
+        dst += n;
       }
-      x = y;
-      continue;
+      return static_cast<const Tensor*>(transformed.data());
+    };
+    if (perturbed) {
+      ctx.write_params = &write;
+      ctx.scratch_floats = lane.scratch.numel();
+      if (runs_in_units(fused_, i)) {
+        // One block of output features or one child at a time (nn/perturbed_forward.h).
+        Tensor y = output_buffer(i, rows, lane);
+        forward_perturbed(*layers_[i], 0, x, y, ctx);
+        x = y;
+        continue;
+      }
+      ctx = with_written_params(*layers_[i], 0, ctx);
     }
-    if (perturbed) ctx.params = perturb(i, 0, 0);
     const GraphNode& f = fused_.node_at(i);
     ZT_ASSERT(f.last < to);
     // A node writes its last layer's output; batch norm + ReLU's is the ReLU's buffer, which

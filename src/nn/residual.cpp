@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/memory_planner.h"
+#include "nn/perturbed_forward.h"
 #include "zotrain/core/error.h"
 #include "zotrain/nn/graph.h"
 #include "zotrain/nn/network.h"
@@ -164,6 +165,12 @@ ExecContext Residual::child_context(const ExecContext& ctx, size_t i) const {
   return c;
 }
 
+std::vector<const Layer*> Residual::children() const {
+  std::vector<const Layer*> layers;
+  for (const Child& c : children_) layers.push_back(c.layer.get());
+  return layers;
+}
+
 void Residual::run_children(const Tensor& x, const std::vector<float*>& out, const ExecContext& ctx,
                             bool fuse_relus) const {
   const int64_t n = x.shape()[0];
@@ -173,13 +180,14 @@ void Residual::run_children(const Tensor& x, const std::vector<float*>& out, con
     if (i == num_main_) in = x;  // the shortcut starts again from x
     if (fuse_relus && c.relu_fused > 0.0f) {
       Tensor y(out[i + 1], c.out.with_batch(n));
-      c.layer->forward_relu(in, y, c.relu_fused, child_context(ctx, i));
+      c.layer->forward_relu(in, y, c.relu_fused,
+                            with_written_params(*c.layer, c.first_param, child_context(ctx, i)));
       in = y;
       ++i;
       continue;
     }
     Tensor y(out[i], c.out.with_batch(n));
-    c.layer->forward(in, y, child_context(ctx, i));
+    forward_perturbed(*c.layer, c.first_param, in, y, child_context(ctx, i));
     in = y;
   }
 }

@@ -43,6 +43,7 @@ class Residual : public Layer {
   // The children's, one after the other: the recomputation in backward reads them, so a head
   // block takes its batch norms' statistics once per step instead of three times.
   size_t kept_stats_doubles(const Shape&) const override { return kept_stats_; }
+  std::vector<const Layer*> children() const override;
   void forward(const Tensor& x, Tensor& y, const ExecContext& ctx) const override;
   void backward(const Tensor& x, const Tensor& y, const Tensor& dy, Tensor& dx,
                 const ExecContext& ctx) override;

@@ -423,34 +423,66 @@ TEST(Network, FrozenLayersRunInEvaluationModeOnceAndTheirOutputIsKept) {
   }
 }
 
-// A perturbed pass runs large linear layers in blocks of rows from a scratch of a block's size,
-// and gives the bits of a pass with the perturbation written into the parameters (1 and 2
-// threads, a last block shorter than the others).
-TEST(Network, PerturbedLinearLayersRunInBlocksWithTheSameBits) {
+// A perturbed pass runs large linear and ungrouped convolution layers in blocks of output
+// features from a scratch of a block's size, and gives the bits of a pass with the perturbation
+// written into the parameters (1 and 2 threads, 1 and 3 images, a last block shorter than the
+// others). The rest of the linear plan is too small for 16 rows (a 25th of it is 13 rows), so its
+// blocks take 8; the convolution's 200 channels of 6 x 3 x 3 + 1 take 144 and then 56 on one
+// thread, and on two, whose workspace is twice as large, run whole. In a residual block, each
+// child is written as it runs: the same convolution sets the scratch, the others fit beside it.
+TEST(Network, PerturbedLayersRunInBlocksOfOutputFeaturesWithTheSameBits) {
   using L = LayerSpec;
-  const std::vector<LayerSpec> specs = {L::linear(200), L::relu(), L::linear(10)};
-  for (int threads : {1, 2}) {
-    ThreadPool pool(threads);
-    Network net(Shape{300}, specs);
-    Arena arena;
-    net.allocate(arena, 1, net.num_layers(), &pool, 5);
-    const MemoryPlan plan = net.plan(1, net.num_layers(), threads);
-    EXPECT_EQ(arena.total_bytes(), plan.total());
-    size_t scratch = 0;
-    for (const MemoryRow& r : plan.rows)
-      if (r.what.rfind("perturbed parameters", 0) == 0) {
-        scratch = r.bytes;
-        EXPECT_EQ(r.what, "perturbed parameters (blocks of 16 rows)");
-      }
-    EXPECT_EQ(scratch, 16 * 301 * sizeof(float)) << "a block, not the 200 x 301 of the layer";
-    fill_input(net, 1, 3);
-    const ParamTransform shift = [](const ParamRef& p, float* dst, int64_t b, int64_t e) {
-      for (int64_t i = b; i < e; ++i) dst[i - b] = p.value[i] + 0.01f * static_cast<float>(i % 5);
-    };
-    const Tensor blocked = net.forward(1, &shift).clone();
-    for (ParamRef& p : net.params()) shift(p, p.value.data(), 0, p.value.numel());
-    EXPECT_TRUE(test::bitwise_equal(blocked, net.forward(1)));
-  }
+  struct Case {
+    Shape input;
+    std::vector<LayerSpec> specs;
+    int64_t batch, out, row_floats;  // out, row_floats: of the layer that sets the scratch
+    int64_t rows[2];                 // of its blocks, on 1 and 2 threads (out: whole)
+  };
+  const std::vector<Case> cases = {
+      {Shape{300}, {L::linear(204), L::relu(), L::linear(10)}, 1, 204, 301, {8, 8}},
+      {Shape{6, 9, 9},
+       {L::conv2d(200, 3, 1, 1), L::relu(), L::global_avg_pool(), L::linear(10)},
+       3,
+       200,
+       6 * 9 + 1,
+       {144, 200}},
+      {Shape{6, 9, 9},
+       {L::residual({L::conv2d(200, 3, 1, 1), L::batch_norm(), L::relu(), L::conv2d(6, 1, 1, 0),
+                     L::batch_norm()},
+                    {}, true),
+        L::global_avg_pool(), L::linear(10)},
+       3,
+       200,
+       6 * 9 + 1,
+       {192, 200}},
+  };
+  for (const Case& c : cases)
+    for (int threads : {1, 2}) {
+      ThreadPool pool(threads);
+      Network net(c.input, c.specs);
+      Arena arena;
+      net.allocate(arena, c.batch, net.num_layers(), &pool, 5);
+      const MemoryPlan plan = net.plan(c.batch, net.num_layers(), threads);
+      EXPECT_EQ(arena.total_bytes(), plan.total());
+      const int64_t rows = c.rows[threads - 1];
+      size_t scratch = 0;
+      for (const MemoryRow& r : plan.rows)
+        if (r.what.rfind("perturbed parameters", 0) == 0) {
+          scratch = r.bytes;
+          EXPECT_EQ(r.what, rows == c.out ? "perturbed parameters"
+                                          : "perturbed parameters (blocks of " +
+                                                std::to_string(rows) + " rows)");
+        }
+      EXPECT_EQ(scratch, align_up(static_cast<size_t>(rows * c.row_floats) * sizeof(float)));
+      fill_input(net, c.batch, 3);
+      const ParamTransform shift = [](const ParamRef& p, float* dst, int64_t b, int64_t e) {
+        for (int64_t i = b; i < e; ++i) dst[i - b] = p.value[i] + 0.01f * static_cast<float>(i % 5);
+      };
+      const Tensor blocked = net.forward(c.batch, &shift).clone();
+      for (ParamRef& p : net.params()) shift(p, p.value.data(), 0, p.value.numel());
+      EXPECT_TRUE(test::bitwise_equal(blocked, net.forward(c.batch)))
+          << c.specs.size() << " layers, " << threads << " threads";
+    }
 }
 
 // Backprop through dropout and batch norm in a training pass matches finite differences of the

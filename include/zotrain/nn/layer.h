@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -30,10 +31,21 @@ struct ParamSpec {
 // dropout masks: the Network gives every pass of one training step the same key per layer, so
 // a step's perturbed passes and its backward see one mask. `update_stats`: this pass moves the
 // running statistics (one pass per step).
+// Writes a perturbed pass's parameters into its scratch as a layer is about to read them
+// (Network::run): rows [o0, o1) of the layer's parameter tensors [first, first + count) (rows:
+// the tensors' first dimension), the whole tensors for o1 = 0. What it returns holds until the
+// next call.
+using ParamWriter =
+    std::function<const Tensor*(size_t first, size_t count, int64_t o0, int64_t o1)>;
+
 struct ExecContext {
   ThreadPool* pool = nullptr;
   float* workspace = nullptr;
   const Tensor* params = nullptr;
+  // In a perturbed pass, instead of params: the writer and the scratch's floats, which a layer
+  // or its children fill one block of rows at a time (nn/perturbed_forward.h).
+  const ParamWriter* write_params = nullptr;
+  int64_t scratch_floats = 0;
   bool training = true;
   uint64_t key = 0;
   bool update_stats = false;
@@ -104,6 +116,8 @@ class Layer {
   // every parameter tensor (the tensors' first dimension), so that a perturbed pass needs one
   // block's parameters at a time, not the layer's; 0 for layers that cannot (the default).
   virtual int64_t output_rows() const { return 0; }
+  // The layers a composite layer (a residual block) runs, in order; empty for the others.
+  virtual std::vector<const Layer*> children() const { return {}; }
   // forward's output features [o0, o1) only, written into their place in y, with ctx.params
   // holding rows [o0, o1) of each parameter; the same bits as forward's. Called only where
   // output_rows() > 0.

@@ -198,11 +198,8 @@ class Network {
   // pass routes dy through both to the ReLU's input.
   std::vector<float> relu_before_pool_;
   std::vector<Lane> lanes_;  // lanes_[0]: the network's own forward buffers
-  // Per layer: the rows of each block a perturbed pass runs it in (0: whole; see
-  // perturbed_scratch in network.cpp).
-  std::vector<int64_t> block_rows_;
-  Lane paired_;     // forward_pair's second pass: lane 0's but its own body outputs
-  Tensor back_[2];  // backward: dx of the head's layers past its first, alternating
+  Lane paired_;              // forward_pair's second pass: lane 0's but its own body outputs
+  Tensor back_[2];           // backward: dx of the head's layers past its first, alternating
 };
 
 }  // namespace zotrain
