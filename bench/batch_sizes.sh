@@ -21,7 +21,7 @@ torch=1
 [[ -n "$JSON" ]] && : >"$JSON"
 # name | flags after the model
 STEPS=("bp|--method bp" "zo|--method zo" "zo rademacher|--method zo --perturbation rademacher"
-       "zo paired|--method zo --zo-pair-passes 1" "elastic|--method elastic --bp-layers 2"
+       "zo paired|--method zo --zo-pair-passes 1" "elastic|--method elastic --zo-layer-scale none --bp-layers 2"
        "INT8* zo|--precision int8 --method zo" "int8-npu zo|--precision int8-npu --method zo")
 header="| batch |"
 for s in "${STEPS[@]}"; do header+=" ${s%%|*} |"; done

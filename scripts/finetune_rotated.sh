@@ -26,15 +26,15 @@ run() {
 export -f run 2>/dev/null || true
 {
   run f32-bp --method bp --lr 0.01 &
-  run f32-cls1 --method elastic --bp-layers 2 &
+  run f32-cls1 --method elastic --zo-layer-scale none --zo-lr 5e-4 --bp-layers 2 &
   wait
-  run f32-cls2 --method elastic --bp-layers 1 &
+  run f32-cls2 --method elastic --zo-layer-scale none --zo-lr 5e-4 --bp-layers 1 &
   run f32-zo --method zo --zo-lr 2e-3 --zo-layer-scale none &
   wait
   run int8-bp --precision int8 --method bp --bp-bits 4 &
-  run int8s8-cls1 --precision int8 --method elastic --bp-layers 2 --int-eps 15 --loss-frac-bits 8 --bp-bits 4 &
+  run int8s8-cls1 --precision int8 --method elastic --zo-layer-scale none --bp-layers 2 --int-eps 15 --loss-frac-bits 8 --bp-bits 4 &
   wait
-  run int8s8-cls2 --precision int8 --method elastic --bp-layers 1 --int-eps 15 --loss-frac-bits 8 --bp-bits 4 &
+  run int8s8-cls2 --precision int8 --method elastic --zo-layer-scale none --bp-layers 1 --int-eps 15 --loss-frac-bits 8 --bp-bits 4 &
   run int8s8-zo --precision int8 --method zo --int-eps 15 --loss-frac-bits 8 &
   wait
 }

@@ -15,7 +15,7 @@ for f in 0 8; do
     for b in 32 64 128 256; do
       out="$ROOT/runs/sign-agreement/b$b-e$eps-f$f"
       [[ -f "$out/summary.json" ]] && continue
-      printf '%s\0' "$BIN train --precision int8 --method elastic --bp-layers 2 --data fashion-mnist --epochs 1 --batch $b --train-limit $((200 * b)) --val-size 1000 --int-eps $eps --loss-frac-bits $f --sign-agreement 1 --seed 0 --out $out"
+      printf '%s\0' "$BIN train --precision int8 --method elastic --zo-layer-scale none --bp-layers 2 --data fashion-mnist --epochs 1 --batch $b --train-limit $((200 * b)) --val-size 1000 --int-eps $eps --loss-frac-bits $f --sign-agreement 1 --seed 0 --out $out"
     done
   done
 done | xargs -0 -P "$JOBS" -I{} sh -c '{} > /dev/null'

@@ -138,11 +138,15 @@ TEST_F(Cli, DefaultsFollowTheMethodAndPrecisionAndYieldToKeysAndFlags) {
   Result int8 = run(train_args("int8") + " --model mlp:16 --precision int8");
   ASSERT_EQ(int8.code, 0) << int8.err;
   EXPECT_EQ(config_of("int8")["int_eps"], 15);
+  EXPECT_EQ(config_of("int8")["zo_layer_scale"], "cyclic");
   EXPECT_NE(int8.out.find("defaults of elastic int8: bp_bits 5,5:4,8:3"), std::string::npos)
       << int8.out;
-  // The main job's row changes nothing.
+  // The main job's row: block-coordinate ZO at its tuned step, and nothing else.
+  TrainConfig elastic;
+  elastic.zo_layer_scale = zo::LayerScale::kCyclic;
+  elastic.zo_lr = 1.5e-3;
   EXPECT_EQ(config_to_json(defaults_for(Method::kElastic, Precision::kF32)),
-            config_to_json(TrainConfig{}));
+            config_to_json(elastic));
 }
 
 TEST_F(Cli, ResumeContinuesAndRefusesAChangedModel) {
