@@ -57,28 +57,29 @@ template <int MR>
 using Acc = V[MR][kNV];
 
 // acc(i, j) = sum over p < kc, in increasing p, of A(i, p) * B(p, j), with A(i, p) =
-// a[i][ai(p)] and B(p, j) = b[bi(p) + j] for j < kNR.
-template <int MR, class AI, class BI>
+// a[i][ai(p)] and B(p, j) = b[bi(p) + j] for j < NV * kLanes: the tile's first NV vectors of
+// columns (a narrow tile, NV = 1, computes its columns by the same operations as a wide one).
+template <int MR, int NV = kNV, class AI, class BI>
 ZT_INLINE void tile_product(int64_t kc, const float* const (&a)[MR], AI ai, const float* b, BI bi,
                             Acc<MR>& acc) {
 #pragma GCC unroll 8
   for (int i = 0; i < MR; ++i) {
 #pragma GCC unroll 8
-    for (int v = 0; v < kNV; ++v) acc[i][v] = V{};
+    for (int v = 0; v < NV; ++v) acc[i][v] = V{};
   }
   // Unrolled twice: measured faster on the short reductions of convolutions.
 #pragma GCC unroll 2
   for (int64_t p = 0; p < kc; ++p) {
     const float* bp = b + bi(p);
-    V bv[kNV];
+    V bv[NV];
 #pragma GCC unroll 8
-    for (int v = 0; v < kNV; ++v) bv[v] = load(bp + v * kLanes);
+    for (int v = 0; v < NV; ++v) bv[v] = load(bp + v * kLanes);
     const int64_t ap = ai(p);
 #pragma GCC unroll 8
     for (int i = 0; i < MR; ++i) {
       const float s = a[i][ap];
 #pragma GCC unroll 8
-      for (int v = 0; v < kNV; ++v) acc[i][v] += bv[v] * s;
+      for (int v = 0; v < NV; ++v) acc[i][v] += bv[v] * s;
     }
   }
 }
@@ -116,20 +117,21 @@ ZT_INLINE void with_rows(int64_t mr, F&& f) {
 
 // ---- GEMM ----
 
-// Copies op(B)[pc, pc + kc) x [jc, jc + nr) into panel (kc rows of kNR floats), zero beyond
-// column nr: the padding columns keep a tile inside the panel and add nothing to real columns.
+// Copies op(B)[pc, pc + kc) x [jc, jc + nr) into panel (kc rows of kNR floats), zero from
+// column nr to `width`, the columns the tile reads: the padding keeps a tile inside the panel
+// and adds nothing to real columns.
 inline void pack_b(bool trans_b, const float* b, int64_t ldb, int64_t pc, int64_t kc, int64_t jc,
-                   int64_t nr, float* panel) {
+                   int64_t nr, int64_t width, float* panel) {
   if (!trans_b) {
     for (int64_t p = 0; p < kc; ++p) {
       const float* src = b + (pc + p) * ldb + jc;
       float* dst = panel + p * kNR;
       for (int64_t j = 0; j < nr; ++j) dst[j] = src[j];
-      for (int64_t j = nr; j < kNR; ++j) dst[j] = 0.0f;
+      for (int64_t j = nr; j < width; ++j) dst[j] = 0.0f;
     }
     return;
   }
-  for (int64_t j = 0; j < kNR; ++j) {
+  for (int64_t j = 0; j < width; ++j) {
     const float* src = b + (jc + j) * ldb + pc;
     if (j < nr)
       for (int64_t p = 0; p < kc; ++p) panel[p * kNR + j] = src[p];
@@ -142,7 +144,7 @@ inline void pack_b(bool trans_b, const float* b, int64_t ldb, int64_t pc, int64_
 // scales it by beta, later blocks add to it.
 enum class Update { kOverwrite, kScale, kAdd };
 
-template <int MR>
+template <int MR, int NV = kNV>
 ZT_INLINE void store_gemm_tile(const Acc<MR>& acc, float* c, int64_t ldc, int64_t nr, float alpha,
                                float beta, Update update) {
   // One expression for full and partial tiles, so that both round the same way.
@@ -153,8 +155,8 @@ ZT_INLINE void store_gemm_tile(const Acc<MR>& acc, float* c, int64_t ldc, int64_
   };
   for (int i = 0; i < MR; ++i) {
     float* ci = c + i * ldc;
-    if (nr == kNR) {
-      for (int v = 0; v < kNV; ++v) {
+    if (nr == NV * kLanes) {
+      for (int v = 0; v < NV; ++v) {
         float* cv = ci + v * kLanes;
         store(cv, combine(acc[i][v], update == Update::kOverwrite ? V{} : load(cv)));
       }
@@ -162,31 +164,32 @@ ZT_INLINE void store_gemm_tile(const Acc<MR>& acc, float* c, int64_t ldc, int64_
       float t[kNR] = {};
       if (update != Update::kOverwrite)
         for (int64_t j = 0; j < nr; ++j) t[j] = ci[j];
-      for (int v = 0; v < kNV; ++v) store(t + v * kLanes, combine(acc[i][v], load(t + v * kLanes)));
+      for (int v = 0; v < NV; ++v) store(t + v * kLanes, combine(acc[i][v], load(t + v * kLanes)));
       for (int64_t j = 0; j < nr; ++j) ci[j] = t[j];
     }
   }
 }
 
 // One MR-row tile of C against a packed panel; `a` points at op(A)[first row][first k].
-template <int MR>
+template <int MR, int NV>
 void gemm_tile(bool trans_a, const float* a, int64_t lda, int64_t kc, const float* panel, float* c,
                int64_t ldc, int64_t nr, float alpha, float beta, Update update) {
   Acc<MR> acc;
   const float* rows[MR];
   if (!trans_a) {
     for (int i = 0; i < MR; ++i) rows[i] = a + i * lda;
-    tile_product<MR>(kc, rows, Contiguous{}, panel, Strided{kNR}, acc);
+    tile_product<MR, NV>(kc, rows, Contiguous{}, panel, Strided{kNR}, acc);
   } else {
     for (int i = 0; i < MR; ++i) rows[i] = a + i;
-    tile_product<MR>(kc, rows, Strided{lda}, panel, Strided{kNR}, acc);
+    tile_product<MR, NV>(kc, rows, Strided{lda}, panel, Strided{kNR}, acc);
   }
-  store_gemm_tile<MR>(acc, c, ldc, nr, alpha, beta, update);
+  store_gemm_tile<MR, NV>(acc, c, ldc, nr, alpha, beta, update);
 }
 
 // Blocks of kKC along k (outermost, so that the blocks are the same for every element), then
 // panels of kNR columns of op(B), packed once and swept by all row tiles. op(A) is read in
-// place: a tile broadcasts one element of each of its rows per step.
+// place: a tile broadcasts one element of each of its rows per step. A panel of at most kLanes
+// columns (a narrow block of a perturbed pass, the last panel) runs one vector wide.
 void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
           int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
   if (m <= 0 || n <= 0) return;
@@ -203,13 +206,17 @@ void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alp
                                          : Update::kScale;
     for (int64_t jc = 0; jc < n; jc += kNR) {
       const int64_t nr = min64(kNR, n - jc);
-      pack_b(trans_b, b, ldb, pc, kc, jc, nr, panel);
+      const bool narrow = nr <= kLanes;
+      pack_b(trans_b, b, ldb, pc, kc, jc, nr, narrow ? kLanes : kNR, panel);
       for (int64_t ic = 0; ic < m; ic += kMR) {
         const float* at = trans_a ? a + pc * lda + ic : a + ic * lda + pc;
         float* ct = c + ic * ldc + jc;
         with_rows(min64(kMR, m - ic), [&](auto rows) {
-          gemm_tile<decltype(rows)::value>(trans_a, at, lda, kc, panel, ct, ldc, nr, alpha, beta,
-                                           update);
+          constexpr int mr = decltype(rows)::value;
+          if (narrow)
+            gemm_tile<mr, 1>(trans_a, at, lda, kc, panel, ct, ldc, nr, alpha, beta, update);
+          else
+            gemm_tile<mr, kNV>(trans_a, at, lda, kc, panel, ct, ldc, nr, alpha, beta, update);
         });
       }
     }
