@@ -68,6 +68,12 @@ void add_train_command(CLI::App& app) {
   sub->add_option("--resume", args->resume_dir,
                   "continue the run in this folder from its checkpoint.bin (--epochs may grow)");
   add_config_options(sub, args->config);
+  // The values shown are the base; each (method, precision) starts from its own best settings.
+  sub->footer(
+      "Each --method and --precision starts from the best settings found for it (e.g. elastic: "
+      "zo_layer_scale cyclic, zo_lr 1.5e-3; bp: lr 0.01); the run's first line names them, and "
+      "a config key or flag overrides them (docs/reproduction.md, \"Defaults per method and "
+      "precision\").");
   sub->callback([args] { run_train(*args); });
 }
 
