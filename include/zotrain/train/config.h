@@ -195,8 +195,9 @@ void visit_config(Config& c, Visitor&& v) {
     "f32 ZO update rule: sgd (with zo_momentum) or adam (ZO-AdaMM, beta1 = zo_momentum or 0.9, "
     "beta2 0.999; two buffers per ZO parameter)");
   v("zo_layer_scale", c.zo_layer_scale,
-    "f32 ZO: scale each layer's perturbation and step: none, dim (equal energy per layer), "
-    "rms (proportional to the layer's weight RMS) or cyclic (one layer per step, in turn)");
+    "ZO: scale each layer's perturbation and step: none, dim (equal energy per layer), "
+    "rms (proportional to the layer's weight RMS), f32 only, or cyclic (one layer per step, in "
+    "turn; also int8)");
   v("zo_normalize", c.zo_normalize,
     "f32 ZO: 1 divides the projected gradient by its running RMS before grad_clip (FZOO-style)");
   v("zo_mask", c.zo_mask,
