@@ -162,8 +162,10 @@ static ActivationPlan activations(const Network& net, const Graph& groups, int64
 // Full ZO plans about what inference does.
 constexpr int64_t kScratchShare = 25;
 
+// Layer i starts a node of its own (a layer inside a fused node is not alone).
 static bool runs_in_units(const Graph& groups, int i) {
-  return groups.kind_at(i) == GraphNode::kLayer && groups.node_at(i).last == i;
+  return groups.starts[i] >= 0 && groups.kind_at(i) == GraphNode::kLayer &&
+         groups.last_of(i) == i;
 }
 
 static int64_t param_elements(const Layer& l) {
