@@ -164,8 +164,7 @@ constexpr int64_t kScratchShare = 25;
 
 // Layer i starts a node of its own (a layer inside a fused node is not alone).
 static bool runs_in_units(const Graph& groups, int i) {
-  return groups.starts[i] >= 0 && groups.kind_at(i) == GraphNode::kLayer &&
-         groups.last_of(i) == i;
+  return groups.starts[i] >= 0 && groups.kind_at(i) == GraphNode::kLayer && groups.last_of(i) == i;
 }
 
 static int64_t param_elements(const Layer& l) {
