@@ -167,12 +167,6 @@ static bool runs_in_units(const Graph& groups, int i) {
   return groups.starts[i] >= 0 && groups.kind_at(i) == GraphNode::kLayer && groups.last_of(i) == i;
 }
 
-static int64_t param_elements(const Layer& l) {
-  int64_t n = 0;
-  for (const ParamSpec& ps : l.param_specs()) n += ps.shape.numel();
-  return n;
-}
-
 // The scratch's size in floats, the layer that sets it (-1: no trained body) and its unit's rows
 // per block (0: whole).
 struct Scratch {
@@ -535,30 +529,30 @@ Tensor Network::forward_head(const Tensor& body_output) {
 Tensor Network::run(Tensor x, int from, int to, const ParamTransform* body, Lane& lane) {
   const int64_t rows = x.shape()[0];
   std::vector<Tensor> transformed;
+  // The perturbed layer's parameters [first, first + count) as `body` writes them into the
+  // scratch: rows [o0, o1) of each tensor, or the whole tensors (o1 = 0).
+  int layer = -1;
+  const ParamWriter write = [&](size_t first, size_t count, int64_t o0, int64_t o1) {
+    transformed.clear();
+    float* dst = lane.scratch.data();
+    size_t k = 0;
+    for (const ParamRef& p : params_) {
+      if (p.layer != layer || k++ < first) continue;
+      if (transformed.size() == count) break;
+      const int64_t row = o1 > 0 ? p.value.numel() / p.value.shape()[0] : 0;
+      const int64_t begin = o0 * row, n = o1 > 0 ? (o1 - o0) * row : p.value.numel();
+      parallel_for(lane.pool, n,
+                   [&](int64_t b, int64_t e) { (*body)(p, dst + b, begin + b, begin + e); });
+      transformed.emplace_back(dst, o1 > 0 ? p.value.shape().with_batch(o1 - o0) : p.value.shape());
+      dst += n;
+    }
+    return static_cast<const Tensor*>(transformed.data());
+  };
   for (int i = from; i < to; ++i) {
     ExecContext ctx = context(i, lane);
-    const bool perturbed =
-        body && i >= frozen_ && i < head_start_ && !layers_[i]->param_specs().empty();
-    // Layer i's parameters [first, first + count) as `body` writes them into the scratch: rows
-    // [o0, o1) of each tensor, or the whole tensors (o1 = 0).
-    const ParamWriter write = [&, i](size_t first, size_t count, int64_t o0, int64_t o1) {
-      transformed.clear();
-      float* dst = lane.scratch.data();
-      size_t k = 0;
-      for (const ParamRef& p : params_) {
-        if (p.layer != i || k++ < first) continue;
-        if (transformed.size() == count) break;
-        const int64_t row = o1 > 0 ? p.value.numel() / p.value.shape()[0] : 0;
-        const int64_t begin = o0 * row, n = o1 > 0 ? (o1 - o0) * row : p.value.numel();
-        parallel_for(lane.pool, n,
-                     [&](int64_t b, int64_t e) { (*body)(p, dst + b, begin + b, begin + e); });
-        transformed.emplace_back(dst,
-                                 o1 > 0 ? p.value.shape().with_batch(o1 - o0) : p.value.shape());
-        dst += n;
-      }
-      return static_cast<const Tensor*>(transformed.data());
-    };
+    const bool perturbed = body && i >= frozen_ && i < head_start_ && !layers_[i]->params().empty();
     if (perturbed) {
+      layer = i;
       ctx.write_params = &write;
       ctx.scratch_floats = lane.scratch.numel();
       if (runs_in_units(fused_, i)) {

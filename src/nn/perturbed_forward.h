@@ -10,6 +10,9 @@
 
 namespace zotrain {
 
+// The floats of all of l's parameter tensors.
+int64_t param_elements(const Layer& l);
+
 // Rows of each block for layer l (not composite) with `floats` of scratch: 0 if l runs whole,
 // else at least 8 (and output_rows() where the whole layer fits).
 int64_t block_rows(const Layer& l, int64_t floats);

@@ -23,6 +23,13 @@ struct ParamSpec {
   float value = 0.0f;
 };
 
+// Writes a perturbed pass's parameters into its scratch as a layer is about to read them
+// (Network::run): rows [o0, o1) of the layer's parameter tensors [first, first + count) (rows:
+// the tensors' first dimension), the whole tensors for o1 = 0. What it returns holds until the
+// next call.
+using ParamWriter =
+    std::function<const Tensor*(size_t first, size_t count, int64_t o0, int64_t o1)>;
+
 // What a layer may use while running: the thread pool (null = one thread), a scratch buffer
 // of at least workspace_floats() floats, and, when not null, the parameter values to run
 // forward with instead of the bound ones (a perturbed copy, for zeroth-order passes).
@@ -31,13 +38,6 @@ struct ParamSpec {
 // dropout masks: the Network gives every pass of one training step the same key per layer, so
 // a step's perturbed passes and its backward see one mask. `update_stats`: this pass moves the
 // running statistics (one pass per step).
-// Writes a perturbed pass's parameters into its scratch as a layer is about to read them
-// (Network::run): rows [o0, o1) of the layer's parameter tensors [first, first + count) (rows:
-// the tensors' first dimension), the whole tensors for o1 = 0. What it returns holds until the
-// next call.
-using ParamWriter =
-    std::function<const Tensor*(size_t first, size_t count, int64_t o0, int64_t o1)>;
-
 struct ExecContext {
   ThreadPool* pool = nullptr;
   float* workspace = nullptr;
