@@ -109,9 +109,7 @@ constexpr OpRow kOps[] = {
        require(in[1] > 0 && in.row_numel() > 0, s, in, "has an empty dimension");
        return std::make_unique<BatchNorm>(in[1]);
      },
-     nullptr,
-     ": integer networks go without it, as NITI's do (use --precision f32, or a model without "
-     "batch norm such as pointnet:nobn)"},
+     [](Spec, In in) { return int8::make_batch_norm(in); }, nullptr},
     {Op::kGlobalMaxPool, "global_max_pool",
      [](Spec s, In in) -> std::unique_ptr<Layer> {
        require_global_pool(s, in);

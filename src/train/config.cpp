@@ -255,6 +255,8 @@ void validate(const TrainConfig& c) {
   parse_bp_bits(c.bp_bits);
   need(c.zo_bits >= 1 && c.zo_bits <= 15, "zo_bits", "an integer in [1, 15]");
   need(c.loss_frac_bits >= 0 && c.loss_frac_bits <= 16, "loss_frac_bits", "an integer in [0, 16]");
+  need(c.bn_stats_batches >= 0 && c.bn_stats_batches <= 1 << 20, "bn_stats_batches",
+       "an integer in [0, 2^20]");
 }
 
 }  // namespace zotrain

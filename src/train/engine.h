@@ -71,6 +71,11 @@ class Engine {
                        bool features) = 0;
   // One optimizer step of the run's method on the batch fill() loaded.
   virtual StepResult step(const StepInput& in) = 0;
+  // Work between an epoch's steps and its evaluation; returns the forward passes it ran.
+  virtual int64_t end_epoch(int epoch) {
+    (void)epoch;
+    return 0;
+  }
   // The share of `batches` classified right, in evaluation mode.
   virtual double evaluate(BatchSource& batches, bool features) = 0;
   // The frozen layers' output of every example of `images` (file order), for cache_features.

@@ -14,9 +14,15 @@ namespace zotrain {
 namespace {
 
 // The weights of an int8 network as checkpoint tensors ("qweight/<layer>" holding the mantissas,
-// "qexp/<layer>" the exponent).
+// "qexp/<layer>" the exponent) and its layers' integer state ("qstate/<layer>", values below
+// 2^24, which floats hold exactly).
 std::vector<std::pair<std::string, Tensor>> int8_weight_tensors(const QNetwork& net) {
   std::vector<std::pair<std::string, Tensor>> out;
+  for (const QState& st : net.states()) {
+    Tensor t = Tensor::zeros(Shape{st.elems});
+    for (int64_t i = 0; i < st.elems; ++i) t[i] = static_cast<float>(st.data[i]);
+    out.emplace_back("qstate/" + std::to_string(st.layer), t);
+  }
   for (const QWeight& w : net.weights()) {
     Tensor m = Tensor::zeros(w.value.shape), e = Tensor::zeros(Shape{1});
     for (int64_t i = 0; i < m.numel(); ++i) m[i] = w.value.data[i];
@@ -30,6 +36,20 @@ std::vector<std::pair<std::string, Tensor>> int8_weight_tensors(const QNetwork& 
 // int8_weight_tensors back into the network; InputError naming the file for a missing tensor or
 // a mantissa out of range.
 void restore_int8_weights(const Checkpoint& ckpt, QNetwork& net) {
+  for (const QState& st : net.states()) {
+    const std::string name = "qstate/" + std::to_string(st.layer);
+    const Tensor t = ckpt.file.get(name, Shape{st.elems}, ckpt.path);
+    for (int64_t i = 0; i < st.elems; ++i)
+      if (!(std::fabs(t[i]) < 16777216.0f) || t[i] != std::nearbyint(t[i]))
+        throw InputError(ckpt.path + ": tensor " + name +
+                         " holds a value that is not an integer below 2^24");
+    std::vector<int32_t> values(t.data(), t.data() + st.elems);
+    if (!net.layer(st.layer).valid_state(values.data()))
+      throw InputError(ckpt.path + ": tensor " + name + " is not a state of layer " +
+                       std::to_string(st.layer) + " (" + net.desc().layer(st.layer).describe() +
+                       ")");
+    std::copy(values.begin(), values.end(), st.data);
+  }
   for (QWeight& w : net.weights()) {
     const std::string layer = std::to_string(w.layer);
     Tensor m = ckpt.file.get("qweight/" + layer, w.value.shape, ckpt.path);
@@ -114,7 +134,8 @@ class Int8Engine : public Engine {
     int8::StepConfig c = step_cfg_;
     c.step = in.step;
     c.q = in.q;
-    qnet_.set_mode({true, step_key(cfg_, in.step), false});
+    // The step's first pass moves batch norm's running statistics (int8_step.cpp).
+    qnet_.set_mode({true, step_key(cfg_, in.step), true});
     const int8::PassLoss exact = [this](const QTensor& logits, const uint8_t* labels) {
       return float_loss(logits, labels, logits_f32_);
     };
@@ -134,6 +155,19 @@ class Int8Engine : public Engine {
     r.zero_signs = s.zero_signs;
     r.agree = s.agree;
     return r;
+  }
+
+  // Precise batch norm: the statistics of the weights that are evaluated, averaged over the
+  // first batches of this epoch's training order (augmented as in training), not the
+  // exponential average of passes whose weights moved at every step.
+  int64_t end_epoch(int epoch) override {
+    if (qnet_.states().empty() || cfg_.bn_stats_batches == 0) return 0;
+    auto batches = data_.batches(Split::kTrain, cfg_.batch, true, cfg_.seed);
+    batches->start_epoch(epoch);
+    const int64_t n = std::min(cfg_.bn_stats_batches, batches->batches_per_epoch());
+    qnet_.set_mode({true, step_key(cfg_, -1 - epoch), false});
+    qnet_.average_stats(n, [&](int64_t b) { return fill(*batches, b, labels_.data(), false); });
+    return n;
   }
 
   double evaluate(BatchSource& batches, bool) override {
@@ -175,6 +209,7 @@ class Int8Engine : public Engine {
   int8::StepConfig step_cfg_;  // of epoch epoch_ (the step number aside)
   int epoch_ = -1;
   std::vector<float> logits_f32_;  // INT8's float loss and the sign diagnostic (not in the plan)
+  std::vector<uint8_t> labels_ = std::vector<uint8_t>(static_cast<size_t>(cfg_.batch));
 };
 
 }  // namespace

@@ -72,6 +72,8 @@ StepResult zo_step(QNetwork& net, int64_t rows, const uint8_t* labels, const Ste
           for (int64_t i = b; i < e; ++i) dst[i] = w.value.data[i];
       };
       const QTensor logits = net.forward(rows, &perturbed);
+      // Only the step's first pass moves running statistics (the engine's mode says whether).
+      if (net.mode().update_stats) net.set_mode({net.mode().training, net.mode().key, false});
       PassLosses& l = loss[i];
       l.sign = sign_loss ? (*sign_loss)(logits, labels)
                          : cross_entropy(logits, labels, cfg.loss_frac_bits);

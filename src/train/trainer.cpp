@@ -344,6 +344,7 @@ void Trainer::run(const TrainCallbacks& cb) {
     auto t0 = std::chrono::steady_clock::now();
     batcher->start_epoch(epoch);
     const EpochSums sums = train_epoch(*batcher, epoch, cached, cb);
+    state_.forward_passes += engine_->end_epoch(epoch);
     state_.seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     EpochReport r;
     r.epoch = epoch + 1;

@@ -122,8 +122,10 @@ struct TrainConfig {
   std::string bp_bits = "5,10:4,15:3";    // int8: bit width of the BP updates, or a schedule
   int zo_bits = 1;                        // int8: bit width of the ZO updates
   int loss_frac_bits = 0;                 // int8 ZO: fraction bits of the integer loss (0: Eq. 12)
-  bool sign_agreement = false;  // int8 ZO: also compute the float loss difference and record
-                                // how often its sign agrees (metrics.jsonl)
+  bool sign_agreement = false;    // int8 ZO: also compute the float loss difference and record
+                                  // how often its sign agrees (metrics.jsonl)
+  int64_t bn_stats_batches = 16;  // int8 with batch norm: training batches whose statistics are
+                                  // averaged, weights fixed, before each evaluation (0: none)
   // NPU-style int8 (nn/npu/npu_network.h): ±1 integer perturbations; eps, perturbation and
   // grad_clip do not apply.
   int npu_calibration_batches = 8;  // training batches the fixed scales are calibrated on
@@ -245,6 +247,10 @@ void visit_config(Config& c, Visitor&& v) {
     "int8 ZO: fraction bits of the integer loss (0: the paper's Eq. 12, floors)");
   v("sign_agreement", c.sign_agreement,
     "int8 ZO: 1 records how often the integer loss sign agrees with the float one");
+  v("bn_stats_batches", c.bn_stats_batches,
+    "int8 with batch norm: training batches whose statistics, averaged with the weights fixed, "
+    "become the running ones before each evaluation (forward passes, counted); 0 keeps the "
+    "exponential average of the training passes");
   v("npu_calibration_batches", c.npu_calibration_batches,
     "int8-npu: training batches the quantization scales are calibrated on");
   v("npu_recalibrate", c.npu_recalibrate,

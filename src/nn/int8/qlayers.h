@@ -15,6 +15,7 @@ std::unique_ptr<QLayer> make_max_pool2d(int64_t kernel, int64_t stride);
 std::unique_ptr<QLayer> make_flatten();
 std::unique_ptr<QLayer> make_global_max_pool();
 std::unique_ptr<QLayer> make_dropout(uint32_t drop_below);
+std::unique_ptr<QLayer> make_batch_norm(const Shape& in);
 
 // Activations and errors go back to int8 with round-to-nearest shifts (NITI's RoundShift).
 inline constexpr int kMantissaBits = 7;

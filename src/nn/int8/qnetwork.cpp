@@ -97,13 +97,24 @@ MemoryPlan QNetwork::layout(int64_t batch, int h, int threads, Arena* arena) {
   uint32_t tensor = 0;
   for (int i = 0; i < L; ++i) {
     const std::vector<ParamSpec> specs = desc_.layer(i).param_specs();
-    if (specs.empty()) continue;
     const Shape ws = layers_[i]->weight_shape();
+    // Batch norm's f32 scale and shift have no integer counterpart; their streams stay counted.
+    if (ws.rank == 0) {
+      tensor += static_cast<uint32_t>(specs.size());
+      continue;
+    }
     auto* w =
         static_cast<int8_t*>(take(i, name(i) + " weight (int8)", Bucket::kParameters, ws.numel()));
     weights.push_back({i, tensor, QTensor{w, ws, 0}, nullptr});
     tensor += static_cast<uint32_t>(specs.size());
   }
+  std::vector<QState> states;
+  for (int i = 0; i < L; ++i)
+    if (const int64_t n = layers_[i]->state_elems(); n > 0)
+      states.push_back({i,
+                        static_cast<int32_t*>(take(i, name(i) + " running statistics (int32)",
+                                                   Bucket::kParameters, n * 4)),
+                        n});
   for (QWeight& w : weights)
     if (w.layer >= h)
       w.grad = static_cast<int64_t*>(take(w.layer, name(w.layer) + " weight gradient (int64)",
@@ -138,6 +149,11 @@ MemoryPlan QNetwork::layout(int64_t batch, int h, int threads, Arena* arena) {
   head_ = h;
   weights_ = weights;
   for (const QWeight& w : weights_) layers_[w.layer]->bind(w.value);
+  states_ = states;
+  for (const QState& st : states_) {
+    layers_[st.layer]->bind_state(st.data);
+    layers_[st.layer]->init_state(st.data);
+  }
   input_ = QTensor{input, desc_.input_shape(0, batch), 0};
   dlogits_ = QTensor{at(acts.logits_grad), desc_.input_shape(L, batch), 0};
   kept_.assign(L, QTensor());
@@ -162,6 +178,8 @@ QExecContext QNetwork::context(int layer) const {
   ctx.acc_stride = acc_stride_;
   ctx.work_stride = work_stride_;
   ctx.training = mode_.training;
+  ctx.update_stats = mode_.training && mode_.update_stats;
+  ctx.average_stats = averaging_;
   ctx.key = layer_key(mode_.key, layer);
   return ctx;
 }
@@ -218,6 +236,20 @@ void QNetwork::backward(const QTensor& dlogits) {
     layers_[i]->backward(x, y, dy, dx, grad, ctx);
     dy = dx;
   }
+}
+
+void QNetwork::average_stats(int64_t batches, const std::function<int64_t(int64_t)>& fill) {
+  if (states_.empty()) return;
+  for (const QState& st : states_) layers_[st.layer]->init_state(st.data);
+  const PassMode mode = mode_;
+  averaging_ = true;
+  for (int64_t b = 0; b < batches; ++b) {
+    const int64_t rows = fill(b);
+    mode_ = {true, mode.key, true};
+    forward(rows);
+  }
+  averaging_ = false;
+  mode_ = mode;
 }
 
 void QNetwork::zero_grad() {

@@ -17,6 +17,15 @@ void QNetwork::init_weights(uint64_t seed) {
     std::vector<float> values(static_cast<size_t>(w.value.numel()));
     for (float& v : values) v = rng.uniform(-bound, bound);
     w.value.exp = quantize(values.data(), w.value.numel(), w.value.data);
+    // Mantissas never leave ±127, so a weight cannot grow past its initial largest value. After
+    // batch norm that bounds the logits (its output has unit spread), and the loss stays high:
+    // the classifier starts with its mantissas at 1/2^kClassifierHeadroomBits of the range.
+    // Layers before a batch norm need no room (their scale does not matter).
+    if (&w == &weights_.back() && !states_.empty()) {
+      w.value.exp += kClassifierHeadroomBits;
+      for (size_t i = 0; i < values.size(); ++i)
+        w.value.data[i] = static_cast<int8_t>(std::lround(std::ldexp(values[i], -w.value.exp)));
+    }
     layers_[w.layer]->bind(w.value);
   }
 }

@@ -21,9 +21,11 @@ struct QExecContext {
   int32_t* acc = nullptr;  // at least acc_elems() accumulators, for each of pool's workers
   void* work = nullptr;    // at least work_bytes() bytes, for each of pool's workers
   const int8_t* weight = nullptr;
-  int16_t* stage = nullptr;   // at least stage_elems() (see kernels::stage_s16)
-  int32_t* ranges = nullptr;  // one per batch row
-  bool training = true;       // as ExecContext's: dropout masks, keyed by `key`
+  int16_t* stage = nullptr;    // at least stage_elems() (see kernels::stage_s16)
+  int32_t* ranges = nullptr;   // one per batch row
+  bool training = true;        // as ExecContext's: dropout masks, keyed by `key`
+  bool update_stats = false;   // a training pass that moves running statistics (batch norm)
+  bool average_stats = false;  // and averages them over the updates instead (fixed weights)
   uint64_t key = 0;
   ThreadPool* pool = nullptr;  // splits row blocks (requantize_rows); null: one thread
   int64_t acc_stride = 0;      // worker w's accumulators start at acc + w * acc_stride
@@ -79,6 +81,17 @@ class QLayer {
   virtual void backward(const QTensor& x, const QTensor& y, const QTensor& dy, QTensor& dx,
                         int64_t* grad, const QExecContext& ctx) const = 0;
 
+  // int32 state carried between steps (batch norm's running statistics), bound by the network,
+  // set to its initial values by init_state and saved in checkpoints; 0 when the layer has none.
+  virtual int64_t state_elems() const { return 0; }
+  virtual void init_state(int32_t* state) const { (void)state; }
+  // Whether `state` (read from a checkpoint) is one the layer can hold.
+  virtual bool valid_state(const int32_t* state) const {
+    (void)state;
+    return true;
+  }
+  void bind_state(int32_t* state) { state_ = state; }
+
   void bind(QTensor weight) { weight_ = weight; }
   const QTensor& weight() const { return weight_; }
   QTensor& weight() { return weight_; }
@@ -89,6 +102,7 @@ class QLayer {
 
  protected:
   QTensor weight_;
+  int32_t* state_ = nullptr;
 };
 
 // The integer layer for `spec` on inputs of shape `in`; InputError for ops without an integer

@@ -26,6 +26,13 @@ struct QWeight {
   int64_t* grad;  // null unless the layer is in the head
 };
 
+// A layer's int32 state (batch norm's running statistics), saved in checkpoints.
+struct QState {
+  int layer;
+  int32_t* data;
+  int64_t elems;
+};
+
 // Writes the mantissas a body weight takes during one forward pass into dst[begin, end) (elements
 // of w.value's index space); the network splits a weight into ranges over its thread pool, so
 // any split must give the same values.
@@ -34,6 +41,10 @@ using QWeightTransform =
 
 class QNetwork {
  public:
+  // Bits of room the classifier's initial mantissas leave to grow into in a network with batch
+  // norm (qnetwork_init.cpp); 3 measured best of 0, 3 and 4 on PointNet (docs/reproduction.md).
+  static constexpr int kClassifierHeadroomBits = 3;
+
   // Builds the integer layers of `desc` (which supplies shapes and the body/head arithmetic);
   // InputError for layers without an integer path. desc must outlive the QNetwork.
   explicit QNetwork(const Network& desc);
@@ -71,6 +82,12 @@ class QNetwork {
 
   std::vector<QWeight>& weights() { return weights_; }
   const std::vector<QWeight>& weights() const { return weights_; }
+  const std::vector<QState>& states() const { return states_; }
+  // Sets the running statistics of every layer with state (batch norm) to the mean of their
+  // batch statistics over `batches` training passes of the weights as they are ("precise batch
+  // norm"): fill(b) loads batch b into input() and returns its rows. No-op without such layers.
+  void average_stats(int64_t batches, const std::function<int64_t(int64_t)>& fill);
+  const QLayer& layer(int i) const { return *layers_[static_cast<size_t>(i)]; }
 
  private:
   struct Workspace {
@@ -90,6 +107,7 @@ class QNetwork {
   int64_t batch_ = 0;
   int head_ = 0;
   std::vector<QWeight> weights_;
+  std::vector<QState> states_;
   QTensor input_, dlogits_;
   // Each layer's output (null inside a fused group) and its exponent, valid while it lives
   // (activation_plan.h).
@@ -104,6 +122,7 @@ class QNetwork {
   int64_t acc_stride_ = 0, work_stride_ = 0;  // per worker, in elements and bytes
   ThreadPool* pool_ = nullptr;
   PassMode mode_;
+  bool averaging_ = false;  // inside average_stats
 };
 
 // The int8 input of a normalized pixel p, (p / 255 - mean) / std = lut[p] · 2^exp, with exp
