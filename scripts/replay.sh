@@ -66,6 +66,7 @@ CASES=(
   "f32-pointnet-elastic|train --model pointnet --data modelnet40-standin --points 128 --method elastic --zo-layer-scale none --zo-lr 5e-4 --threads 2 --train-limit 512 --val-size 128 --batch 32 --epochs 2 --out {out}"
   "f32-pointnet-zo|train --model pointnet --data modelnet40-standin --points 128 --method zo --train-limit 256 --val-size 64 --batch 32 --epochs 1 --out {out}"
   "int8-pointnet-elastic|train --model pointnet:nobn --data modelnet40-standin --points 128 --precision int8 --method elastic --zo-layer-scale none --train-limit 512 --val-size 128 --batch 32 --epochs 2 --out {out}"
+  "int8-pointnet-bn-elastic|train --model pointnet --data modelnet40-standin --points 128 --precision int8 --method elastic --bp-layers 3 --int-eps 31 --sparsity 0.5 --bn-stats-batches 4 --threads 2 --train-limit 512 --val-size 128 --batch 32 --epochs 2 --out {out}"
   "f32-mobilenetv2-bp|train --model mobilenetv2:0.35 --data fashion-mnist --method bp --threads 2 --train-limit 512 --val-size 128 --test-limit 256 --batch 32 --epochs 1 --out {out}"
   "f32-mobilenetv2-elastic|train --model mobilenetv2:0.35 --data fashion-mnist --method elastic --zo-layer-scale none --zo-lr 5e-4 --bp-layers 3 --threads 2 --zo-lanes 2 --train-limit 256 --val-size 64 --test-limit 128 --batch 16 --epochs 1 --out {out}"
   "f32-resnet18-bp|train --model resnet18:0.25 --data mnist --method bp --train-limit 256 --val-size 64 --test-limit 128 --batch 32 --epochs 1 --out {out}"

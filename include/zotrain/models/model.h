@@ -23,8 +23,8 @@ ModelSpec lenet5(const Shape& item_shape, int64_t num_classes);
 // transform nets: on clouds laid out [3, 1, points], a shared per-point MLP 64, 64, 64, 128, 1024
 // (1x1 convolutions, each with batch norm and ReLU), the max over the points, FC 512 and FC 256
 // (each with batch norm and ReLU), dropout 0.3, FC classes. Without `batch_norm` ("pointnet:nobn")
-// the batch norms are left out: the integer path has none, as NITI's networks (its per-tensor
-// power-of-two rescaling after every layer keeps activations in range instead).
+// the batch norms are left out, as in NITI's networks (its per-tensor power-of-two rescaling
+// after every layer keeps activations in range); the integer path runs both.
 ModelSpec pointnet(const Shape& item_shape, int64_t num_classes, bool batch_norm = true);
 // A multilayer perceptron with ReLU between the given hidden widths.
 ModelSpec mlp(const Shape& item_shape, const std::vector<int64_t>& hidden, int64_t num_classes);
