@@ -124,7 +124,7 @@ struct TrainConfig {
   int loss_frac_bits = 0;                 // int8 ZO: fraction bits of the integer loss (0: Eq. 12)
   bool sign_agreement = false;    // int8 ZO: also compute the float loss difference and record
                                   // how often its sign agrees (metrics.jsonl)
-  int64_t bn_stats_batches = 16;  // int8 with batch norm: training batches whose statistics are
+  int64_t bn_stats_batches = 64;  // int8 with batch norm: training batches whose statistics are
                                   // averaged, weights fixed, before each evaluation (0: none)
   // NPU-style int8 (nn/npu/npu_network.h): ±1 integer perturbations; eps, perturbation and
   // grad_clip do not apply.

@@ -18,3 +18,9 @@ C="--config $CLS1 --bp-layers 3 --bp-bits 3,5:2,10:1 --epochs 15 --bn-stats-batc
 t c1-cyc $C
 t c1-e31 $C --int-eps 31
 t c1-e63 $C --int-eps 63
+# After the rows (configs/paper/pointnet-standin-cls1-int8star.toml, seed 0): the head on a
+# frozen body (z all but never nonzero), and a sparser z.
+R=configs/paper/pointnet-standin-cls1-int8star.toml
+t c1-frozen --config $R --sparsity 0.99999
+t c1-sp999 --config $R --sparsity 0.9,5:0.99,10:0.999
+t c1-q4 --config $R --q 4
