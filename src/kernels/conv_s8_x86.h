@@ -11,8 +11,10 @@
 //   so the operands are contiguous runs of the image, interleaved two taps at a time; the
 //   wp - out_w positions past each output row are computed and dropped.
 // - Pixel rows (any stride): a tile is 6 output pixels x 16 output channels. The image is
-//   copied channels-last (HWC) in int16 with channels padded to even, so that a pixel's two
-//   channels of one tap are one 32-bit broadcast; the weights are packed in panels of 16 channels.
+//   copied channels-last (HWC), so that a kernel row's taps of all channels, k * in_c elements,
+//   are contiguous for every stride; a step reads the next 2 of them (int16) or 4 (int8 quads) as
+//   one 32-bit broadcast, a row rounded up to whole steps with zero weights. The weights are
+//   packed in panels of 16 channels.
 #include "int8_x86_dot.h"
 
 namespace zotrain::kernels::ZT_S8_NS {
@@ -25,15 +27,14 @@ constexpr int64_t kNR = 16;  // tile columns (two vectors of 8 int32)
 struct DirectPlan {
   bool channel_rows;
   int64_t hp, wp;
-  int64_t pairs;      // taps in pairs
+  int64_t pairs;      // channel rows: taps in pairs; pixel rows: steps (pairs or quads)
   int64_t positions;  // channel rows: output positions computed, a multiple of kNR
-  int64_t cp;         // pixel rows: channels rounded up to even
+  int64_t row_steps;  // pixel rows: steps of a kernel row, ceil(k * in_c / lane)
   int64_t panels;     // pixel rows: panels of kNR output channels
   int64_t image;      // bytes of the padded image, a multiple of 4
   int64_t weights;    // int16 weights: channel rows [out_c, pairs, 2], pixel rows [panels,
                       // pairs, kNR, 2]; pixel quads: half the bytes of int8 [panels, pairs, kNR, 4]
-  bool quads;         // pixel rows in u8 x s8 quads (pixel_quads below): `pairs` counts quads,
-                      // cp is the channels rounded up to 4, the image is int8
+  bool quads;         // pixel rows in u8 x s8 quads: steps of 4 int8 elements, the image int8
 };
 
 int64_t round_up(int64_t a, int64_t b) {
@@ -45,15 +46,14 @@ DirectPlan direct_plan(const Conv2dGeometry& g, bool quads = false) {
   DirectPlan p{};
   p.hp = g.in_h + 2 * g.pad;
   p.wp = g.in_w + 2 * g.pad;
-  p.cp = round_up(g.in_c, 2);
   p.panels = (g.out_c + kNR - 1) / kNR;
-  const int64_t channel_pairs = (g.patch_size() + 1) / 2, pixel_pairs = g.k * g.k * p.cp / 2;
+  const int64_t row = g.k * g.in_c, channel_pairs = (g.patch_size() + 1) / 2;
   // Useful over computed multiply-adds, compared as cross products: channel rows compute wp
   // positions per output row, channels in whole tiles and an even number of taps; pixel rows
-  // whole panels of channels and an even number of input channels.
+  // whole panels of channels and kernel rows in whole pairs.
   const int64_t channel_num = g.out_w * g.out_c * g.patch_size();
   const int64_t channel_den = p.wp * round_up(g.out_c, kMR) * 2 * channel_pairs;
-  const int64_t pixel_num = g.out_c * g.in_c, pixel_den = p.panels * kNR * p.cp;
+  const int64_t pixel_num = g.out_c * row, pixel_den = p.panels * kNR * round_up(row, 2);
   p.channel_rows = g.stride == 1 && channel_num * pixel_den >= pixel_num * channel_den;
   if (p.channel_rows) {
     p.pairs = channel_pairs;
@@ -62,15 +62,13 @@ DirectPlan direct_plan(const Conv2dGeometry& g, bool quads = false) {
     const int64_t last_tap = ((g.in_c - 1) * p.hp + g.k - 1) * p.wp + g.k - 1;
     p.image = round_up(p.positions + last_tap, 4);
     p.weights = g.out_c * 2 * p.pairs;
-  } else if (!quads) {
-    p.pairs = pixel_pairs;
-    p.image = p.hp * p.wp * p.cp * 2;
-    p.weights = p.panels * p.pairs * kNR * 2;
   } else {
-    p.quads = true;
-    p.cp = round_up(g.in_c, 4);
-    p.pairs = g.k * g.k * p.cp / 4;
-    p.image = p.hp * p.wp * p.cp;
+    p.quads = quads;
+    const int64_t lane = quads ? 4 : 2, bytes = quads ? 1 : 2;
+    p.row_steps = (row + lane - 1) / lane;
+    p.pairs = g.k * p.row_steps;
+    // The last step of the last pixel's kernel row reads up to lane - 1 elements past the image.
+    p.image = round_up((p.hp * p.wp * g.in_c + lane) * bytes, 4);
     p.weights = p.panels * p.pairs * kNR * 2;
   }
   return p;
@@ -155,15 +153,12 @@ ZT_S8_INLINE void store_channel_rows(const Acc<MR>& acc, const Conv2dGeometry& g
   const int64_t plane = g.out_plane();
   int64_t row[2], col[2], valid[2];
   bool wraps[2];
-  __m256i mask[2];
   for (int v = 0; v < 2; ++v) {
     int64_t r = oh, c = ow + 8 * v;
     for (; c >= p.wp; c -= p.wp) ++r;
     const int64_t n = r < g.out_h ? g.out_w - c : 0;
     row[v] = r, col[v] = c, wraps[v] = c + 8 > p.wp;
     valid[v] = n < 0 ? 0 : (n > 8 ? 8 : n);
-    mask[v] = _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(valid[v])),
-                                 _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
   }
 #pragma GCC unroll 8
   for (int i = 0; i < MR; ++i) {
@@ -177,7 +172,7 @@ ZT_S8_INLINE void store_channel_rows(const Acc<MR>& acc, const Conv2dGeometry& g
         if (valid[v] == 8)
           _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst), in_order[v]);
         else if (valid[v] > 0)
-          _mm256_maskstore_epi32(dst, mask[v], in_order[v]);
+          store_first_s32(dst, valid[v], in_order[v]);
         continue;
       }
       alignas(32) int32_t t[8];
@@ -250,10 +245,9 @@ ZT_S8 void channel_rows_image(const Conv2dGeometry& g, const DirectPlan& p, cons
 // ---- Pixel rows ----
 
 // The sums of pixels pix[i] (an HWC image) over all steps, for the kNR output channels of a
-// packed panel of 64 bytes a step. T = int16_t: tap pairs, the panel [pairs, kNR, 2] of int16
-// (dot_pairs_s16). T = int8_t: quads of nonnegative int8 (u8 x s8, dot_quads_u8s8), the panel
-// [quads, kNR, 4] of int8, channels padded to 4. Either way a pixel's step is one 32-bit
-// broadcast.
+// packed panel of 64 bytes a step. T = int16_t: pairs of elements, the panel [pairs, kNR, 2] of
+// int16 (dot_pairs_s16). T = int8_t: quads of nonnegative int8 (u8 x s8, dot_quads_u8s8), the
+// panel [quads, kNR, 4] of int8. Either way a pixel's step is one 32-bit broadcast.
 template <typename T>
 ZT_S8_INLINE void pixel_sums(int64_t steps, const T* const (&pix)[kMR], const int32_t* off,
                              const T* panel, Acc<kMR>& acc) {
@@ -279,25 +273,65 @@ ZT_S8_INLINE void pixel_sums(int64_t steps, const T* const (&pix)[kMR], const in
   }
 }
 
-// Pair t = (ki, kj, channels 2c2 and 2c2 + 1); lanes 2j, 2j + 1 of a panel row hold the weights
-// of output channel j of those two taps (zero for padding channels). In quads, quad t = (ki, kj,
-// channels 4c4 .. 4c4 + 3) in lanes 4j .. 4j + 3 of int8.
+// Stores a pixel-rows tile (kMR pixels x kNR channels) into the [channels, plane] output at y
+// (its first pixel and channel). VNNI builds (32 vector registers) transpose it in registers and
+// store each channel's pixels as one vector; with `whole`, the 8 - kMR lanes past the tile's
+// pixels are stored too: they belong to the next tile, stored after this one (the last tile of a
+// plane stores only its pixels). AVX2 builds store element by element: with 16 registers, the
+// transposition made GCC spill the accumulators of the whole kernel (1.2-1.4x slower, measured).
+ZT_S8_INLINE void store_pixel_tile(const Acc<kMR>& acc, int64_t channels, int64_t pixels,
+                                   bool whole, int64_t plane, int32_t* y) {
+#if ZT_S8_VNNI
+  static_assert(kMR <= 8, "a tile's pixels fit one vector");
+#pragma GCC unroll 2
+  for (int v = 0; v < 2; ++v) {
+    // Unrolled, so that acc is indexed by constants: an array indexed at run time is kept in
+    // memory, and the accumulators of the loop that fills it would be too.
+    __m256i r[8];
+#pragma GCC unroll 8
+    for (int i = 0; i < 8; ++i) r[i] = i < kMR ? acc[i][v] : _mm256_setzero_si256();
+    transpose_8x8_s32(r);
+    const int64_t n = channels - 8 * v < 8 ? channels - 8 * v : 8;
+    for (int64_t j = 0; j < n; ++j) {
+      int32_t* dst = y + (8 * v + j) * plane;
+      if (whole)
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst), r[j]);
+      else
+        store_first_s32(dst, pixels, r[j]);
+    }
+  }
+#else
+  (void)whole;
+  alignas(32) int32_t t[kMR][kNR];
+  for (int i = 0; i < kMR; ++i)
+    for (int v = 0; v < 2; ++v)
+      _mm256_store_si256(reinterpret_cast<__m256i*>(t[i] + 8 * v), acc[i][v]);
+  for (int64_t j = 0; j < channels; ++j)
+    for (int64_t i = 0; i < pixels; ++i) y[j * plane + i] = t[i][j];
+#endif
+}
+
+// Step t = (ki, j): elements lane * j .. lane * j + lane - 1 of kernel row ki, element e being
+// tap kj = e / in_c of channel c = e % in_c (HWC order). Lanes lane * o .. of a panel row hold
+// output channel o's weights of those elements, zero past the row's k * in_c elements and for
+// channels past out_c.
 template <typename T>
 ZT_S8 void pack_pixels(const Conv2dGeometry& g, const DirectPlan& p, const int8_t* w, T* weights,
                        int32_t* off) {
-  const int64_t lane = p.quads ? 4 : 2, steps = p.cp / lane, kk_taps = g.k * g.k;
+  const int64_t lane = p.quads ? 4 : 2, row = g.k * g.in_c, taps = g.k * g.k;
   for (int64_t o = 0; o < p.panels * kNR; ++o) {
     T* lanes = weights + (o / kNR * p.pairs * kNR + o % kNR) * lane;
-    for (int64_t kk = 0; kk < kk_taps; ++kk)
-      for (int64_t c = 0; c < p.cp; ++c)
-        lanes[(kk * steps + c / lane) * kNR * lane + c % lane] =
-            o < g.out_c && c < g.in_c ? w[(o * g.in_c + c) * kk_taps + kk] : T{0};
+    for (int64_t ki = 0; ki < g.k; ++ki)
+      for (int64_t e = 0; e < p.row_steps * lane; ++e) {
+        const int64_t kj = e / g.in_c, c = e % g.in_c;
+        lanes[((ki * p.row_steps + e / lane) * kNR) * lane + e % lane] =
+            o < g.out_c && e < row ? w[(o * g.in_c + c) * taps + ki * g.k + kj] : T{0};
+      }
   }
   int32_t* next = off;
   for (int64_t ki = 0; ki < g.k; ++ki)
-    for (int64_t kj = 0; kj < g.k; ++kj)
-      for (int64_t c = 0; c < p.cp; c += lane)
-        *next++ = static_cast<int32_t>((ki * p.wp + kj) * p.cp + c);  // in elements of T
+    for (int64_t j = 0; j < p.row_steps; ++j)
+      *next++ = static_cast<int32_t>(ki * p.wp * g.in_c + j * lane);  // in elements of T
 }
 
 ZT_S8 void pack_pixel_rows(const Conv2dGeometry& g, const DirectPlan& p, const int8_t* w,
@@ -314,16 +348,22 @@ ZT_S8 void pixel_image(const Conv2dGeometry& g, const DirectPlan& p, const int8_
                        const Scratch& s, int32_t* y) {
   T* xh = static_cast<T*>(s.image);
   const int64_t plane = g.out_plane();
-  for (int64_t c = 0; c < g.in_c; ++c)
-    for (int64_t ih = 0; ih < g.in_h; ++ih)
-      for (int64_t iw = 0; iw < g.in_w; ++iw)
-        xh[((ih + g.pad) * p.wp + iw + g.pad) * p.cp + c] = x[(c * g.in_h + ih) * g.in_w + iw];
+  {
+    // Locals: stores of int8 may alias g and p, whose fields would be reloaded every element.
+    const int64_t in_c = g.in_c, in_h = g.in_h, in_w = g.in_w, pad = g.pad, wp = p.wp;
+    for (int64_t ih = 0; ih < in_h; ++ih)
+      for (int64_t iw = 0; iw < in_w; ++iw) {
+        T* dst = xh + ((ih + pad) * wp + iw + pad) * in_c;
+        const int8_t* src = x + ih * in_w + iw;
+        for (int64_t c = 0; c < in_c; ++c) dst[c] = src[c * in_h * in_w];
+      }
+  }
   for (int64_t m0 = 0; m0 < plane; m0 += kMR) {
     // A last tile repeats its last pixel and drops the copies.
     const T* pix[kMR];
     for (int i = 0; i < kMR; ++i) {
       const int64_t m = m0 + i < plane ? m0 + i : plane - 1;
-      pix[i] = xh + (m / g.out_w * g.stride * p.wp + m % g.out_w * g.stride) * p.cp;
+      pix[i] = xh + (m / g.out_w * g.stride * p.wp + m % g.out_w * g.stride) * g.in_c;
     }
     const int64_t pixels = plane - m0 < kMR ? plane - m0 : kMR;
     for (int64_t q = 0; q < p.panels; ++q) {
@@ -331,13 +371,8 @@ ZT_S8 void pixel_image(const Conv2dGeometry& g, const DirectPlan& p, const int8_
       pixel_sums<T>(p.pairs, pix, s.off,
                     reinterpret_cast<const T*>(s.weights) + q * p.pairs * kNR * (4 / sizeof(T)),
                     acc);
-      alignas(32) int32_t t[kMR][kNR];
-      for (int i = 0; i < kMR; ++i)
-        for (int v = 0; v < 2; ++v)
-          _mm256_store_si256(reinterpret_cast<__m256i*>(t[i] + 8 * v), acc[i][v]);
       const int64_t channels = g.out_c - q * kNR < kNR ? g.out_c - q * kNR : kNR;
-      for (int64_t j = 0; j < channels; ++j)
-        for (int64_t i = 0; i < pixels; ++i) y[(q * kNR + j) * plane + m0 + i] = t[i][j];
+      store_pixel_tile(acc, channels, pixels, m0 + 8 <= plane, plane, y + q * kNR * plane + m0);
     }
   }
 }

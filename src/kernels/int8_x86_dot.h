@@ -46,6 +46,44 @@ ZT_S8_INLINE __m256i dot_quads_u8s8(__m256i acc, __m256i u, __m256i s) {
 #endif
 }
 
+// Stores lanes 0..n-1 of v at dst (0 < n <= 8). VNNI builds have AVX-512 VL's mask registers;
+// AVX2's vpmaskmovd store is microcoded and slow on some CPUs, so it is kept for AVX2 only.
+ZT_S8_INLINE void store_first_s32(int32_t* dst, int64_t n, __m256i v) {
+#if ZT_S8_VNNI
+  _mm256_mask_storeu_epi32(dst, static_cast<__mmask8>((1u << n) - 1), v);
+#else
+  const __m256i mask = _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(n)),
+                                          _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+  _mm256_maskstore_epi32(dst, mask, v);
+#endif
+}
+
+// Transposes the 8 x 8 int32 matrix whose rows are r[0..8) in place (row i lane j becomes
+// row j lane i).
+ZT_S8_INLINE void transpose_8x8_s32(__m256i (&r)[8]) {
+  __m256i a[8], b[8];
+#pragma GCC unroll 4
+  for (int i = 0; i < 8; i += 2) {
+    a[i] = _mm256_unpacklo_epi32(r[i], r[i + 1]);
+    a[i + 1] = _mm256_unpackhi_epi32(r[i], r[i + 1]);
+  }
+#pragma GCC unroll 2
+  for (int i = 0; i < 8; i += 4)
+#pragma GCC unroll 2
+    for (int h = 0; h < 2; ++h) {
+      b[i + h] = _mm256_unpacklo_epi64(a[i + h], a[i + 2 + h]);
+      b[i + 2 + h] = _mm256_unpackhi_epi64(a[i + h], a[i + 2 + h]);
+    }
+    // b[0..4) hold columns (0, 4), (2, 6), (1, 5), (3, 7) of rows 0-3 in their low and high
+    // 128-bit halves, b[4..8) the same of rows 4-7: joining the halves gives the columns.
+#pragma GCC unroll 4
+  for (int j = 0; j < 4; ++j) {
+    const int src = j == 0 ? 0 : j == 1 ? 2 : j == 2 ? 1 : 3;
+    r[j] = _mm256_permute2x128_si256(b[src], b[src + 4], 0x20);
+    r[j + 4] = _mm256_permute2x128_si256(b[src], b[src + 4], 0x31);
+  }
+}
+
 // Whether x[0..n) all lie in [0, 127].
 ZT_S8_INLINE bool all_nonneg_s8(const int8_t* x, int64_t n) {
   // The sign bits ORed together: one OR a vector, no branch until the end.
