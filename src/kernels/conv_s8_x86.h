@@ -9,7 +9,10 @@
 // - Channel rows (stride 1): a tile is 6 output channels x 16 positions of the output laid out
 //   with the padded image's row length wp. Tap t of position q reads padded element off[t] + q,
 //   so the operands are contiguous runs of the image, interleaved two taps at a time; the
-//   wp - out_w positions past each output row are computed and dropped.
+//   wp - out_w positions past each output row are computed and dropped. The VNNI build runs
+//   kernels of 3 taps or wider in u8 x s8 quads of 4 neighbouring taps of a kernel row (sliding
+//   windows of the image, one byte shuffle), the image offset by 128 to make it unsigned and
+//   128 times the weights' sum subtracted after.
 // - Pixel rows (any stride): a tile is 6 output pixels x 16 output channels. The image is
 //   copied channels-last (HWC), so that a kernel row's taps of all channels, k * in_c elements,
 //   are contiguous for every stride; a step reads the next 2 of them (int16) or 4 (int8 quads) as
@@ -34,14 +37,16 @@ struct DirectPlan {
   int64_t image;      // bytes of the padded image, a multiple of 4
   int64_t weights;    // int16 weights: channel rows [out_c, pairs, 2], pixel rows [panels,
                       // pairs, kNR, 2]; pixel quads: half the bytes of int8 [panels, pairs, kNR, 4]
-  bool quads;         // pixel rows in u8 x s8 quads: steps of 4 int8 elements, the image int8
+  bool quads;         // u8 x s8 quads. Pixel rows: steps of 4 int8 elements. Channel rows: `pairs`
+                      // counts windows of 4 taps of a kernel row, row_steps per kernel row, the
+                      // image holds x + 128 and each channel's sum is less 128 times its weights'
 };
 
 int64_t round_up(int64_t a, int64_t b) {
   return (a + b - 1) / b * b;
 }
 
-// The plan of a geometry; with `quads`, of its pixel rows in quads where it has pixel rows.
+// The plan of a geometry; with `quads`, in quads.
 DirectPlan direct_plan(const Conv2dGeometry& g, bool quads = false) {
   DirectPlan p{};
   p.hp = g.in_h + 2 * g.pad;
@@ -55,7 +60,16 @@ DirectPlan direct_plan(const Conv2dGeometry& g, bool quads = false) {
   const int64_t channel_den = p.wp * round_up(g.out_c, kMR) * 2 * channel_pairs;
   const int64_t pixel_num = g.out_c * row, pixel_den = p.panels * kNR * round_up(row, 2);
   p.channel_rows = g.stride == 1 && channel_num * pixel_den >= pixel_num * channel_den;
-  if (p.channel_rows) {
+  if (p.channel_rows && quads) {
+    p.quads = true;
+    p.row_steps = (g.k + 3) / 4;
+    p.pairs = g.in_c * g.k * p.row_steps;
+    p.positions = round_up(g.out_h * p.wp, kNR);
+    // The last tile reads 24 bytes from the last window's offset past its first position.
+    const int64_t last_window = ((g.in_c - 1) * p.hp + g.k - 1) * p.wp + 4 * (p.row_steps - 1);
+    p.image = round_up(p.positions + last_window + 8, 4);
+    p.weights = g.out_c * 2 * p.pairs;
+  } else if (p.channel_rows) {
     p.pairs = channel_pairs;
     p.positions = round_up(g.out_h * p.wp, kNR);
     // The last tile reads 16 bytes from the last tap's offset past its first position.
@@ -74,21 +88,25 @@ DirectPlan direct_plan(const Conv2dGeometry& g, bool quads = false) {
   return p;
 }
 
-// Whether plan p's pixel rows may run in quads: in the VNNI build, where vpdpbusd makes four
-// products one instruction (the AVX2 build's three-instruction u8 x s8 step measured slower).
-bool has_quads(const DirectPlan& p) {
-  return ZT_S8_VNNI && !p.channel_rows;
+// Whether plan p may run in quads: in the VNNI build, where vpdpbusd makes four products one
+// instruction (the AVX2 build's three-instruction u8 x s8 step measured slower, and saturates
+// on the offset image of channel rows); channel rows where their windows take fewer steps than
+// pairs of taps (kernels 3 wide or more). Pixel rows need a nonnegative input as well.
+bool has_quads(const Conv2dGeometry& g, const DirectPlan& p) {
+  return ZT_S8_VNNI && (!p.channel_rows || g.in_c * g.k * ((g.k + 3) / 4) < p.pairs);
 }
 
 }  // namespace
 
-// Scratch layout: the padded image, the int16 weights, the int32 tap-pair offsets (channel
-// rows: one per tap of each pair).
+// Scratch layout: the padded image, the int16 weights, the int32 step offsets (channel rows in
+// pairs: one per tap of each pair), the int32 compensations of channel rows in quads.
 int64_t conv2d_s8_direct_work_bytes(const Conv2dGeometry& g) {
-  auto bytes = [](const DirectPlan& p) { return p.image + 2 * p.weights + 4 * 2 * p.pairs; };
+  auto bytes = [&g](const DirectPlan& p) {
+    return p.image + 2 * p.weights + 4 * 2 * p.pairs + 4 * g.out_c;
+  };
   const DirectPlan p = direct_plan(g);
   const int64_t pairs = bytes(p);
-  if (!has_quads(p)) return pairs;
+  if (!has_quads(g, p)) return pairs;
   const int64_t quads = bytes(direct_plan(g, true));
   return quads > pairs ? quads : pairs;
 }
@@ -99,7 +117,8 @@ namespace {
 struct Scratch {
   void* image;       // the padded image: int8 (channel rows) or int16 (pixel rows)
   int16_t* weights;  // the packed weights
-  int32_t* off;      // the tap-pair offsets
+  int32_t* off;      // the step offsets
+  int32_t* comp;     // channel rows in quads: 128 times each output channel's sum of weights
 };
 
 Scratch scratch(const DirectPlan& p, void* work) {
@@ -107,6 +126,7 @@ Scratch scratch(const DirectPlan& p, void* work) {
   s.image = work;
   s.weights = reinterpret_cast<int16_t*>(static_cast<char*>(work) + p.image);
   s.off = reinterpret_cast<int32_t*>(s.weights + p.weights);
+  s.comp = s.off + 2 * p.pairs;
   return s;
 }
 
@@ -122,7 +142,7 @@ ZT_S8_INLINE __m256i broadcast_pair(const int16_t* p) {
 // ---- Channel rows ----
 
 // acc[i] = the sums of output channel i (weights w + i * 2 pairs) over all tap pairs, for
-// positions xq.. + 15 in the lane order of vpunpck (acc[i][0]: 0-3, 8-11; acc[i][1]: 4-7, 12-15).
+// positions xq.. + 15 (acc[i][0]: 0-7, acc[i][1]: 8-15).
 template <int MR>
 ZT_S8_INLINE void channel_sums(int64_t pairs, const int8_t* xq, const int16_t* w,
                                const int32_t* off, Acc<MR>& acc) {
@@ -140,6 +160,48 @@ ZT_S8_INLINE void channel_sums(int64_t pairs, const int8_t* xq, const int16_t* w
       acc[i][0] = dot_pairs_s16(acc[i][0], lo, wv);
       acc[i][1] = dot_pairs_s16(acc[i][1], hi, wv);
     }
+  }
+  // vpunpck's lane order (acc[i][0]: 0-3, 8-11; acc[i][1]: 4-7, 12-15) to the positions'.
+#pragma GCC unroll 8
+  for (int i = 0; i < MR; ++i) {
+    const __m256i lo = acc[i][0], hi = acc[i][1];
+    acc[i][0] = _mm256_permute2x128_si256(lo, hi, 0x20);
+    acc[i][1] = _mm256_permute2x128_si256(lo, hi, 0x31);
+  }
+}
+
+// channel_sums in quads: windows of 4 taps (weights w + i * 4 windows bytes) on the image offset
+// by 128 (xq, read as u8), less comp[i] = 128 times channel i's sum of weights.
+template <int MR>
+ZT_S8_INLINE void channel_quad_sums(int64_t windows, const int8_t* xq, const int16_t* w,
+                                    const int32_t* off, const int32_t* comp, Acc<MR>& acc) {
+  // Lane j of a vector of 8 positions takes bytes j .. j + 3 of the 16 loaded at its first.
+  const __m256i slide = _mm256_setr_epi8(0, 1, 2, 3, 1, 2, 3, 4, 2, 3, 4, 5, 3, 4, 5, 6, 4, 5, 6, 7,
+                                         5, 6, 7, 8, 6, 7, 8, 9, 7, 8, 9, 10);
+  const int8_t* wq = reinterpret_cast<const int8_t*>(w);
+#pragma GCC unroll 8
+  for (int i = 0; i < MR; ++i) acc[i][0] = acc[i][1] = _mm256_setzero_si256();
+  for (int64_t t = 0; t < windows; ++t) {
+    const int8_t* x = xq + off[t];
+    const __m256i x0 = _mm256_shuffle_epi8(
+        _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(x))), slide);
+    const __m256i x1 = _mm256_shuffle_epi8(
+        _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(x + 8))),
+        slide);
+#pragma GCC unroll 8
+    for (int i = 0; i < MR; ++i) {
+      int32_t quad;
+      __builtin_memcpy(&quad, wq + 4 * (i * windows + t), sizeof quad);
+      const __m256i wv = _mm256_set1_epi32(quad);
+      acc[i][0] = dot_quads_u8s8(acc[i][0], x0, wv);
+      acc[i][1] = dot_quads_u8s8(acc[i][1], x1, wv);
+    }
+  }
+#pragma GCC unroll 8
+  for (int i = 0; i < MR; ++i) {
+    const __m256i c = _mm256_set1_epi32(comp[i]);
+    acc[i][0] = _mm256_sub_epi32(acc[i][0], c);
+    acc[i][1] = _mm256_sub_epi32(acc[i][1], c);
   }
 }
 
@@ -163,8 +225,7 @@ ZT_S8_INLINE void store_channel_rows(const Acc<MR>& acc, const Conv2dGeometry& g
 #pragma GCC unroll 8
   for (int i = 0; i < MR; ++i) {
     int32_t* yo = y + (o0 + i) * plane;
-    const __m256i in_order[2] = {_mm256_permute2x128_si256(acc[i][0], acc[i][1], 0x20),
-                                 _mm256_permute2x128_si256(acc[i][0], acc[i][1], 0x31)};
+    const __m256i(&in_order)[2] = acc[i];
 #pragma GCC unroll 2
     for (int v = 0; v < 2; ++v) {
       int32_t* dst = yo + row[v] * g.out_w + col[v];
@@ -188,27 +249,48 @@ ZT_S8_INLINE void store_channel_rows(const Acc<MR>& acc, const Conv2dGeometry& g
 
 template <int MR>
 ZT_S8 void channel_tile(const Conv2dGeometry& g, const DirectPlan& p, const int8_t* xq,
-                        const int16_t* w, const int32_t* off, int64_t o0, int64_t oh, int64_t ow,
-                        int32_t* y) {
+                        const int16_t* w, const int32_t* off, const int32_t* comp, int64_t o0,
+                        int64_t oh, int64_t ow, int32_t* y) {
   Acc<MR> acc;
-  channel_sums<MR>(p.pairs, xq, w, off, acc);
+  if (p.quads)
+    channel_quad_sums<MR>(p.pairs, xq, w, off, comp, acc);
+  else
+    channel_sums<MR>(p.pairs, xq, w, off, acc);
   store_channel_rows<MR>(acc, g, p, o0, oh, ow, y);
 }
 
 // A last tile of its own height, rows < kMR.
 template <int MR>
 ZT_S8 void last_channel_tile(int64_t rows, const Conv2dGeometry& g, const DirectPlan& p,
-                             const int8_t* xq, const int16_t* w, const int32_t* off, int64_t o0,
-                             int64_t oh, int64_t ow, int32_t* y) {
-  if (rows == MR) return channel_tile<MR>(g, p, xq, w, off, o0, oh, ow, y);
-  if constexpr (MR > 1) last_channel_tile<MR - 1>(rows, g, p, xq, w, off, o0, oh, ow, y);
+                             const int8_t* xq, const int16_t* w, const int32_t* off,
+                             const int32_t* comp, int64_t o0, int64_t oh, int64_t ow, int32_t* y) {
+  if (rows == MR) return channel_tile<MR>(g, p, xq, w, off, comp, o0, oh, ow, y);
+  if constexpr (MR > 1) last_channel_tile<MR - 1>(rows, g, p, xq, w, off, comp, o0, oh, ow, y);
 }
 
 // Tap pair t is weights 2t and 2t + 1 of a row; an odd last tap pairs with a zero weight (and a
-// copy of its own offset).
+// copy of its own offset). In quads, window (c, ki, j) is taps kj = 4j .. 4j + 3 of kernel row
+// (c, ki), zero weights past k.
 ZT_S8 void pack_channel_rows(const Conv2dGeometry& g, const DirectPlan& p, const int8_t* w,
                              const Scratch& s) {
   const int64_t taps = g.patch_size();
+  if (p.quads) {
+    int8_t* packed = reinterpret_cast<int8_t*>(s.weights);
+    for (int64_t o = 0; o < g.out_c; ++o) {
+      int32_t sum = 0;
+      for (int64_t t = 0; t < taps; ++t) sum += w[o * taps + t];
+      s.comp[o] = 128 * sum;
+      for (int64_t r = 0; r < g.in_c * g.k; ++r)  // kernel row r = (c, ki)
+        for (int64_t e = 0; e < 4 * p.row_steps; ++e)
+          packed[(o * p.pairs + r * p.row_steps) * 4 + e] = e < g.k ? w[o * taps + r * g.k + e] : 0;
+    }
+    int32_t* next = s.off;
+    for (int64_t c = 0; c < g.in_c; ++c)
+      for (int64_t ki = 0; ki < g.k; ++ki)
+        for (int64_t j = 0; j < p.row_steps; ++j)
+          *next++ = static_cast<int32_t>((c * p.hp + ki) * p.wp + 4 * j);
+    return;
+  }
   for (int64_t o = 0; o < g.out_c; ++o) {
     int16_t* row = s.weights + o * 2 * p.pairs;
     for (int64_t t = 0; t < taps; ++t) row[t] = w[o * taps + t];
@@ -226,18 +308,25 @@ ZT_S8 void channel_rows_image(const Conv2dGeometry& g, const DirectPlan& p, cons
                               const Scratch& s, int32_t* y) {
   int8_t* xp = static_cast<int8_t*>(s.image);
   for (int64_t c = 0; c < g.in_c; ++c)
-    for (int64_t ih = 0; ih < g.in_h; ++ih)
-      __builtin_memcpy(xp + (c * p.hp + ih + g.pad) * p.wp + g.pad, x + (c * g.in_h + ih) * g.in_w,
-                       static_cast<size_t>(g.in_w));
+    for (int64_t ih = 0; ih < g.in_h; ++ih) {
+      int8_t* dst = xp + (c * p.hp + ih + g.pad) * p.wp + g.pad;
+      const int8_t* src = x + (c * g.in_h + ih) * g.in_w;
+      if (!p.quads) {
+        __builtin_memcpy(dst, src, static_cast<size_t>(g.in_w));
+        continue;
+      }
+      const int64_t n = g.in_w;  // a local: int8 stores may alias g
+      for (int64_t i = 0; i < n; ++i) dst[i] = static_cast<int8_t>(src[i] ^ 0x80);  // x + 128
+    }
   int64_t oh = 0, ow = 0;  // of position q0
   for (int64_t q0 = 0; q0 < p.positions; q0 += kNR) {
     int64_t o0 = 0;
     const int16_t* w = s.weights;
     for (; o0 + kMR <= g.out_c; o0 += kMR)
-      channel_tile<kMR>(g, p, xp + q0, w + o0 * 2 * p.pairs, s.off, o0, oh, ow, y);
+      channel_tile<kMR>(g, p, xp + q0, w + o0 * 2 * p.pairs, s.off, s.comp + o0, o0, oh, ow, y);
     if (o0 < g.out_c)
-      last_channel_tile<kMR - 1>(g.out_c - o0, g, p, xp + q0, w + o0 * 2 * p.pairs, s.off, o0, oh,
-                                 ow, y);
+      last_channel_tile<kMR - 1>(g.out_c - o0, g, p, xp + q0, w + o0 * 2 * p.pairs, s.off,
+                                 s.comp + o0, o0, oh, ow, y);
     for (ow += kNR; ow >= p.wp;) ow -= p.wp, ++oh;
   }
 }
@@ -273,23 +362,22 @@ ZT_S8_INLINE void pixel_sums(int64_t steps, const T* const (&pix)[kMR], const in
   }
 }
 
-// Stores a pixel-rows tile (kMR pixels x kNR channels) into the [channels, plane] output at y
-// (its first pixel and channel). VNNI builds (32 vector registers) transpose it in registers and
-// store each channel's pixels as one vector; with `whole`, the 8 - kMR lanes past the tile's
-// pixels are stored too: they belong to the next tile, stored after this one (the last tile of a
-// plane stores only its pixels). AVX2 builds store element by element: with 16 registers, the
-// transposition made GCC spill the accumulators of the whole kernel (1.2-1.4x slower, measured).
-ZT_S8_INLINE void store_pixel_tile(const Acc<kMR>& acc, int64_t channels, int64_t pixels,
-                                   bool whole, int64_t plane, int32_t* y) {
-#if ZT_S8_VNNI
+// Stores a pixel-rows tile (kMR pixels x kNR channels, t) into the [channels, plane] output at y
+// (its first pixel and channel): transposed in registers, each channel's pixels one vector
+// store. With `whole`, the 8 - kMR lanes past the tile's pixels are stored too: they belong to
+// the next tile, stored after this one (the last tile of a plane stores only its pixels). The
+// tile comes through memory and the function is not inlined: inlined, the transposition's
+// registers made GCC spill or shuffle the accumulators of the loop that fills the tile.
+__attribute__((noinline)) ZT_S8 void store_pixel_tile(const int32_t (&t)[kMR][kNR],
+                                                      int64_t channels, int64_t pixels, bool whole,
+                                                      int64_t plane, int32_t* y) {
   static_assert(kMR <= 8, "a tile's pixels fit one vector");
-#pragma GCC unroll 2
   for (int v = 0; v < 2; ++v) {
-    // Unrolled, so that acc is indexed by constants: an array indexed at run time is kept in
-    // memory, and the accumulators of the loop that fills it would be too.
     __m256i r[8];
 #pragma GCC unroll 8
-    for (int i = 0; i < 8; ++i) r[i] = i < kMR ? acc[i][v] : _mm256_setzero_si256();
+    for (int i = 0; i < 8; ++i)
+      r[i] = i < kMR ? _mm256_load_si256(reinterpret_cast<const __m256i*>(t[i] + 8 * v))
+                     : _mm256_setzero_si256();
     transpose_8x8_s32(r);
     const int64_t n = channels - 8 * v < 8 ? channels - 8 * v : 8;
     for (int64_t j = 0; j < n; ++j) {
@@ -300,15 +388,6 @@ ZT_S8_INLINE void store_pixel_tile(const Acc<kMR>& acc, int64_t channels, int64_
         store_first_s32(dst, pixels, r[j]);
     }
   }
-#else
-  (void)whole;
-  alignas(32) int32_t t[kMR][kNR];
-  for (int i = 0; i < kMR; ++i)
-    for (int v = 0; v < 2; ++v)
-      _mm256_store_si256(reinterpret_cast<__m256i*>(t[i] + 8 * v), acc[i][v]);
-  for (int64_t j = 0; j < channels; ++j)
-    for (int64_t i = 0; i < pixels; ++i) y[j * plane + i] = t[i][j];
-#endif
 }
 
 // Step t = (ki, j): elements lane * j .. lane * j + lane - 1 of kernel row ki, element e being
@@ -322,10 +401,10 @@ ZT_S8 void pack_pixels(const Conv2dGeometry& g, const DirectPlan& p, const int8_
   for (int64_t o = 0; o < p.panels * kNR; ++o) {
     T* lanes = weights + (o / kNR * p.pairs * kNR + o % kNR) * lane;
     for (int64_t ki = 0; ki < g.k; ++ki)
-      for (int64_t e = 0; e < p.row_steps * lane; ++e) {
-        const int64_t kj = e / g.in_c, c = e % g.in_c;
+      for (int64_t e = 0, kj = 0, c = 0; e < p.row_steps * lane; ++e) {  // e = kj * in_c + c
         lanes[((ki * p.row_steps + e / lane) * kNR) * lane + e % lane] =
             o < g.out_c && e < row ? w[(o * g.in_c + c) * taps + ki * g.k + kj] : T{0};
+        if (++c == g.in_c) c = 0, ++kj;
       }
   }
   int32_t* next = off;
@@ -372,7 +451,11 @@ ZT_S8 void pixel_image(const Conv2dGeometry& g, const DirectPlan& p, const int8_
                     reinterpret_cast<const T*>(s.weights) + q * p.pairs * kNR * (4 / sizeof(T)),
                     acc);
       const int64_t channels = g.out_c - q * kNR < kNR ? g.out_c - q * kNR : kNR;
-      store_pixel_tile(acc, channels, pixels, m0 + 8 <= plane, plane, y + q * kNR * plane + m0);
+      alignas(32) int32_t t[kMR][kNR];
+      for (int i = 0; i < kMR; ++i)
+        for (int v = 0; v < 2; ++v)
+          _mm256_store_si256(reinterpret_cast<__m256i*>(t[i] + 8 * v), acc[i][v]);
+      store_pixel_tile(t, channels, pixels, m0 + 8 <= plane, plane, y + q * kNR * plane + m0);
     }
   }
 }
@@ -381,11 +464,13 @@ ZT_S8 void pixel_image(const Conv2dGeometry& g, const DirectPlan& p, const int8_
 
 ZT_S8 void conv2d_s8_direct(const Conv2dGeometry& g, int64_t images, const int8_t* x,
                             const int8_t* w, int32_t* y, void* work) {
-  // Quads need every input byte in [0, 127] (ReLU and pooling outputs are): one scan of x.
+  // Pixel quads need every input byte in [0, 127] (ReLU and pooling outputs are): one scan of x.
   DirectPlan p = direct_plan(g);
-  if (has_quads(p) && all_nonneg_s8(x, images * g.in_numel())) p = direct_plan(g, true);
+  if (has_quads(g, p) && (p.channel_rows || all_nonneg_s8(x, images * g.in_numel())))
+    p = direct_plan(g, true);
   const Scratch s = scratch(p, work);
-  __builtin_memset(s.image, 0, static_cast<size_t>(p.image));  // the padding stays zero
+  // The padding stays zero: 128 in the offset image of channel rows in quads.
+  __builtin_memset(s.image, p.channel_rows && p.quads ? 0x80 : 0, static_cast<size_t>(p.image));
   if (p.channel_rows)
     pack_channel_rows(g, p, w, s);
   else
