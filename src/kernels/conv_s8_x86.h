@@ -18,6 +18,8 @@
 //   are contiguous for every stride; a step reads the next 2 of them (int16) or 4 (int8 quads) as
 //   one 32-bit broadcast, a row rounded up to whole steps with zero weights. The weights are
 //   packed in panels of 16 channels.
+#include <type_traits>
+
 #include "int8_x86_dot.h"
 
 namespace zotrain::kernels::ZT_S8_NS {
@@ -81,8 +83,9 @@ DirectPlan direct_plan(const Conv2dGeometry& g, bool quads = false) {
     const int64_t lane = quads ? 4 : 2, bytes = quads ? 1 : 2;
     p.row_steps = (row + lane - 1) / lane;
     p.pairs = g.k * p.row_steps;
-    // The last step of the last pixel's kernel row reads up to lane - 1 elements past the image.
-    p.image = round_up((p.hp * p.wp * g.in_c + lane) * bytes, 4);
+    // The last step of the last pixel's kernel row reads up to lane - 1 elements past the image,
+    // and the copy of the last pixel writes up to 8 bytes from its first.
+    p.image = round_up((p.hp * p.wp * g.in_c + lane) * bytes + 8, 4);
     p.weights = p.panels * p.pairs * kNR * 2;
   }
   return p;
@@ -397,20 +400,26 @@ __attribute__((noinline)) ZT_S8 void store_pixel_tile(const int32_t (&t)[kMR][kN
 template <typename T>
 ZT_S8 void pack_pixels(const Conv2dGeometry& g, const DirectPlan& p, const int8_t* w, T* weights,
                        int32_t* off) {
-  const int64_t lane = p.quads ? 4 : 2, row = g.k * g.in_c, taps = g.k * g.k;
-  for (int64_t o = 0; o < p.panels * kNR; ++o) {
-    T* lanes = weights + (o / kNR * p.pairs * kNR + o % kNR) * lane;
-    for (int64_t ki = 0; ki < g.k; ++ki)
-      for (int64_t e = 0, kj = 0, c = 0; e < p.row_steps * lane; ++e) {  // e = kj * in_c + c
-        lanes[((ki * p.row_steps + e / lane) * kNR) * lane + e % lane] =
-            o < g.out_c && e < row ? w[(o * g.in_c + c) * taps + ki * g.k + kj] : T{0};
-        if (++c == g.in_c) c = 0, ++kj;
+  constexpr int64_t kLane = 4 / sizeof(T);
+  // Locals: stores of int8 may alias g and p, whose fields would be reloaded every element.
+  const int64_t k = g.k, in_c = g.in_c, out_c = g.out_c, row = k * in_c, taps = k * k;
+  const int64_t steps = p.row_steps, pairs = p.pairs, channels = p.panels * kNR;
+  for (int64_t o = 0; o < channels; ++o) {
+    T* lanes = weights + (o / kNR * pairs * kNR + o % kNR) * kLane;
+    const int8_t* wo = w + o * in_c * taps;
+    for (int64_t ki = 0; ki < k; ++ki) {
+      T* dst = lanes + ki * steps * kNR * kLane;
+      for (int64_t e = 0, kj = 0, c = 0; e < steps * kLane; ++e) {  // e = kj * in_c + c
+        dst[e / kLane * kNR * kLane + e % kLane] =
+            o < out_c && e < row ? wo[c * taps + ki * k + kj] : T{0};
+        if (++c == in_c) c = 0, ++kj;
       }
+    }
   }
   int32_t* next = off;
-  for (int64_t ki = 0; ki < g.k; ++ki)
-    for (int64_t j = 0; j < p.row_steps; ++j)
-      *next++ = static_cast<int32_t>(ki * p.wp * g.in_c + j * lane);  // in elements of T
+  for (int64_t ki = 0; ki < k; ++ki)
+    for (int64_t j = 0; j < steps; ++j)
+      *next++ = static_cast<int32_t>(ki * p.wp * in_c + j * kLane);  // in elements of T
 }
 
 ZT_S8 void pack_pixel_rows(const Conv2dGeometry& g, const DirectPlan& p, const int8_t* w,
@@ -430,11 +439,23 @@ ZT_S8 void pixel_image(const Conv2dGeometry& g, const DirectPlan& p, const int8_
   {
     // Locals: stores of int8 may alias g and p, whose fields would be reloaded every element.
     const int64_t in_c = g.in_c, in_h = g.in_h, in_w = g.in_w, pad = g.pad, wp = p.wp;
+    const int64_t plane_in = in_h * in_w;
+    // A pixel of up to 8 bytes is made in a register and stored whole; its zero bytes past in_c
+    // land on the next pixel (written next) or on padding, which is zero.
+    const bool by_word = in_c * static_cast<int64_t>(sizeof(T)) <= 8;
     for (int64_t ih = 0; ih < in_h; ++ih)
       for (int64_t iw = 0; iw < in_w; ++iw) {
         T* dst = xh + ((ih + pad) * wp + iw + pad) * in_c;
         const int8_t* src = x + ih * in_w + iw;
-        for (int64_t c = 0; c < in_c; ++c) dst[c] = src[c * in_h * in_w];
+        if (!by_word) {
+          for (int64_t c = 0; c < in_c; ++c) dst[c] = src[c * plane_in];
+          continue;
+        }
+        uint64_t word = 0;
+        for (int64_t c = 0; c < in_c; ++c)
+          word |= static_cast<uint64_t>(static_cast<std::make_unsigned_t<T>>(src[c * plane_in]))
+                  << (8 * sizeof(T) * c);
+        __builtin_memcpy(dst, &word, sizeof word);
       }
   }
   for (int64_t m0 = 0; m0 < plane; m0 += kMR) {
