@@ -38,6 +38,8 @@ void depthwise_taps_s8(int64_t n, int taps, const int8_t* w, const int64_t* off,
                        int32_t bias, FixedMultiplier mult, int32_t lo, int32_t hi, int8_t* y);
 void add_s8_steps(int64_t n, const int8_t* a, FixedMultiplier ma, const int8_t* b,
                   FixedMultiplier mb, FixedMultiplier down, int32_t lo, int32_t hi, int8_t* y);
+// The NPU's quantize_s8 (npu.h).
+void quantize_s8(const float* x, int64_t n, double scale, int8_t* y);
 
 // philox4x32_run (kernels/philox_run.h) for the first blocks rounded down to 8; returns how many.
 int64_t philox4x32_run(uint64_t j0, uint32_t c2, uint32_t c3, uint64_t key, int64_t blocks,

@@ -69,6 +69,8 @@ struct KernelSet {
   // down), lo, hi) for i < n.
   void (*add_s8_steps)(int64_t n, const int8_t* a, FixedMultiplier ma, const int8_t* b,
                        FixedMultiplier mb, FixedMultiplier down, int32_t lo, int32_t hi, int8_t* y);
+  // quantize_s8 (npu.h), null in sets without it.
+  void (*quantize_s8)(const float* x, int64_t n, double scale, int8_t* y);
   // What the perturbation kernels run, for `zotrain info`; philox4x32_run for a prefix of the
   // blocks, returning its length; null in sets without one.
   const char* perturbation_name;

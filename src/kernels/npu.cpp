@@ -46,6 +46,14 @@ Sums sums_plan(const NpuConvGeometry& g) {
   return {g.groups == 1 ? std::max<int64_t>(1, kSumInts / (g.out_c * positions)) : 1, positions};
 }
 
+// The portable quantize_s8 (kernel_set.h); NaN gives -127, as in the vector kernels.
+void quantize_s8_portable(const float* x, int64_t n, double scale, int8_t* y) {
+  for (int64_t i = 0; i < n; ++i) {
+    const double r = std::round(static_cast<double>(x[i]) / scale);
+    y[i] = static_cast<int8_t>(r >= -127 ? (r <= 127 ? r : 127) : -127);
+  }
+}
+
 // The portable requantize_s8 (kernel_set.h).
 void requantize_s8(int64_t n, const int32_t* acc, FixedMultiplier mult, int32_t lo, int32_t hi,
                    int8_t* y) {
@@ -175,6 +183,11 @@ int64_t NpuConvGeometry::work_bytes() const {
   const Sums s = sums_plan(*this);
   return s.images * out_c / groups * s.positions * static_cast<int64_t>(sizeof(int32_t)) +
          conv2d_s8_work_bytes(conv_geometry(*this));
+}
+
+void quantize_s8(const float* x, int64_t n, double scale, int8_t* y) {
+  const auto fast = active_kernels().quantize_s8;
+  (fast ? fast : quantize_s8_portable)(x, n, scale, y);
 }
 
 void conv_s8(const NpuConvGeometry& g, int64_t rows, const int8_t* x, const int8_t* w,

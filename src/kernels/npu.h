@@ -32,6 +32,10 @@ inline int8_t clamp_s8(int32_t v, int32_t lo, int32_t hi) {
   return static_cast<int8_t>(v < lo ? lo : v > hi ? hi : v);
 }
 
+// y[i] = clamp(round(x[i] / scale), -127, 127) for i < n, in double, ties away from zero (as
+// std::round); NaN gives -127: the quantization of the input and of the float master weights.
+void quantize_s8(const float* x, int64_t n, double scale, int8_t* y);
+
 // A grouped 2-D convolution over NCHW int8 data, square kernel, stride and zero padding; a
 // linear layer is the 1x1 case on a 1x1 image.
 struct NpuConvGeometry {

@@ -172,6 +172,27 @@ struct AddS8 {
   }
 };
 
+// quantize_s8 of 16 floats (npu.h): in double, as the portable loop; the clamp to [-128, 128]
+// before truncating changes no clamped result (vmaxpd takes NaN to -128, so to -127); the
+// rounding adds the truncation of twice the exact fraction (-1, 0 or 1), ties away from zero.
+struct QuantizeS8 {
+  __m256d scale;
+  Narrow narrow;
+  ZT_AVX2_INLINE __m128i round4(const float* p) const {
+    __m256d q = _mm256_div_pd(_mm256_cvtps_pd(_mm_loadu_ps(p)), scale);
+    q = _mm256_min_pd(_mm256_max_pd(q, _mm256_set1_pd(-128.0)), _mm256_set1_pd(128.0));
+    constexpr int kToZero = _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC;
+    const __m256d t = _mm256_round_pd(q, kToZero);
+    const __m256d twice_frac = _mm256_mul_pd(_mm256_sub_pd(q, t), _mm256_set1_pd(2.0));
+    return _mm256_cvttpd_epi32(_mm256_add_pd(t, _mm256_round_pd(twice_frac, kToZero)));
+  }
+  ZT_AVX2_INLINE void operator()(const float* p, int8_t* y) const {
+    // Narrow's lane order: elements 0-3 and 8-11, then 4-7 and 12-15.
+    narrow(_mm256_set_m128i(round4(p + 8), round4(p)),
+           _mm256_set_m128i(round4(p + 12), round4(p + 4)), y);
+  }
+};
+
 // depthwise_taps_s8 with T taps (0: `taps`). Pairs of taps multiply-add as int16 by madd: the
 // unpacks interleave the two taps' inputs, and a lone last tap pairs with itself at weight 0.
 template <int T>
@@ -225,6 +246,11 @@ ZT_AVX2 void add_s8_steps(int64_t n, const int8_t* a, FixedMultiplier ma, const 
                           int8_t* y) {
   const AddS8 fn{Requantizer(ma), Requantizer(mb), Requantizer(down), Narrow(lo, hi)};
   for_each_vector<16>(n, y, fn, a, b);
+}
+
+ZT_AVX2 void quantize_s8(const float* x, int64_t n, double scale, int8_t* y) {
+  const QuantizeS8 fn{_mm256_set1_pd(scale), Narrow(-127, 127)};
+  for_each_vector<16>(n, y, fn, x);
 }
 
 ZT_AVX2 int stage_s16(const int32_t* acc, int64_t n, int16_t* stage) {

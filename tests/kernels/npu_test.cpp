@@ -52,6 +52,37 @@ int64_t exact_requantize(int64_t x, FixedMultiplier m) {
   return static_cast<int64_t>(std::round(v));
 }
 
+// The vectorized quantization equals std::round's ties away from zero, clamped, everywhere:
+// exact ties of both signs, the clamp's edges, huge and tiny values, remainders of any length;
+// NaN gives -127. Every kernel set.
+TEST(NpuKernels, QuantizeIsRoundedDivisionTiesAwayFromZero) {
+  std::vector<float> x;
+  for (int k = -600; k <= 600; ++k)
+    x.push_back(0.25f * static_cast<float>(k));  // ties at scale 0.5
+  for (float v : {0.0f, -0.0f, 1e-30f, -1e-30f, 1e30f, -1e30f, 63.25f, -63.25f, 63.75f, -63.75f})
+    x.push_back(v);
+  Rng rng(5, 0);
+  for (int i = 0; i < 997; ++i) x.push_back(static_cast<float>(rng.uniform() * 12.0 - 6.0));
+  test::for_each_kernel_isa([&] {
+    for (const double scale : {0.5, 0.0371, 3.0, 1e-3}) {
+      SCOPED_TRACE(scale);
+      for (const size_t n : {x.size(), size_t{7}, size_t{1}, size_t{17}}) {
+        std::vector<int8_t> y(n, 99);
+        kernels::quantize_s8(x.data(), static_cast<int64_t>(n), scale, y.data());
+        for (size_t i = 0; i < n; ++i) {
+          const double want =
+              std::clamp(std::round(static_cast<double>(x[i]) / scale), -127.0, 127.0);
+          ASSERT_EQ(y[i], static_cast<int8_t>(want)) << "x " << x[i];
+        }
+      }
+    }
+    const std::vector<float> nans(19, std::numeric_limits<float>::quiet_NaN());
+    std::vector<int8_t> y(nans.size(), 0);
+    kernels::quantize_s8(nans.data(), static_cast<int64_t>(nans.size()), 0.5, y.data());
+    for (int8_t v : y) EXPECT_EQ(v, -127);
+  });
+}
+
 TEST(NpuKernels, QuantizeMultiplierRepresentsTheRealValue) {
   for (double m : {1e-9, 0.000123, 0.0078125, 0.3, 0.5, 0.999999999, 1.0, 1.7, 300.0, 1e6}) {
     const FixedMultiplier f = kernels::quantize_multiplier(m);

@@ -46,10 +46,6 @@ void conv_f32(const kernels::NpuConvGeometry& g, int64_t rows, const float* x, c
     }
 }
 
-int8_t quantize(double v, double scale) {
-  return static_cast<int8_t>(std::clamp<double>(std::round(v / scale), -127, 127));
-}
-
 // The scale of a tensor whose largest magnitude is `max` (an all-zero tensor: any scale).
 float scale_for(double max) {
   return max > 0 ? static_cast<float>(max / 127) : 1.0f;
@@ -532,7 +528,7 @@ void NpuNetwork::quantize_param(size_t i) {
   const NpuParam& p = params_[i];
   Node& n = nodes_[param_node_[i]];
   parallel_for(pool_, p.master.numel(), [&](int64_t b, int64_t e) {
-    for (int64_t j = b; j < e; ++j) n.qweight[j] = quantize(p.master[j], p.scale);
+    kernels::quantize_s8(p.master.data() + b, e - b, p.scale, n.qweight.data() + b);
   });
 }
 
@@ -562,7 +558,7 @@ void NpuNetwork::set_input(const float* x, int64_t rows) {
   ZT_ASSERT(calibrated_, "NPU set_input: the network is not calibrated");
   Value& in = values_[0];
   parallel_for(pool_, rows * in.numel(), [&](int64_t b, int64_t e) {
-    for (int64_t i = b; i < e; ++i) in.q[i] = quantize(x[i], in.scale);
+    kernels::quantize_s8(x + b, e - b, in.scale, in.q.data() + b);
   });
   input_rows_ = rows;
   kept_rows_ = 0;
