@@ -621,8 +621,10 @@ ZT_INLINE T permute(T a, T b, VI m) {
 #endif
 }
 
-template <class T>
-void max_pool_2x2_of(const Pool2dGeometry& g, int64_t planes, const T* x, T* y) {
+// With kRange (int32 only), also returns range_bits of every element it reads: all of x when
+// in_h and in_w are even.
+template <class T, bool kRange = false>
+int max_pool_2x2_of(const Pool2dGeometry& g, int64_t planes, const T* x, T* y) {
   typedef T VT __attribute__((vector_size(kLanes * sizeof(T))));
   static_assert(sizeof(T) == sizeof(int), "lane maps are int vectors");
   constexpr int64_t kWindows = kLanes / 2;
@@ -630,6 +632,8 @@ void max_pool_2x2_of(const Pool2dGeometry& g, int64_t planes, const T* x, T* y) 
   const VI evens = lane_map([](int i) { return (2 * i) % kLanes; });  // results to the front
   // The sizes are copied out of g, which the byte-wise stores could alias.
   const int64_t in_w = g.in_w, in_plane = g.in_plane(), out_h = g.out_h, out_w = g.out_w;
+  T lo = 0, hi = 0;
+  VT vlo = {}, vhi = {};
   for (int64_t p = 0; p < planes; ++p)
     for (int64_t oh = 0; oh < out_h; ++oh) {
       const T* r0 = x + p * in_plane + 2 * oh * in_w;
@@ -639,6 +643,11 @@ void max_pool_2x2_of(const Pool2dGeometry& g, int64_t planes, const T* x, T* y) 
         for (int64_t ow = 0; ow < out_w; ++ow) {
           const T ab = later_if_greater(r0[2 * ow], r0[2 * ow + 1]);
           yr[ow] = later_if_greater(later_if_greater(ab, r1[2 * ow]), r1[2 * ow + 1]);
+          if constexpr (kRange)
+            for (int i = 0; i < 4; ++i) {
+              const T v = (i < 2 ? r0 : r1)[2 * ow + i % 2];
+              lo = v < lo ? v : lo, hi = v > hi ? v : hi;
+            }
         }
         continue;
       }
@@ -651,16 +660,25 @@ void max_pool_2x2_of(const Pool2dGeometry& g, int64_t planes, const T* x, T* y) 
         const VT abcd = later_if_greater(later_if_greater(ab, bottom), permute(bottom, swap));
         const VT packed = permute(abcd, evens);
         __builtin_memcpy(yr + at, &packed, kWindows * sizeof(T));
+        if constexpr (kRange) {
+          vlo = top < vlo ? top : vlo, vlo = bottom < vlo ? bottom : vlo;
+          vhi = top > vhi ? top : vhi, vhi = bottom > vhi ? bottom : vhi;
+        }
       }
     }
+  if constexpr (!kRange) return 0;
+  for (int i = 0; i < kLanes; ++i) lo = vlo[i] < lo ? vlo[i] : lo, hi = vhi[i] > hi ? vhi[i] : hi;
+  const int64_t neg = -static_cast<int64_t>(lo);
+  const auto m = static_cast<unsigned long long>(hi > neg ? hi : neg);
+  return m ? 64 - __builtin_clzll(m) : 0;  // std::bit_width, which this file may not include
 }
 
 void max_pool_2x2(const Pool2dGeometry& g, int64_t planes, const float* x, float* y) {
   max_pool_2x2_of(g, planes, x, y);
 }
 
-void max_pool_2x2_s32(const Pool2dGeometry& g, int64_t planes, const int32_t* x, int32_t* y) {
-  max_pool_2x2_of(g, planes, x, y);
+int max_pool_2x2_s32(const Pool2dGeometry& g, int64_t planes, const int32_t* x, int32_t* y) {
+  return max_pool_2x2_of<int32_t, true>(g, planes, x, y);
 }
 
 // The backward of a ReLU (output x, cap) and the 2x2 max pooling after it, in one pass: a

@@ -703,6 +703,34 @@ TEST(Int8MaxPool, MatchesFloatKernel) {
 
 // With k > stride a pixel can be the maximum of several windows and its gradient is a sum; the
 // values here keep such sums within int8.
+// The int32 pooling returns the range of all its input, read in the same pass where it can be:
+// one extreme element, of either sign, at the first, a middle and the last position, among small
+// values, for even and odd sizes and rows shorter than a vector.
+TEST(Int8MaxPool, S32PoolingReturnsTheRangeOfItsWholeInput) {
+  test::for_each_kernel_isa([] {
+    Rng rng(119, 0);
+    for (const ref::PoolShape& s : std::vector<ref::PoolShape>{{2, 6, 17, 2, 2},
+                                                               {3, 28, 28, 2, 2},
+                                                               {1, 10, 10, 2, 2},
+                                                               {2, 7, 9, 2, 2},
+                                                               {1, 4, 4, 2, 2},
+                                                               {2, 5, 6, 3, 2}}) {
+      SCOPED_TRACE(describe(s));
+      auto g = kernels::Pool2dGeometry::make(s.h, s.w, s.k, s.stride);
+      const int64_t n = s.x_numel();
+      for (const int64_t at : {int64_t{0}, n / 2 + 1, n - 1})
+        for (const int32_t extreme : {(1 << 20) + 5, -(1 << 23) - 1, -(1 << 20)}) {
+          std::vector<int32_t> x(static_cast<size_t>(n)), y(s.y_numel());
+          for (int32_t& v : x) v = static_cast<int32_t>(rng.below(2001)) - 1000;
+          x[static_cast<size_t>(at)] = extreme;
+          EXPECT_EQ(kernels::max_pool2d_s32_forward(g, s.planes, x.data(), y.data()),
+                    kernels::range_bits(x.data(), n))
+              << "extreme " << extreme << " at " << at;
+        }
+    }
+  });
+}
+
 TEST(Int8MaxPool, MaxPoolOverlappingWindows) {
   for (const ref::PoolShape& s : {ref::PoolShape{2, 6, 6, 2, 1}, ref::PoolShape{1, 7, 8, 3, 2}}) {
     SCOPED_TRACE(describe(s));

@@ -51,8 +51,7 @@ int requantize_rows(int64_t rows, int64_t n, int64_t block, const QExecContext& 
           continue;
         }
         int32_t* pooled = acc + block * n;
-        kernels::max_pool2d_s32_forward(pool->g, pool->planes, row, pooled);
-        ctx.ranges[r] = kernels::range_bits(row, n);
+        ctx.ranges[r] = kernels::max_pool2d_s32_forward(pool->g, pool->planes, row, pooled);
         kernels::stage_s16_in_range(pooled, staged, ctx.ranges[r], stage);
       }
     }
