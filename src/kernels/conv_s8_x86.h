@@ -48,6 +48,18 @@ int64_t round_up(int64_t a, int64_t b) {
   return (a + b - 1) / b * b;
 }
 
+// Channel rows in quads: windows of 4 taps of a kernel row, as many as fill it (one more for 3
+// taps left, with a zero weight); 1 or 2 taps left of every kernel row go in pairs of taps.
+struct ChannelQuads {
+  int64_t row_windows, windows, tail_taps;
+  int64_t steps() const { return windows + (tail_taps + 1) / 2; }
+};
+ChannelQuads channel_quads(const Conv2dGeometry& g) {
+  const int64_t rest = g.k % 4, rows = g.in_c * g.k;
+  const int64_t row_windows = g.k / 4 + (rest == 3 ? 1 : 0);
+  return {row_windows, rows * row_windows, rest == 1 || rest == 2 ? rows * rest : 0};
+}
+
 // The plan of a geometry; with `quads`, in quads.
 DirectPlan direct_plan(const Conv2dGeometry& g, bool quads = false) {
   DirectPlan p{};
@@ -64,12 +76,14 @@ DirectPlan direct_plan(const Conv2dGeometry& g, bool quads = false) {
   p.channel_rows = g.stride == 1 && channel_num * pixel_den >= pixel_num * channel_den;
   if (p.channel_rows && quads) {
     p.quads = true;
-    p.row_steps = (g.k + 3) / 4;
-    p.pairs = g.in_c * g.k * p.row_steps;
+    const ChannelQuads cq = channel_quads(g);
+    p.row_steps = cq.row_windows;
+    p.pairs = cq.steps();
     p.positions = round_up(g.out_h * p.wp, kNR);
-    // The last tile reads 24 bytes from the last window's offset past its first position.
-    const int64_t last_window = ((g.in_c - 1) * p.hp + g.k - 1) * p.wp + 4 * (p.row_steps - 1);
-    p.image = round_up(p.positions + last_window + 8, 4);
+    // The last tile reads 24 bytes from the last window's offset past its first position (which
+    // lies at least 3 before the last tap's), 16 from a tail pair's.
+    const int64_t last_tap = ((g.in_c - 1) * p.hp + g.k - 1) * p.wp + g.k - 1;
+    p.image = round_up(p.positions + last_tap + 8, 4);
     p.weights = g.out_c * 2 * p.pairs;
   } else if (p.channel_rows) {
     p.pairs = channel_pairs;
@@ -96,7 +110,7 @@ DirectPlan direct_plan(const Conv2dGeometry& g, bool quads = false) {
 // on the offset image of channel rows); channel rows where their windows take fewer steps than
 // pairs of taps (kernels 3 wide or more). Pixel rows need a nonnegative input as well.
 bool has_quads(const Conv2dGeometry& g, const DirectPlan& p) {
-  return ZT_S8_VNNI && (!p.channel_rows || g.in_c * g.k * ((g.k + 3) / 4) < p.pairs);
+  return ZT_S8_VNNI && (!p.channel_rows || channel_quads(g).steps() < p.pairs);
 }
 
 }  // namespace
@@ -173,11 +187,20 @@ ZT_S8_INLINE void channel_sums(int64_t pairs, const int8_t* xq, const int16_t* w
   }
 }
 
-// channel_sums in quads: windows of 4 taps (weights w + i * 4 windows bytes) on the image offset
-// by 128 (xq, read as u8), less comp[i] = 128 times channel i's sum of weights.
+// Pairs of the bytes at a and b for 8 positions, widened to int16 in the positions' order.
+ZT_S8_INLINE __m256i interleaved_pairs_u8(const int8_t* a, const int8_t* b) {
+  return _mm256_cvtepu8_epi16(
+      _mm_unpacklo_epi8(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(a)),
+                        _mm_loadl_epi64(reinterpret_cast<const __m128i*>(b))));
+}
+
+// channel_sums in quads: windows of 4 taps, then pairs of the kernel rows' last taps (steps in
+// all, 4 bytes of weights each: channel i's at w + i * 2 steps) on the image offset by 128 (xq,
+// read as u8), less comp[i] = 128 times channel i's sum of weights.
 template <int MR>
-ZT_S8_INLINE void channel_quad_sums(int64_t windows, const int8_t* xq, const int16_t* w,
-                                    const int32_t* off, const int32_t* comp, Acc<MR>& acc) {
+ZT_S8_INLINE void channel_quad_sums(int64_t windows, int64_t steps, const int8_t* xq,
+                                    const int16_t* w, const int32_t* off, const int32_t* comp,
+                                    Acc<MR>& acc) {
   // Lane j of a vector of 8 positions takes bytes j .. j + 3 of the 16 loaded at its first.
   const __m256i slide = _mm256_setr_epi8(0, 1, 2, 3, 1, 2, 3, 4, 2, 3, 4, 5, 3, 4, 5, 6, 4, 5, 6, 7,
                                          5, 6, 7, 8, 6, 7, 8, 9, 7, 8, 9, 10);
@@ -194,10 +217,21 @@ ZT_S8_INLINE void channel_quad_sums(int64_t windows, const int8_t* xq, const int
 #pragma GCC unroll 8
     for (int i = 0; i < MR; ++i) {
       int32_t quad;
-      __builtin_memcpy(&quad, wq + 4 * (i * windows + t), sizeof quad);
+      __builtin_memcpy(&quad, wq + 4 * (i * steps + t), sizeof quad);
       const __m256i wv = _mm256_set1_epi32(quad);
       acc[i][0] = dot_quads_u8s8(acc[i][0], x0, wv);
       acc[i][1] = dot_quads_u8s8(acc[i][1], x1, wv);
+    }
+  }
+  for (int64_t t = windows; t < steps; ++t) {
+    const int8_t* a = xq + off[windows + 2 * (t - windows)];
+    const int8_t* b = xq + off[windows + 2 * (t - windows) + 1];
+    const __m256i x0 = interleaved_pairs_u8(a, b), x1 = interleaved_pairs_u8(a + 8, b + 8);
+#pragma GCC unroll 8
+    for (int i = 0; i < MR; ++i) {
+      const __m256i wv = broadcast_pair(w + 2 * (i * steps + t));
+      acc[i][0] = dot_pairs_s16(acc[i][0], x0, wv);
+      acc[i][1] = dot_pairs_s16(acc[i][1], x1, wv);
     }
   }
 #pragma GCC unroll 8
@@ -256,7 +290,7 @@ ZT_S8 void channel_tile(const Conv2dGeometry& g, const DirectPlan& p, const int8
                         int64_t oh, int64_t ow, int32_t* y) {
   Acc<MR> acc;
   if (p.quads)
-    channel_quad_sums<MR>(p.pairs, xq, w, off, comp, acc);
+    channel_quad_sums<MR>(g.in_c * g.k * p.row_steps, p.pairs, xq, w, off, comp, acc);
   else
     channel_sums<MR>(p.pairs, xq, w, off, acc);
   store_channel_rows<MR>(acc, g, p, o0, oh, ow, y);
@@ -278,20 +312,34 @@ ZT_S8 void pack_channel_rows(const Conv2dGeometry& g, const DirectPlan& p, const
                              const Scratch& s) {
   const int64_t taps = g.patch_size();
   if (p.quads) {
+    // Windows, then the tail taps kj >= 4 row_steps of every kernel row in pairs (an odd last
+    // one with a zero weight and a copy of its offset).
+    const ChannelQuads cq = channel_quads(g);
+    const int64_t rows = g.in_c * g.k, tail_from = 4 * cq.row_windows;
     int8_t* packed = reinterpret_cast<int8_t*>(s.weights);
     for (int64_t o = 0; o < g.out_c; ++o) {
+      const int8_t* wo = w + o * taps;
       int32_t sum = 0;
-      for (int64_t t = 0; t < taps; ++t) sum += w[o * taps + t];
+      for (int64_t t = 0; t < taps; ++t) sum += wo[t];
       s.comp[o] = 128 * sum;
-      for (int64_t r = 0; r < g.in_c * g.k; ++r)  // kernel row r = (c, ki)
-        for (int64_t e = 0; e < 4 * p.row_steps; ++e)
-          packed[(o * p.pairs + r * p.row_steps) * 4 + e] = e < g.k ? w[o * taps + r * g.k + e] : 0;
+      int8_t* row = packed + o * p.pairs * 4;
+      for (int64_t r = 0; r < rows; ++r)  // kernel row r = (c, ki)
+        for (int64_t e = 0; e < tail_from; ++e)
+          row[r * tail_from + e] = e < g.k ? wo[r * g.k + e] : 0;
+      int16_t* tail = reinterpret_cast<int16_t*>(row + cq.windows * 4);
+      int64_t n = 0;
+      for (int64_t r = 0; r < rows && cq.tail_taps; ++r)
+        for (int64_t kj = tail_from; kj < g.k; ++kj) tail[n++] = wo[r * g.k + kj];
+      if (n % 2) tail[n] = 0;
     }
     int32_t* next = s.off;
-    for (int64_t c = 0; c < g.in_c; ++c)
-      for (int64_t ki = 0; ki < g.k; ++ki)
-        for (int64_t j = 0; j < p.row_steps; ++j)
-          *next++ = static_cast<int32_t>((c * p.hp + ki) * p.wp + 4 * j);
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t j = 0; j < cq.row_windows; ++j)
+        *next++ = static_cast<int32_t>(((r / g.k) * p.hp + r % g.k) * p.wp + 4 * j);
+    for (int64_t r = 0; r < rows && cq.tail_taps; ++r)
+      for (int64_t kj = tail_from; kj < g.k; ++kj)
+        *next++ = static_cast<int32_t>(((r / g.k) * p.hp + r % g.k) * p.wp + kj);
+    if (cq.tail_taps % 2) *next = next[-1];
     return;
   }
   for (int64_t o = 0; o < g.out_c; ++o) {
