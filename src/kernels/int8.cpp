@@ -87,6 +87,12 @@ int requantize_any(const Acc* acc, int64_t n, int bits, Rounding r, int8_t* out)
   return shift;
 }
 
+// pool_walk.h's 2x2 backward, cloned for AVX2, where its selects vectorize.
+ZT_CLONES void max_pool_2x2_s8_backward(const Pool2dGeometry& g, int64_t planes, const int8_t* x,
+                                        const int8_t* dy, int8_t* dx) {
+  max_pool_2x2_backward(g, planes, x, dy, dx);
+}
+
 // The value of a window's maximum does not depend on which element is its first maximum: plain
 // maxima, which vectorize (the sizes are copied out of g, which int8 stores could alias).
 ZT_CLONES void max_pool_2x2_s8(const Pool2dGeometry& g, int64_t planes, const int8_t* x,
@@ -284,6 +290,7 @@ void max_pool2d_s8_forward(const Pool2dGeometry& g, int64_t planes, const int8_t
 
 void max_pool2d_s8_backward(const Pool2dGeometry& g, int64_t planes, const int8_t* x,
                             const int8_t* dy, int8_t* dx) {
+  if (is_2x2_stride_2(g)) return max_pool_2x2_s8_backward(g, planes, x, dy, dx);
   max_pool_backward_any(g, planes, x, dy, dx);
 }
 

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <type_traits>
 
 #include "zotrain/kernels/pool.h"
 
@@ -58,32 +59,47 @@ inline Max4<T> max4(T a, T b, T c, T d) {
 
 // Windows do not overlap: every input pixel gets dy where it is its window's first maximum and
 // 0 elsewhere, including the odd last row or column that no window covers.
+// Always inlined, so that a caller compiled for a vector instruction set vectorizes it.
 template <typename T>
-void max_pool_2x2_backward(const Pool2dGeometry& g, int64_t planes, const T* x, const T* dy,
-                           T* dx) {
+[[gnu::always_inline]] inline void max_pool_2x2_backward(const Pool2dGeometry& g, int64_t planes,
+                                                         const T* x, const T* dy, T* dx) {
+  // The sizes in locals: int8 stores may alias g, whose fields would be reloaded every element
+  // and keep the loop from vectorizing.
+  const int64_t in_h = g.in_h, in_w = g.in_w, out_h = g.out_h, out_w = g.out_w;
+  const int64_t in_plane = g.in_plane(), out_plane = g.out_plane();
   for (int64_t p = 0; p < planes; ++p) {
-    T* dxp = dx + p * g.in_plane();
-    for (int64_t oh = 0; oh < g.out_h; ++oh) {
-      const T* r0 = x + p * g.in_plane() + 2 * oh * g.in_w;
-      const T* r1 = r0 + g.in_w;
-      const T* dyr = dy + p * g.out_plane() + oh * g.out_w;
-      T* d0 = dxp + 2 * oh * g.in_w;
-      T* d1 = d0 + g.in_w;
-      for (int64_t ow = 0; ow < g.out_w; ++ow) {
+    T* dxp = dx + p * in_plane;
+    for (int64_t oh = 0; oh < out_h; ++oh) {
+      const T* r0 = x + p * in_plane + 2 * oh * in_w;
+      const T* r1 = r0 + in_w;
+      const T* dyr = dy + p * out_plane + oh * out_w;
+      T* d0 = dxp + 2 * oh * in_w;
+      T* d1 = d0 + in_w;
+      for (int64_t ow = 0; ow < out_w; ++ow) {
         const T a = r0[2 * ow], b = r0[2 * ow + 1], c = r1[2 * ow], d = r1[2 * ow + 1];
         const Max4<T> m = max4(a, b, c, d);
         // The gradient goes to the last element that took over, else on to the earlier ones.
         const T grad = dyr[ow];
         const bool to_d = d > m.abc, to_c = c > m.ab, to_b = b > a;
+        if constexpr (std::is_integral_v<T>) {
+          // Masks, not selects: GCC made the selects branches, mispredicted on random data.
+          const int md = -int{to_d}, mc = -int{to_c}, mb = -int{to_b};
+          const int before_d = grad & ~md, before_c = before_d & ~mc;
+          d1[2 * ow + 1] = static_cast<T>(grad & md);
+          d1[2 * ow] = static_cast<T>(before_d & mc);
+          d0[2 * ow + 1] = static_cast<T>(before_c & mb);
+          d0[2 * ow] = static_cast<T>(before_c & ~mb);
+          continue;
+        }
         const T before_d = to_d ? T{0} : grad, before_c = to_c ? T{0} : before_d;
         d1[2 * ow + 1] = to_d ? grad : T{0};
         d1[2 * ow] = to_c ? before_d : T{0};
         d0[2 * ow + 1] = to_b ? before_c : T{0};
         d0[2 * ow] = to_b ? T{0} : before_c;
       }
-      if (g.in_w > 2 * g.out_w) d0[g.in_w - 1] = d1[g.in_w - 1] = T{0};
+      if (in_w > 2 * out_w) d0[in_w - 1] = d1[in_w - 1] = T{0};
     }
-    if (g.in_h > 2 * g.out_h) zero(dxp + (g.in_h - 1) * g.in_w, g.in_w);
+    if (in_h > 2 * out_h) zero(dxp + (in_h - 1) * in_w, in_w);
   }
 }
 
