@@ -186,13 +186,57 @@ int64_t flipped_bytes(const Conv2dGeometry& g) {
 
 }  // namespace
 
+namespace {
+
+// conv2d_s8_backward_weight's scratch: the int8 patch matrix and 32 bytes of slack, the padded
+// image (stride 1) and 32 bytes of slack, the int32 weight gradient of one image (offsets).
+struct WeightGradientLayout {
+  int64_t image, dw_image;
+};
+WeightGradientLayout weight_gradient_layout(const Conv2dGeometry& g) {
+  const int64_t image = (g.col_floats() + 32 + 63) / 64 * 64;
+  const int64_t padded = g.in_c * (g.in_h + 2 * g.pad) * (g.in_w + 2 * g.pad) + 32;
+  return {image, image + (padded + 63) / 64 * 64};
+}
+
+// n bytes from src to dst as whole 32-byte copies, the last one overlapping the one before, or
+// one copy past the end where n < 32 (both have 32 bytes of slack): no call for a short run.
+inline void copy_run(int8_t* dst, const int8_t* src, int64_t n) {
+  if (n < 32) return __builtin_memcpy(dst, src, 32), void();
+  for (int64_t i = 0; i + 32 < n; i += 32) __builtin_memcpy(dst + i, src + i, 32);
+  __builtin_memcpy(dst + n - 32, src + n - 32, 32);
+}
+
+// The int8 patch matrix of a stride-1 convolution, its runs copied from a padded copy xp of the
+// image whose padding the caller has zeroed.
+void im2col_s8_padded(const Conv2dGeometry& g, const int8_t* x, int8_t* xp, int8_t* col) {
+  // Locals: int8 stores may alias g.
+  const int64_t in_c = g.in_c, in_h = g.in_h, in_w = g.in_w, k = g.k, pad = g.pad;
+  const int64_t out_h = g.out_h, out_w = g.out_w, hp = in_h + 2 * pad, wp = in_w + 2 * pad;
+  for (int64_t c = 0; c < in_c; ++c)
+    for (int64_t ih = 0; ih < in_h; ++ih)
+      __builtin_memcpy(xp + (c * hp + ih + pad) * wp + pad, x + (c * in_h + ih) * in_w,
+                       static_cast<size_t>(in_w));
+  int8_t* dst = col;
+  for (int64_t c = 0; c < in_c; ++c)
+    for (int64_t ki = 0; ki < k; ++ki)
+      for (int64_t kj = 0; kj < k; ++kj)
+        for (int64_t oh = 0; oh < out_h; ++oh, dst += out_w)
+          copy_run(dst, xp + (c * hp + oh + ki) * wp + kj, out_w);
+}
+
+}  // namespace
+
 int64_t conv2d_s8_work_bytes(const Conv2dGeometry& g) {
-  // An int8 patch matrix (forward, weight gradient), or an int32 one (input gradient), and the
-  // int32 weight gradient of one image; or a direct kernel's scratch, in whichever set is active.
+  // An int8 patch matrix (forward), or an int32 one (input gradient), and the int32 weight
+  // gradient of one image; the weight gradient's layout (weight_gradient_layout); or a direct
+  // kernel's scratch, in whichever set is active.
   const int64_t col = g.col_floats();
   const int64_t dw = g.out_c * g.patch_size();
   int64_t bytes =
       col * static_cast<int64_t>(sizeof(int32_t)) + dw * static_cast<int64_t>(sizeof(int32_t));
+  const WeightGradientLayout wg = weight_gradient_layout(g);
+  bytes = wg.dw_image + dw * 4 > bytes ? wg.dw_image + dw * 4 : bytes;
   // The most any compiled set's direct kernel takes, so that a plan does not depend on the CPU.
   for (const KernelSet* set : compiled_kernel_sets()) {
     if (!set->conv2d_s8_direct_work_bytes) continue;
@@ -247,9 +291,15 @@ void conv2d_s8_backward_weight(const Conv2dGeometry& g, int64_t images, const in
                                const int8_t* dy, int64_t* dw, void* work) {
   int8_t* col = static_cast<int8_t*>(work);
   const int64_t dw_numel = g.out_c * g.patch_size();
-  int32_t* dw_image = reinterpret_cast<int32_t*>(col + g.col_floats() * sizeof(int32_t));
+  const WeightGradientLayout wg = weight_gradient_layout(g);
+  int8_t* xp = col + wg.image;
+  int32_t* dw_image = reinterpret_cast<int32_t*>(col + wg.dw_image);
+  if (g.stride == 1) __builtin_memset(xp, 0, static_cast<size_t>(wg.dw_image - wg.image));
   for (int64_t n = 0; n < images; ++n) {
-    im2col_any(g, x + n * g.in_numel(), col);
+    if (g.stride == 1)
+      im2col_s8_padded(g, x + n * g.in_numel(), xp, col);
+    else
+      im2col_any(g, x + n * g.in_numel(), col);
     gemm_s8(false, true, g.out_c, g.patch_size(), g.out_plane(), dy + n * g.out_numel(),
             g.out_plane(), col, g.out_plane(), dw_image, g.patch_size(), false);
     for (int64_t i = 0; i < dw_numel; ++i) dw[i] += dw_image[i];
