@@ -46,12 +46,12 @@ class Conv2d : public QLayer {
                 const QExecContext& ctx) const override {
     const int64_t images = x.shape[0];
     if (dx.data) {
-      const int s =
-          requantize_rows(images, g_.in_numel(), 1, ctx, dx.data,
-                          [&](int64_t n, int64_t, int32_t* acc, void* work) {
-                            kernels::conv2d_s8_backward_data(g_, 1, dy.data + n * g_.out_numel(),
-                                                             weight_.data, acc, work);
-                          });
+      const int s = requantize_rows(images, g_.in_numel(), backward_block_images(x.shape), ctx,
+                                    dx.data, [&](int64_t n0, int64_t n1, int32_t* acc, void* work) {
+                                      kernels::conv2d_s8_backward_data(
+                                          g_, n1 - n0, dy.data + n0 * g_.out_numel(), weight_.data,
+                                          acc, work);
+                                    });
       dx.exp = dy.exp + weight_.exp + s;
     }
     if (grad) kernels::conv2d_s8_backward_weight(g_, images, x.data, dy.data, grad, ctx.work);
@@ -72,6 +72,11 @@ class Conv2d : public QLayer {
 
   // Images per block of the forward pass: a direct kernel packs the weights once per call.
   static int64_t block_images(const Shape& x) { return std::min<int64_t>(x[0], 8); }
+  // Images per block of the input error: as many as the forward's accumulators hold (so the
+  // plan does not grow), at least one.
+  int64_t backward_block_images(const Shape& x) const {
+    return std::max<int64_t>(1, block_images(x) * g_.out_numel() / g_.in_numel());
+  }
 
   Conv2dGeometry g_;
 };
