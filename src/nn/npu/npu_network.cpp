@@ -584,9 +584,13 @@ const int8_t* NpuNetwork::weights_for(const Node& n, const Perturb* perturb) {
     zo::add_perturbation({zo::Distribution::kRademacher, perturb->p_zero}, perturb->seed,
                          static_cast<uint32_t>(p.param_index), static_cast<float>(perturb->sign),
                          zscratch_.data() + b, zscratch_.data() + b, b, e);
+    // Pointers in locals: the int8 stores may alias the vectors' own pointers, which would be
+    // reloaded every element and keep the loop from vectorizing.
+    int8_t* w = wscratch_.data();
+    const int8_t* q = n.qweight.data();
+    const float* z = zscratch_.data();
     for (int64_t i = b; i < e; ++i)
-      wscratch_[i] =
-          kernels::clamp_s8(n.qweight[i] + static_cast<int32_t>(zscratch_[i]), -127, 127);
+      w[i] = kernels::clamp_s8(q[i] + static_cast<int32_t>(z[i]), -127, 127);
   });
   return wscratch_.data();
 }
