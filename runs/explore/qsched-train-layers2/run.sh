@@ -16,3 +16,8 @@ for lr in 0.003 0.001; do
   build/zotrain train --config configs/qscheduler/resnet18-npu-q8.toml --train-layers 2 \
     --zo-lr $lr --seed 0 --threads 1 --out "$out" > /dev/null 2>&1
 done
+# q = 32 with the smaller step
+out=runs/explore/qsched-train-layers2/resnet18-npu-q32-lr0.001
+[ -f "$out/summary.json" ] ||
+  build/zotrain train --config configs/qscheduler/resnet18-npu-q32.toml --train-layers 2 \
+    --zo-lr 0.001 --seed 0 --threads 1 --out "$out" > /dev/null 2>&1
