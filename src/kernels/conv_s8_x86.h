@@ -158,6 +158,24 @@ ZT_S8_INLINE __m256i broadcast_pair(const int16_t* p) {
 
 // ---- Channel rows ----
 
+// One step of a channel-rows tile: acc[i][v] += the products of x[v] with output channel i's 4
+// bytes of weights at w + 2 i stride (int16 units): a pair of int16 (x int16), or a quad of
+// int8 (kQuads: x u8).
+template <bool kQuads, int MR>
+ZT_S8_INLINE void add_step(Acc<MR>& acc, __m256i x0, __m256i x1, const int16_t* w, int64_t stride) {
+#pragma GCC unroll 8
+  for (int i = 0; i < MR; ++i) {
+    const __m256i wv = broadcast_pair(w + 2 * i * stride);
+    if constexpr (kQuads) {
+      acc[i][0] = dot_quads_u8s8(acc[i][0], x0, wv);
+      acc[i][1] = dot_quads_u8s8(acc[i][1], x1, wv);
+    } else {
+      acc[i][0] = dot_pairs_s16(acc[i][0], x0, wv);
+      acc[i][1] = dot_pairs_s16(acc[i][1], x1, wv);
+    }
+  }
+}
+
 // acc[i] = the sums of output channel i (weights w + i * 2 pairs) over all tap pairs, for
 // positions xq.. + 15 (acc[i][0]: 0-7, acc[i][1]: 8-15).
 template <int MR>
@@ -170,13 +188,8 @@ ZT_S8_INLINE void channel_sums(int64_t pairs, const int8_t* xq, const int16_t* w
         _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(xq + off[2 * t])));
     const __m256i x1 = _mm256_cvtepi8_epi16(
         _mm_loadu_si128(reinterpret_cast<const __m128i*>(xq + off[2 * t + 1])));
-    const __m256i lo = _mm256_unpacklo_epi16(x0, x1), hi = _mm256_unpackhi_epi16(x0, x1);
-#pragma GCC unroll 8
-    for (int i = 0; i < MR; ++i) {
-      const __m256i wv = broadcast_pair(w + 2 * (i * pairs + t));
-      acc[i][0] = dot_pairs_s16(acc[i][0], lo, wv);
-      acc[i][1] = dot_pairs_s16(acc[i][1], hi, wv);
-    }
+    add_step<false, MR>(acc, _mm256_unpacklo_epi16(x0, x1), _mm256_unpackhi_epi16(x0, x1),
+                        w + 2 * t, pairs);
   }
   // vpunpck's lane order (acc[i][0]: 0-3, 8-11; acc[i][1]: 4-7, 12-15) to the positions'.
 #pragma GCC unroll 8
@@ -204,7 +217,6 @@ ZT_S8_INLINE void channel_quad_sums(int64_t windows, int64_t steps, const int8_t
   // Lane j of a vector of 8 positions takes bytes j .. j + 3 of the 16 loaded at its first.
   const __m256i slide = _mm256_setr_epi8(0, 1, 2, 3, 1, 2, 3, 4, 2, 3, 4, 5, 3, 4, 5, 6, 4, 5, 6, 7,
                                          5, 6, 7, 8, 6, 7, 8, 9, 7, 8, 9, 10);
-  const int8_t* wq = reinterpret_cast<const int8_t*>(w);
 #pragma GCC unroll 8
   for (int i = 0; i < MR; ++i) acc[i][0] = acc[i][1] = _mm256_setzero_si256();
   for (int64_t t = 0; t < windows; ++t) {
@@ -214,25 +226,13 @@ ZT_S8_INLINE void channel_quad_sums(int64_t windows, int64_t steps, const int8_t
     const __m256i x1 = _mm256_shuffle_epi8(
         _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(x + 8))),
         slide);
-#pragma GCC unroll 8
-    for (int i = 0; i < MR; ++i) {
-      int32_t quad;
-      __builtin_memcpy(&quad, wq + 4 * (i * steps + t), sizeof quad);
-      const __m256i wv = _mm256_set1_epi32(quad);
-      acc[i][0] = dot_quads_u8s8(acc[i][0], x0, wv);
-      acc[i][1] = dot_quads_u8s8(acc[i][1], x1, wv);
-    }
+    add_step<true, MR>(acc, x0, x1, w + 2 * t, steps);
   }
   for (int64_t t = windows; t < steps; ++t) {
     const int8_t* a = xq + off[windows + 2 * (t - windows)];
     const int8_t* b = xq + off[windows + 2 * (t - windows) + 1];
-    const __m256i x0 = interleaved_pairs_u8(a, b), x1 = interleaved_pairs_u8(a + 8, b + 8);
-#pragma GCC unroll 8
-    for (int i = 0; i < MR; ++i) {
-      const __m256i wv = broadcast_pair(w + 2 * (i * steps + t));
-      acc[i][0] = dot_pairs_s16(acc[i][0], x0, wv);
-      acc[i][1] = dot_pairs_s16(acc[i][1], x1, wv);
-    }
+    add_step<false, MR>(acc, interleaved_pairs_u8(a, b), interleaved_pairs_u8(a + 8, b + 8),
+                        w + 2 * t, steps);
   }
 #pragma GCC unroll 8
   for (int i = 0; i < MR; ++i) {
@@ -262,19 +262,18 @@ ZT_S8_INLINE void store_channel_rows(const Acc<MR>& acc, const Conv2dGeometry& g
 #pragma GCC unroll 8
   for (int i = 0; i < MR; ++i) {
     int32_t* yo = y + (o0 + i) * plane;
-    const __m256i(&in_order)[2] = acc[i];
 #pragma GCC unroll 2
     for (int v = 0; v < 2; ++v) {
       int32_t* dst = yo + row[v] * g.out_w + col[v];
       if (!wraps[v]) {
         if (valid[v] == 8)
-          _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst), in_order[v]);
+          _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst), acc[i][v]);
         else if (valid[v] > 0)
-          store_first_s32(dst, valid[v], in_order[v]);
+          store_first_s32(dst, valid[v], acc[i][v]);
         continue;
       }
       alignas(32) int32_t t[8];
-      _mm256_store_si256(reinterpret_cast<__m256i*>(t), in_order[v]);
+      _mm256_store_si256(reinterpret_cast<__m256i*>(t), acc[i][v]);
       int64_t r = row[v], c = col[v];
       for (int u = 0; u < 8; ++u, ++c) {
         for (; c >= p.wp; c -= p.wp) ++r;
