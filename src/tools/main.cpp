@@ -7,8 +7,36 @@
 #include "commands.h"
 #include "kernels/isa.h"
 #include "zotrain/core/error.h"
+#include "zotrain/dist/world.h"
+
+namespace {
+
+// The exit of a run: a distributed run that fails on one rank stops them all (the others would
+// wait for it forever), with the same code.
+int finish(int code) {
+  zotrain::dist::World& w = zotrain::dist::world();
+  if (code != 0 && w.distributed()) {
+    std::fflush(nullptr);
+    w.abort(code);
+  }
+  zotrain::dist::finalize();
+  return code;
+}
+
+int run(int argc, char** argv);
+
+}  // namespace
 
 int main(int argc, char** argv) {
+  zotrain::dist::init(&argc, &argv);
+  // Rank 0 speaks for a distributed run; the others report only errors.
+  if (zotrain::dist::world().rank() != 0 && !std::freopen("/dev/null", "w", stdout)) return 1;
+  return finish(run(argc, argv));
+}
+
+namespace {
+
+int run(int argc, char** argv) {
   CLI::App app{"zotrain: on-device training with forward passes only (zeroth-order, ElasticZO)"};
   app.require_subcommand(1);
   zotrain::tools::add_train_command(app);
@@ -52,3 +80,5 @@ int main(int argc, char** argv) {
   }
   return 0;
 }
+
+}  // namespace

@@ -228,6 +228,10 @@ void validate(const TrainConfig& c) {
                              c.estimator == zo::Estimator::kSpsa && c.zo_lanes == 1),
        "zo_pair_passes",
        "0 unless precision is f32, method zo or elastic, estimator spsa and zo_lanes 1");
+  need(c.distributed == Distributed::kNone || (c.method != Method::kBp && c.zo_lanes == 1),
+       "distributed", "none unless method is zo or elastic with zo_lanes 1 (ranks replace lanes)");
+  need(c.distributed != Distributed::kData || c.cache_features == false, "distributed",
+       "directions or none with cache_features 1");
   need(c.train_limit >= 0, "train_limit", "an integer >= 0");
   need(c.test_limit >= 0, "test_limit", "an integer >= 0");
   need(c.train_layers >= 0, "train_layers", "an integer >= 0");

@@ -16,6 +16,7 @@
 #include "zotrain/core/memory_plan.h"
 #include "zotrain/core/thread_pool.h"
 #include "zotrain/data/batcher.h"
+#include "zotrain/dist/world.h"
 #include "zotrain/nn/network.h"
 #include "zotrain/train/checkpoint.h"
 #include "zotrain/train/config.h"
@@ -122,16 +123,19 @@ uint64_t step_key(const TrainConfig& cfg, int64_t step);
 
 // The share of the examples of `batches` a network classifies right: run(b, labels) loads batch
 // b, runs it and returns its rows and correct count.
+// The ranks of a distributed run take turns over the batches and add up their counts.
 template <typename Run>
 double accuracy(BatchSource& batches, int64_t batch, Run run) {
   batches.start_epoch(0);
   std::vector<uint8_t> labels(batch);
-  int64_t correct = 0, seen = 0;
-  for (int64_t b = 0; b < batches.batches_per_epoch(); ++b) {
+  dist::World& w = dist::world();
+  int64_t counts[2] = {0, 0};  // correct, seen
+  for (int64_t b = w.rank(); b < batches.batches_per_epoch(); b += w.size()) {
     const auto [rows, c] = run(b, labels.data());
-    seen += rows, correct += c;
+    counts[1] += rows, counts[0] += c;
   }
-  return seen ? static_cast<double>(correct) / seen : 0.0;
+  w.sum(counts, 2);
+  return counts[1] ? static_cast<double>(counts[0]) / counts[1] : 0.0;
 }
 
 }  // namespace zotrain

@@ -5,6 +5,7 @@
 #include "engine.h"
 #include "models/serialize.h"
 #include "nn/loss.h"
+#include "step_split.h"
 #include "zo_step.h"
 #include "zotrain/train/trainer.h"
 #include "zotrain/zo/estimator.h"
@@ -40,13 +41,38 @@ bool paired_passes(const TrainConfig& cfg, int head, int frozen) {
          lanes(cfg, head, frozen) == 1;
 }
 
+// A distributed run's buffers of body outputs (docs/distributed.md), in floats of one body
+// output row: this rank's part of a round of passes, and every rank's (the round: a ±z pair in
+// data mode, one sample per rank in directions mode).
+struct DistBuffers {
+  int64_t send_rows = 0, gathered_rows = 0;
+};
+DistBuffers dist_buffers(const TrainConfig& cfg, int ranks) {
+  if (cfg.distributed == Distributed::kNone || cfg.method == Method::kBp) return {};
+  const int64_t sample = cfg.estimator == zo::Estimator::kSpsa ? 2 : 1;
+  if (cfg.distributed == Distributed::kData) return {sample * cfg.batch, sample * cfg.batch};
+  return {sample * cfg.batch, sample * ranks * cfg.batch};
+}
+
 class F32Engine : public Engine {
  public:
   explicit F32Engine(const EngineArgs& a)
-      : cfg_(a.cfg), net_(a.net), pool_(a.pool), head_(a.head), frozen_(a.frozen) {
+      : cfg_(a.cfg),
+        net_(a.net),
+        pool_(a.pool),
+        head_(a.head),
+        frozen_(a.frozen),
+        split_(a.cfg.distributed, dist::world()) {
     paired_ = paired_passes(cfg_, head_, frozen_);
     net_.allocate(a.arena, cfg_.batch, head_, &pool_, cfg_.seed, frozen_,
                   lanes(cfg_, head_, frozen_), paired_);
+    if (split_.on()) {
+      if (split_.by_rows()) check_rows_apart(net_, frozen_);
+      const DistBuffers d = dist_buffers(cfg_, split_.ranks());
+      const int64_t row = net_.input_shape(head_, 1).numel();
+      dist_send_ = a.arena.alloc(Bucket::kWorkspace, Shape{d.send_rows * row});
+      dist_gathered_ = a.arena.alloc(Bucket::kWorkspace, Shape{d.gathered_rows * row});
+    }
     if (paired_)
       pair_z_ = a.arena.alloc(Bucket::kWorkspace,
                               Shape{net_.largest_trained_layer(head_, frozen_).second});
@@ -84,8 +110,19 @@ class F32Engine : public Engine {
   StepResult step(const StepInput& in) override {
     in_ = &in;
     stats_pass_ = true;
-    if (!in.features) net_.forward_frozen(in.rows);
-    return head_ == frozen_ ? bp_step() : zo_step();
+    // Data mode: this rank's rows of the batch go first, where the passes read them.
+    local_rows_ = in.rows;
+    if (split_.by_rows()) {
+      Tensor x = in.features ? net_.frozen_output(in.rows) : net_.input(in.rows);
+      local_rows_ = split_.take_rows(x.data(), x.shape().row_numel(), in.rows);
+    }
+    if (!in.features && local_rows_ > 0) net_.forward_frozen(local_rows_);
+    StepResult r = head_ == frozen_ ? bp_step() : zo_step();
+    // Directions mode: batch norm's statistics moved on the rank that ran the step's first pass.
+    if (split_.by_samples())
+      for (ParamRef& s : net_.state())
+        split_.world().broadcast(s.value.data(), s.value.numel() * sizeof(float), 0);
+    return r;
   }
 
   double evaluate(BatchSource& batches, bool features) override {
@@ -173,7 +210,11 @@ class F32Engine : public Engine {
     StepResult r;
     if (has_head) net_.zero_grad();
     double clean = 0;
-    if (clean_pass) clean = r.loss = pass(nullptr, has_head ? 1.0 : 0.0, &r, &r.correct);
+    if (clean_pass && split_.by_rows())
+      distributed_passes({nullptr}, 1, has_head ? 1.0 : 0.0, &r, &r.correct, &clean);
+    else if (clean_pass)
+      clean = pass(nullptr, has_head ? 1.0 : 0.0, &r, &r.correct);
+    if (clean_pass) r.loss = clean;
     // With the head trained from the perturbed passes, each of them weighs 1/(2q).
     const double head_weight = has_head && !clean_head ? 0.5 / q : 0.0;
     const auto passes = [&](const std::vector<zo::Direction>& dirs, double* loss) {
@@ -202,7 +243,11 @@ class F32Engine : public Engine {
           zo::add_values(z + b, s, p.value.data() + b, dst, e - b, bp.max_abs);
         });
       }
-      perturbed_passes(body, head_weight, &r, clean_pass ? nullptr : &r.correct, loss);
+      int64_t* correct = clean_pass ? nullptr : &r.correct;
+      if (!split_.on()) return perturbed_passes(body, head_weight, &r, correct, loss);
+      std::vector<const ParamTransform*> each;
+      for (const ParamTransform& t : body) each.push_back(&t);
+      distributed_passes(each, forward_diff ? 1 : 2, head_weight, &r, correct, loss);
     };
     const auto project = [&](double plus, double other) {
       return zo::project(project_, plus, other);
@@ -285,6 +330,42 @@ class F32Engine : public Engine {
     }
   }
 
+  // Distributed (docs/distributed.md): the losses of the passes along body[k] (null: clean), each
+  // the loss one process computes. This rank runs the body of its share: its rows of every pass
+  // (data), or whole samples of `per_sample` passes on the whole batch (directions, sample s on
+  // rank s mod N). An all-gather gives every rank each pass's body output on the whole batch,
+  // and every rank runs the head on it in pass order, so the losses and the head's gradient are
+  // the same bits on every rank, whatever the number of ranks.
+  void distributed_passes(const std::vector<const ParamTransform*>& body, size_t per_sample,
+                          double head_weight, StepResult* r, int64_t* correct, double* loss) {
+    const int64_t rows = in_->rows;
+    const auto mode = [&](bool stats) { net_.set_mode({true, step_key(cfg_, in_->step), stats}); };
+    const auto run = [&](size_t a, size_t b, int64_t local, float* out) {
+      for (size_t k = a; k < b;) {
+        mode(stats_pass_ && k == 0);  // the step's first pass moves batch norm's statistics
+        if (paired_ && k + 1 < b) {
+          for (const Tensor& t : net_.forward_pair(local, body[k], body[k + 1]))
+            out = std::copy(t.data(), t.data() + t.numel(), out);
+          k += 2;
+          continue;
+        }
+        const Tensor t = net_.forward_lanes(local, {body[k]})[0];
+        out = std::copy(t.data(), t.data() + t.numel(), out);
+        ++k;
+      }
+    };
+    const auto finish = [&](size_t k, float* output) {
+      mode(stats_pass_);
+      const Tensor out(output, net_.input_shape(head_, rows));
+      loss[k] = finish_pass(net_.forward_head(out), head_weight, r, k == 0 ? correct : nullptr);
+      stats_pass_ = false;
+    };
+    run_passes(split_, body.size(), paired_ ? 2 : 1, per_sample, rows,
+               net_.input_shape(head_, 1).numel(), dist_send_.data(), dist_gathered_.data(), run,
+               finish);
+    mode(false);
+  }
+
   // The loss of the logits of a pass; with `head_weight` > 0 also backprops the head.
   double finish_pass(const Tensor& logits, double head_weight, StepResult* r, int64_t* correct) {
     ++r->forward_passes;
@@ -302,6 +383,9 @@ class F32Engine : public Engine {
   Network& net_;
   ThreadPool& pool_;
   int head_, frozen_;
+  StepSplit split_;
+  int64_t local_rows_ = 0;                // the rows of the batch this rank runs
+  Tensor dist_send_{}, dist_gathered_{};  // distributed: body outputs (dist_buffers)
   // The body parameter of a network parameter (body_ follows Network::params()' order).
   const BodyParam& body_param(const ParamRef& p) const {
     return body_[static_cast<size_t>(p.index - body_.front().p->index)];
@@ -369,6 +453,13 @@ MemoryPlan f32_plan(const Network& net, const TrainConfig& cfg, int head, int fr
   if (zo.magnitude_scratch && largest > 0)
     plan.add(-1, "magnitude mask scratch", Bucket::kWorkspace, largest * sizeof(float));
   if (zo.normalize) plan.add(-1, "normalized step state", Bucket::kOptimizer, 2 * sizeof(float));
+  const DistBuffers d = dist_buffers(cfg, dist::world().size());
+  const auto row = static_cast<size_t>(net.input_shape(head, 1).numel()) * sizeof(float);
+  if (d.send_rows > 0) {
+    plan.add(-1, "distributed: this rank's body outputs", Bucket::kWorkspace, d.send_rows * row);
+    plan.add(-1, "distributed: every rank's body outputs", Bucket::kWorkspace,
+             d.gathered_rows * row);
+  }
   return plan;
 }
 

@@ -15,8 +15,10 @@
 #include <thread>
 
 #include "engine.h"
+#include "kernels/isa.h"
 #include "output_folder.h"
 #include "zotrain/core/error.h"
+#include "zotrain/dist/world.h"
 
 namespace zotrain {
 
@@ -111,6 +113,52 @@ void check_finite(const CheckpointParts& parts, int epoch) {
   for (const auto& [name, t] : parts.extra) check(name, t);
 }
 
+// A run under mpirun needs MPI built in and a distributed mode; else every rank would train the
+// whole run on its own, all writing to one folder.
+void check_launch(const TrainConfig& cfg) {
+  const dist::World& w = dist::world();
+  if (dist::launched_by_mpirun() && !dist::World::has_mpi())
+    throw InputError(
+        "this zotrain runs under mpirun but was built without MPI (Debian: libopenmpi-dev; "
+        "ZOTRAIN_WITH_MPI): each rank would train on its own");
+  if (w.distributed() && cfg.distributed == Distributed::kNone)
+    throw InputError("running on " + std::to_string(w.size()) +
+                     " ranks (mpirun) with distributed none: set --distributed data or "
+                     "directions, or run one process");
+}
+
+// FNV-1a over bytes, continuing from `h`.
+uint64_t fnv1a(const void* data, size_t n, uint64_t h = 14695981039346656037ull) {
+  const auto* p = static_cast<const unsigned char*>(data);
+  for (size_t i = 0; i < n; ++i) h = (h ^ p[i]) * 1099511628211ull;
+  return h;
+}
+
+uint64_t state_hash(const CheckpointParts& parts) {
+  uint64_t h = fnv1a("state", 5);
+  const auto add = [&](const Tensor& t) { h = fnv1a(t.data(), t.numel() * sizeof(float), h); };
+  if (parts.net) {
+    for (const ParamRef& p : parts.net->params()) add(p.value);
+    for (const ParamRef& p : parts.net->state()) add(p.value);
+  }
+  for (const auto& [name, t] : parts.extra) add(t);
+  return h;
+}
+
+// Every rank must run the same binary (kernels) on the same config and state, checked at the
+// start and at every checkpoint: ranks that differ would diverge without a word.
+void check_ranks_agree(const char* what, uint64_t hash) {
+  dist::World& w = dist::world();
+  if (!w.distributed()) return;
+  std::vector<uint64_t> all(static_cast<size_t>(w.size()));
+  w.allgather(&hash, std::vector<size_t>(all.size(), sizeof hash), all.data());
+  for (size_t r = 1; r < all.size(); ++r)
+    if (all[r] != all[0])
+      throw RuntimeError("rank " + std::to_string(r) + "'s " + what +
+                         " differs from rank 0's: every rank must run the same zotrain binary, "
+                         "kernels and config from the same state (docs/distributed.md)");
+}
+
 }  // namespace
 
 int frozen_layers(const Network& net, const TrainConfig& cfg) {
@@ -175,6 +223,7 @@ Trainer::Trainer(const TrainConfig& cfg, RunData data)
       data_(std::move(data)),
       spec_(model_by_name(cfg.model, data_.item_shape(), data_.num_classes())),
       pool_(cfg_.threads) {
+  check_launch(cfg_);
   net_ = std::make_unique<Network>(spec_.item_shape, spec_.layers);
   frozen_ = frozen_layers(*net_, cfg_);
   head_ = choose_head(*net_, cfg_);
@@ -194,7 +243,8 @@ Trainer::Trainer(const TrainConfig& cfg, RunData data)
 Trainer::~Trainer() = default;
 
 void Trainer::claim_output() {
-  if (!output_) output_ = std::make_unique<OutputFolder>(cfg_.out);
+  // A distributed run's rank 0 writes its results; the other ranks write nothing.
+  if (!output_ && dist::world().rank() == 0) output_ = std::make_unique<OutputFolder>(cfg_.out);
 }
 
 int Trainer::q() const {
@@ -292,7 +342,7 @@ void Trainer::resume(const Checkpoint& ckpt) {
   claim_output();
   engine_->resume(ckpt);
   state_ = ckpt.meta.state;
-  truncate_metrics(cfg_.out + "/metrics.jsonl", state_.epochs_done);
+  if (output_) truncate_metrics(cfg_.out + "/metrics.jsonl", state_.epochs_done);
 }
 
 // The steps of one epoch over `batches`: their losses averaged over the rows, the other
@@ -305,7 +355,10 @@ Trainer::EpochSums Trainer::train_epoch(BatchSource& batches, int epoch, bool ca
   for (int64_t b = 0; b < n; ++b) {
     const int64_t rows = engine_->fill(batches, b, labels_, cached);
     features_filled_ = cached;
+    const uint64_t sent = dist::world().bytes_sent();
     const StepResult step = this->step(rows, epoch);
+    step_bytes_sent_ += dist::world().bytes_sent() - sent;
+    ++steps_run_;
     sums.signs += step.signs;
     sums.zero_signs += step.zero_signs;
     sums.agree += step.agree;
@@ -324,14 +377,22 @@ Trainer::EpochSums Trainer::train_epoch(BatchSource& batches, int epoch, bool ca
 
 void Trainer::run(const TrainCallbacks& cb) {
   claim_output();
-  if (state_.epochs_done == 0) {
+  if (state_.epochs_done == 0 && output_) {
     if (cfg_.overwrite)
       output_->remove_results();
     else
       output_->require_no_results();
   }
   const std::string metrics_path = cfg_.out + "/metrics.jsonl";
-  if (state_.epochs_done == 0) write_file(metrics_path, "", std::ios::trunc);
+  if (state_.epochs_done == 0 && output_) write_file(metrics_path, "", std::ios::trunc);
+  {
+    TrainConfig same = cfg_;  // what may differ between ranks: their threads
+    same.threads = 1;
+    const std::string what =
+        config_to_json(same) + kernels::kernel_isa_name(kernels::active_kernel_isa());
+    check_ranks_agree("config or kernel set", fnv1a(what.data(), what.size()));
+    check_ranks_agree("parameters", state_hash(engine_->checkpoint()));
+  }
   cache_features();
   std::unique_ptr<BatchSource> batcher = source(Split::kTrain, true);
   const bool cached = features_[0] != nullptr;
@@ -383,15 +444,20 @@ void Trainer::run(const TrainCallbacks& cb) {
                  {"peak_rss_bytes", r.peak_rss_bytes}};
     if (recalibrate) line["recalibrated"] = true;
     engine_->add_epoch_metrics(line, epoch, sums);
-    write_file(metrics_path, line.dump() + "\n", std::ios::app);
     const CheckpointParts parts = engine_->checkpoint();
+    check_ranks_agree("parameters", state_hash(parts));
+    if (!output_) {
+      if (cb.on_epoch) cb.on_epoch(r);
+      continue;
+    }
+    write_file(metrics_path, line.dump() + "\n", std::ios::app);
     check_finite(parts, epoch + 1);
     save_checkpoint(cfg_.out + "/checkpoint.bin",
                     {cfg_, spec_.item_shape, spec_.num_classes, data_.normalization(), state_},
                     parts.net, parts.sgd, parts.extra);
     if (cb.on_epoch) cb.on_epoch(r);
   }
-  write_summary();
+  if (output_) write_summary();
 }
 
 int64_t Trainer::num_parameters() const {
@@ -435,6 +501,10 @@ void Trainer::write_summary() const {
                   {"feature_cache_bytes", feature_cache_bytes()},
                   {"npu_bytes", engine_->device_bytes()},
                   {"q_max", cfg_.q_schedule == QSchedule::kFixed ? cfg_.q : q_scheduler_.q_max},
+                  {"ranks", dist::world().size()},
+                  // Modeled as ring collectives send them (dist/world.h), this session's steps.
+                  {"bytes_sent_per_step",
+                   steps_run_ ? static_cast<double>(step_bytes_sent_) / steps_run_ : 0.0},
                   {"config", json::parse(config_to_json(cfg_))}};
   std::string tmp = cfg_.out + "/summary.json.tmp";
   write_file(tmp, summary.dump(2) + "\n", std::ios::trunc);

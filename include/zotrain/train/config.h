@@ -20,6 +20,7 @@ enum class QSchedule { kFixed, kQScheduler, kBudget };
 enum class ZoUpdate { kGradient, kSign };
 enum class HeadGrad { kPerturbed, kClean };
 enum class ZoSign { kInteger, kFloat };
+enum class Distributed { kNone, kData, kDirections };
 
 template <>
 struct Names<Method> {
@@ -46,6 +47,12 @@ template <>
 struct Names<HeadGrad> {
   static constexpr NameOf<HeadGrad> list[] = {{HeadGrad::kPerturbed, "perturbed"},
                                               {HeadGrad::kClean, "clean"}};
+};
+template <>
+struct Names<Distributed> {
+  static constexpr NameOf<Distributed> list[] = {{Distributed::kNone, "none"},
+                                                 {Distributed::kData, "data"},
+                                                 {Distributed::kDirections, "directions"}};
 };
 template <>
 struct Names<ZoSign> {
@@ -109,6 +116,9 @@ struct TrainConfig {
   // (Network::forward_pair): faster where drawing z is the cost (small batches), for one more
   // layer's z and the second pass's activations.
   bool zo_pair_passes = false;
+  // Under mpirun (docs/distributed.md): each rank runs its rows of every pass (data) or its
+  // share of the q samples on the whole batch (directions); the result does not depend on it.
+  Distributed distributed = Distributed::kNone;
   int64_t train_limit = 0;  // 0: all training examples
   int64_t test_limit = 0;   // 0: all test examples
   int64_t val_size = 5000;  // held out from the training files for validation
@@ -230,6 +240,10 @@ void visit_config(Config& c, Visitor&& v) {
     "f32 zo/elastic with spsa: 1 runs each sample's +z and -z passes layer by layer, drawing "
     "each layer's z once for both (faster at small batches; one layer's z and the second pass's "
     "activations more memory; results do not depend on it)");
+  v("distributed", c.distributed,
+    "under mpirun: data (each rank runs its share of each batch's rows) or directions (its share "
+    "of the q samples, on the whole batch); zo and elastic only; results do not depend on it or "
+    "on the number of ranks");
   v("train_limit", c.train_limit, "train on the first N examples only (0: all)");
   v("test_limit", c.test_limit, "image data: test on the first N test examples only (0: all)");
   v("val_size", c.val_size, "examples held out from the training files for validation");

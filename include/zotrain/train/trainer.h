@@ -153,7 +153,9 @@ class Trainer {
   std::vector<std::pair<int, double>> sparsity_;  // reported per epoch
   MemoryPlan plan_;
   TrainState state_;
-  std::unique_ptr<OutputFolder> output_;
+  std::unique_ptr<OutputFolder> output_;  // null on a distributed run's ranks but 0
+  uint64_t step_bytes_sent_ = 0;          // by this rank in the steps of this session
+  int64_t steps_run_ = 0;
 };
 
 }  // namespace zotrain

@@ -1,0 +1,105 @@
+// How a distributed step shares its work among the ranks (docs/distributed.md): in data mode
+// each rank runs every pass on its own contiguous rows of the batch; in directions mode each
+// runs whole samples (sample s on rank s mod N) on the whole batch. Every rank then receives
+// what it needs to take the step one process would take, bit for bit, whatever N is.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <utility>
+#include <vector>
+
+#include "zotrain/dist/world.h"
+#include "zotrain/nn/network.h"
+#include "zotrain/train/config.h"
+
+namespace zotrain {
+
+struct RowRange {
+  int64_t begin = 0, end = 0;
+  int64_t size() const { return end - begin; }
+};
+
+class StepSplit {
+ public:
+  StepSplit(Distributed mode, dist::World& world) : mode_(mode), world_(world) {}
+  bool on() const { return mode_ != Distributed::kNone; }
+  bool by_rows() const { return mode_ == Distributed::kData; }
+  bool by_samples() const { return mode_ == Distributed::kDirections; }
+  int ranks() const { return world_.size(); }
+  int rank() const { return world_.rank(); }
+  dist::World& world() const { return world_; }
+
+  // Rank r's rows of a batch of `rows` in data mode (all of them otherwise).
+  RowRange rows_of(int r, int64_t rows) const {
+    if (!by_rows()) return {0, rows};
+    return {rows * r / ranks(), rows * (r + 1) / ranks()};
+  }
+  RowRange rows(int64_t rows) const { return rows_of(rank(), rows); }
+  // Whether this rank runs sample s (every rank does, but in directions mode).
+  bool runs_sample(int64_t s) const { return !by_samples() || s % ranks() == rank(); }
+
+  // Moves this rank's rows of a batch of `rows` (row_numel elements each) to the front of x, where
+  // the network's passes read them; returns how many there are.
+  template <typename T>
+  int64_t take_rows(T* x, int64_t row_numel, int64_t rows) const {
+    const RowRange r = this->rows(rows);
+    if (r.begin > 0 && r.size() > 0)
+      std::memmove(x, x + r.begin * row_numel,
+                   static_cast<size_t>(r.size() * row_numel) * sizeof(T));
+    return r.size();
+  }
+
+ private:
+  Distributed mode_;
+  dist::World& world_;
+};
+
+// Runs a step's passes [0, n) over the ranks, in rounds: a `unit` of passes on every rank's rows
+// (data), or one sample of `per_sample` passes per rank on the whole batch (directions).
+// run(a, b, local_rows, out) runs passes [a, b) of this rank's share, writing their outputs
+// (`row` elements per batch row) one pass after the other to `out`; then, after an all-gather,
+// finish(k, out) gets each pass's output for the whole batch of `rows`, in pass order, on every
+// rank. `send` holds unit (data) or per_sample (directions) passes of this rank's rows,
+// `gathered` a round's passes of the whole batch.
+template <typename T, typename Run, typename Finish>
+void run_passes(const StepSplit& split, size_t n, size_t unit, size_t per_sample, int64_t rows,
+                int64_t row, T* send, T* gathered, Run&& run, Finish&& finish) {
+  const auto ranks = static_cast<size_t>(split.ranks());
+  const size_t round = split.by_samples() ? per_sample * ranks : unit;
+  const int64_t local = split.rows(rows).size();
+  const auto bytes = [](int64_t elements) { return static_cast<size_t>(elements) * sizeof(T); };
+  std::vector<size_t> counts(ranks);
+  for (size_t c = 0; c < n; c += round) {
+    const size_t m = std::min(round, n - c);
+    // Rank r's passes of the round: [c + a, c + b).
+    const auto share = [&](size_t r) {
+      if (!split.by_samples()) return std::pair<size_t, size_t>{0, m};
+      return std::pair{std::min(m, per_sample * r), std::min(m, per_sample * (r + 1))};
+    };
+    const auto [a, b] = share(static_cast<size_t>(split.rank()));
+    if (b > a && local > 0) run(c + a, c + b, local, send);
+    if (split.by_samples()) {
+      for (size_t r = 0; r < ranks; ++r) {
+        const auto [ra, rb] = share(r);
+        counts[r] = bytes(static_cast<int64_t>(rb - ra) * rows * row);
+      }
+      split.world().allgather(send, counts, gathered);
+    } else {
+      for (size_t r = 0; r < ranks; ++r)
+        counts[r] = bytes(split.rows_of(static_cast<int>(r), rows).size() * row);
+      for (size_t k = 0; k < m; ++k)
+        split.world().allgather(send + static_cast<int64_t>(k) * local * row, counts,
+                                gathered + static_cast<int64_t>(k) * rows * row);
+    }
+    for (size_t k = 0; k < m; ++k) finish(c + k, gathered + static_cast<int64_t>(k) * rows * row);
+  }
+}
+
+// Data mode runs each rank's rows apart: no trained layer (from `first` on) may mix the rows of
+// a batch in training (batch norm's statistics) or number them (dropout's masks); else an
+// InputError that names the layer.
+void check_rows_apart(const Network& net, int first);
+
+}  // namespace zotrain
