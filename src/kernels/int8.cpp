@@ -164,8 +164,8 @@ void stage_s16_in_range(const int32_t* acc, int64_t n, int range, int16_t* stage
 }
 
 int finish_s16(const int16_t* stage, int64_t n, int64_t rows, const int32_t* ranges, int bits,
-               int8_t* out) {
-  int range = 0;
+               int8_t* out, int floor) {
+  int range = floor;
   for (int64_t r = 0; r < rows; ++r) range = ranges[r] > range ? ranges[r] : range;
   const int shift = range > bits ? range - bits : 0;
   const auto fast = active_kernels().round_shift_s16;

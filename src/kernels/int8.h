@@ -44,8 +44,9 @@ int requantize(const int64_t* acc, int64_t n, int bits, Rounding r, int8_t* out)
 // equal to one round-to-nearest of the int32 values, so the result is bit for bit requantize's
 // (kNearest) on the whole tensor. bits must be at most 13.
 int stage_s16(const int32_t* acc, int64_t n, int16_t* stage);
+// `floor`: a range the tensor's is at least (the other ranks' rows of a distributed batch).
 int finish_s16(const int16_t* stage, int64_t n, int64_t rows, const int32_t* ranges, int bits,
-               int8_t* out);
+               int8_t* out, int floor = 0);
 // stage_s16 for values taken from a row whose range_bits is `range` (at least theirs): each is
 // rounded as in that row, and finish_s16 takes `range` as the row's (a max pooling of the row,
 // which commutes with the monotone roundings).

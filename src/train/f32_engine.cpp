@@ -41,19 +41,6 @@ bool paired_passes(const TrainConfig& cfg, int head, int frozen) {
          lanes(cfg, head, frozen) == 1;
 }
 
-// A distributed run's buffers of body outputs (docs/distributed.md), in floats of one body
-// output row: this rank's part of a round of passes, and every rank's (the round: a ±z pair in
-// data mode, one sample per rank in directions mode).
-struct DistBuffers {
-  int64_t send_rows = 0, gathered_rows = 0;
-};
-DistBuffers dist_buffers(const TrainConfig& cfg, int ranks) {
-  if (cfg.distributed == Distributed::kNone || cfg.method == Method::kBp) return {};
-  const int64_t sample = cfg.estimator == zo::Estimator::kSpsa ? 2 : 1;
-  if (cfg.distributed == Distributed::kData) return {sample * cfg.batch, sample * cfg.batch};
-  return {sample * cfg.batch, sample * ranks * cfg.batch};
-}
-
 class F32Engine : public Engine {
  public:
   explicit F32Engine(const EngineArgs& a)
@@ -68,10 +55,10 @@ class F32Engine : public Engine {
                   lanes(cfg_, head_, frozen_), paired_);
     if (split_.on()) {
       if (split_.by_rows()) check_rows_apart(net_, frozen_);
-      const DistBuffers d = dist_buffers(cfg_, split_.ranks());
+      const DistRows d = dist_rows(cfg_, split_.ranks());
       const int64_t row = net_.input_shape(head_, 1).numel();
-      dist_send_ = a.arena.alloc(Bucket::kWorkspace, Shape{d.send_rows * row});
-      dist_gathered_ = a.arena.alloc(Bucket::kWorkspace, Shape{d.gathered_rows * row});
+      dist_send_ = a.arena.alloc(Bucket::kWorkspace, Shape{d.send * row});
+      dist_gathered_ = a.arena.alloc(Bucket::kWorkspace, Shape{d.gathered * row});
     }
     if (paired_)
       pair_z_ = a.arena.alloc(Bucket::kWorkspace,
@@ -453,13 +440,7 @@ MemoryPlan f32_plan(const Network& net, const TrainConfig& cfg, int head, int fr
   if (zo.magnitude_scratch && largest > 0)
     plan.add(-1, "magnitude mask scratch", Bucket::kWorkspace, largest * sizeof(float));
   if (zo.normalize) plan.add(-1, "normalized step state", Bucket::kOptimizer, 2 * sizeof(float));
-  const DistBuffers d = dist_buffers(cfg, dist::world().size());
-  const auto row = static_cast<size_t>(net.input_shape(head, 1).numel()) * sizeof(float);
-  if (d.send_rows > 0) {
-    plan.add(-1, "distributed: this rank's body outputs", Bucket::kWorkspace, d.send_rows * row);
-    plan.add(-1, "distributed: every rank's body outputs", Bucket::kWorkspace,
-             d.gathered_rows * row);
-  }
+  add_dist_rows(plan, cfg, net.input_shape(head, 1).numel() * sizeof(float), "body outputs");
   return plan;
 }
 

@@ -4,6 +4,7 @@
 #include "engine.h"
 #include "nn/int8/int_loss.h"
 #include "nn/loss.h"
+#include "step_split.h"
 #include "train/int8_step.h"
 #include "zo/ternary.h"
 #include "zotrain/core/error.h"
@@ -103,8 +104,19 @@ double evaluate_int8(QNetwork& net, BatchSource& batches, int input_exp) {
 class Int8Engine : public Engine {
  public:
   explicit Int8Engine(const EngineArgs& a)
-      : cfg_(a.cfg), data_(a.data), qnet_(a.net), head_(a.head) {
+      : cfg_(a.cfg),
+        data_(a.data),
+        qnet_(a.net),
+        head_(a.head),
+        split_(cfg_.distributed, dist::world()) {
     qnet_.allocate(a.arena, cfg_.batch, head_, cfg_.seed, &a.pool);
+    if (split_.by_rows()) {
+      check_rows_apart(a.net, 0);
+      if (cfg_.zo_sign == ZoSign::kFloat || cfg_.sign_agreement)
+        throw InputError(
+            "distributed = data: zo_sign float and sign_agreement need the float loss of the "
+            "whole batch on one rank; use distributed = directions");
+    }
     bp_bits_ = parse_bp_bits(cfg_.bp_bits);
     sparsity_ = parse_sparsity(cfg_.sparsity);
     if (!a.init) return;
@@ -134,16 +146,35 @@ class Int8Engine : public Engine {
     int8::StepConfig c = step_cfg_;
     c.step = in.step;
     c.q = in.q;
+    if (split_.on()) c.world = &split_.world(), c.by_samples = split_.by_samples();
+    // Data mode: this rank's rows of the batch go first, where the passes read them.
+    if (split_.by_rows() && in.rows < split_.ranks())  // every rank sees it
+      throw InputError("distributed = data with int8: a batch of " + std::to_string(in.rows) +
+                       " rows on " + std::to_string(split_.ranks()) +
+                       " ranks leaves a rank without rows; use fewer ranks, another batch size "
+                       "or distributed = directions");
+    const RowRange mine = split_.rows(in.rows);
+    split_.take_rows(qnet_.input().data, qnet_.input().shape.row_numel(), in.rows);
+    const uint8_t* labels = in.labels + mine.begin;
+    // The step's passes on rows spread over the ranks share each tensor's range (evaluation
+    // runs whole batches on each rank).
+    if (split_.by_rows())
+      qnet_.set_all_ranks_range([](int range) { return dist::world().max(range); });
     // The step's first pass moves batch norm's running statistics (int8_step.cpp).
     qnet_.set_mode({true, step_key(cfg_, in.step), true});
     const int8::PassLoss exact = [this](const QTensor& logits, const uint8_t* labels) {
       return float_loss(logits, labels, logits_f32_);
     };
     const bool zo = head_ > 0, has_head = head_ < qnet_.num_layers();
-    const int8::StepResult s = zo ? int8::zo_step(qnet_, in.rows, in.labels, c,
+    const int8::StepResult s = zo ? int8::zo_step(qnet_, mine.size(), labels, c,
                                                   cfg_.zo_sign == ZoSign::kFloat ? &exact : nullptr,
                                                   cfg_.sign_agreement ? &exact : nullptr)
                                   : int8::bp_step(qnet_, in.rows, in.labels, c);
+    qnet_.set_all_ranks_range(nullptr);
+    // By samples: batch norm's statistics moved on the rank that ran the step's first pass.
+    if (split_.by_samples())
+      for (const QState& st : qnet_.states())
+        split_.world().broadcast(st.data, static_cast<size_t>(st.elems) * sizeof(int32_t), 0);
     StepResult r;
     r.forward_passes = zo ? 2 * c.q : 1;
     r.backward_passes = !zo ? 1 : (has_head ? 2 * c.q : 0);
@@ -205,6 +236,7 @@ class Int8Engine : public Engine {
   const RunData& data_;
   QNetwork qnet_;
   int head_;
+  StepSplit split_;
   std::vector<std::pair<int, double>> bp_bits_, sparsity_;
   int8::StepConfig step_cfg_;  // of epoch epoch_ (the step number aside)
   int epoch_ = -1;

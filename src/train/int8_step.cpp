@@ -61,8 +61,14 @@ StepResult zo_step(QNetwork& net, int64_t rows, const uint8_t* labels, const Ste
       active = body[static_cast<size_t>(cfg.step % static_cast<int64_t>(body.size()))];
   }
   const auto moves = [&](const QWeight& w) { return active < 0 || w.layer == active; };
+  dist::World* world = cfg.world;
   const auto passes = [&](const std::vector<zo::Direction>& dirs, PassLosses* loss) {
     for (size_t i = 0; i < dirs.size(); ++i) {
+      if (world && cfg.by_samples && static_cast<int>(i / 2 % world->size()) != world->rank()) {
+        loss[i] = {};
+        if (net.mode().update_stats) net.set_mode({net.mode().training, net.mode().key, false});
+        continue;
+      }
       const uint64_t seed = dirs[i].seed;
       const int eps = dirs[i].sign * cfg.eps;
       const QWeightTransform perturbed = [&](const QWeight& w, int8_t* dst, int64_t b, int64_t e) {
@@ -84,6 +90,18 @@ StepResult zo_step(QNetwork& net, int64_t rows, const uint8_t* labels, const Ste
       if (i == 0) r.correct = count_correct(logits, labels);
       if (has_head) backprop(net, logits, labels);
     }
+    if (!world) return;
+    // Every rank's losses (and pass 0's correct rows) and the head's gradient, summed.
+    std::vector<int64_t> sums;
+    for (size_t i = 0; i < dirs.size(); ++i)
+      sums.insert(sums.end(), {loss[i].sign, loss[i].exact, loss[i].report});
+    sums.push_back(r.correct);
+    world->sum(sums.data(), sums.size());
+    for (size_t i = 0; i < dirs.size(); ++i)
+      loss[i] = {sums[3 * i], sums[3 * i + 1], sums[3 * i + 2]};
+    r.correct = sums.back();
+    for (QWeight& w : net.weights())
+      if (w.grad) world->sum(w.grad, static_cast<size_t>(w.value.numel()));
   };
   const auto project = [&](const PassLosses& plus, const PassLosses& minus) {
     const int sign = sign_of(plus.sign - minus.sign);

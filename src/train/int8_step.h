@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <functional>
 
+#include "zotrain/dist/world.h"
 #include "zotrain/nn/int8/qnetwork.h"
 
 namespace zotrain::int8 {
@@ -23,6 +24,12 @@ struct StepConfig {
   // Block-coordinate ZO (zo_layer_scale cyclic): step t perturbs and moves only the body's
   // (t mod L)-th layer with weights, so each step's ±1 moves touch one layer.
   bool cyclic = false;
+  // A distributed step (docs/distributed.md): this rank's passes — every pass on its rows of the
+  // batch (`rows` given to zo_step, the network's range reduced over the ranks), or, by samples,
+  // sample s when s mod N is its rank — and their integer results summed over the ranks, which
+  // is exact. Null: one process.
+  dist::World* world = nullptr;
+  bool by_samples = false;
 };
 
 // A batch loss in any integer unit whose order is the loss's order (smaller is better).

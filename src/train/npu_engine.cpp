@@ -7,6 +7,7 @@
 #include "models/serialize.h"
 #include "nn/loss.h"
 #include "nn/npu/npu_network.h"
+#include "step_split.h"
 #include "zo_step.h"
 #include "zotrain/core/error.h"
 #include "zotrain/zo/estimator.h"
@@ -19,7 +20,12 @@ namespace {
 class NpuEngine : public Engine {
  public:
   explicit NpuEngine(const EngineArgs& a)
-      : cfg_(a.cfg), net_(a.net), pool_(a.pool), data_(a.data), frozen_(a.frozen) {
+      : cfg_(a.cfg),
+        net_(a.net),
+        pool_(a.pool),
+        data_(a.data),
+        frozen_(a.frozen),
+        split_(a.cfg.distributed, dist::world()) {
     // The f32 network only holds the model (and the input batch): the program runs it.
     net_.allocate_parameters(a.arena, cfg_.batch, cfg_.seed);
     if (a.init) restore_params(a.init->file, a.init->path, net_);
@@ -38,6 +44,11 @@ class NpuEngine : public Engine {
         zo_momentum_.back().fill(0.0f);
       }
     sparsity_ = parse_sparsity(cfg_.sparsity);
+    if (split_.on()) {
+      const DistRows d = dist_rows(cfg_, split_.ranks());
+      dist_send_ = a.arena.alloc(Bucket::kWorkspace, Shape{d.send * net_.num_classes()});
+      dist_gathered_ = a.arena.alloc(Bucket::kWorkspace, Shape{d.gathered * net_.num_classes()});
+    }
   }
 
   int64_t fill(const BatchSource& batches, int64_t index, uint8_t* labels, bool features) override {
@@ -52,18 +63,22 @@ class NpuEngine : public Engine {
   StepResult step(const StepInput& in) override {
     const zo::PerturbationSpec spec{zo::Distribution::kRademacher,
                                     static_cast<float>(schedule_at(sparsity_, in.epoch))};
-    if (!in.features) {
-      npu_->set_input(net_.input(in.rows).data(), in.rows);
-      npu_->forward_prefix(in.rows, frozen_);
+    // Data mode: this rank's rows of the batch go first, where the program reads them.
+    const int64_t local =
+        split_.take_rows(net_.input(in.rows).data(), net_.input_shape(0, 1).numel(), in.rows);
+    if (!in.features && local > 0) {
+      npu_->set_input(net_.input(local).data(), local);
+      npu_->forward_prefix(local, frozen_);
     }
     StepResult r;
     const auto passes = [&](const std::vector<zo::Direction>& dirs, double* loss) {
+      r.forward_passes += static_cast<int64_t>(dirs.size());
+      if (split_.on()) return distributed_passes(dirs, spec, in, &r, loss);
       for (size_t i = 0; i < dirs.size(); ++i) {
         const NpuNetwork::Perturb p{dirs[i].seed, dirs[i].sign, spec.p_zero, frozen_};
         loss[i] = softmax_cross_entropy(npu_->forward(in.rows, frozen_, &p), in.labels, nullptr,
                                         i == 0 ? &r.correct : nullptr);
       }
-      r.forward_passes += static_cast<int64_t>(dirs.size());
     };
     // The loss change per integer step along z; dividing by S_w (in the learning rate below)
     // makes it the float directional derivative.
@@ -158,6 +173,26 @@ class NpuEngine : public Engine {
   NpuNetwork* npu_network() override { return npu_.get(); }
 
  private:
+  // Distributed (docs/distributed.md): each rank runs its rows of every pass, or whole samples;
+  // every rank gets each pass's logits for the whole batch and computes the loss one process
+  // computes.
+  void distributed_passes(const std::vector<zo::Direction>& dirs, const zo::PerturbationSpec& spec,
+                          const StepInput& in, StepResult* r, double* loss) {
+    const auto run = [&](size_t a, size_t b, int64_t rows, float* out) {
+      for (size_t k = a; k < b; ++k) {
+        const NpuNetwork::Perturb p{dirs[k].seed, dirs[k].sign, spec.p_zero, frozen_};
+        const Tensor logits = npu_->forward(rows, frozen_, &p);
+        out = std::copy(logits.data(), logits.data() + logits.numel(), out);
+      }
+    };
+    const auto finish = [&](size_t k, float* logits) {
+      const Tensor t(logits, Shape{in.rows, net_.num_classes()});
+      loss[k] = softmax_cross_entropy(t, in.labels, nullptr, k == 0 ? &r->correct : nullptr);
+    };
+    run_passes(split_, dirs.size(), 1, 2, in.rows, net_.num_classes(), dist_send_.data(),
+               dist_gathered_.data(), run, finish);
+  }
+
   // Observes the float program on the first npu_calibration_batches training batches and fixes
   // the scales.
   void calibrate() {
@@ -216,6 +251,8 @@ class NpuEngine : public Engine {
   ThreadPool& pool_;
   const RunData& data_;
   int frozen_;
+  StepSplit split_;
+  Tensor dist_send_{}, dist_gathered_{};  // distributed: logits (dist_rows)
   std::unique_ptr<NpuNetwork> npu_;
   int8_t* features_ = nullptr;       // one batch of cached int8 features (cache_features)
   std::vector<Tensor> zo_momentum_;  // per trained NPU weight, when zo_momentum > 0
@@ -243,6 +280,7 @@ MemoryPlan npu_plan(const Network& net, const TrainConfig& cfg, int, int frozen)
       if (p.layer >= frozen)
         plan.add(p.layer, "npu master weights momentum", Bucket::kOptimizer,
                  static_cast<size_t>(p.master.numel()) * sizeof(float));
+  add_dist_rows(plan, cfg, static_cast<size_t>(net.num_classes()) * sizeof(float), "logits");
   return plan;
 }
 

@@ -7,9 +7,11 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <string>
 #include <utility>
 #include <vector>
 
+#include "zotrain/core/memory_plan.h"
 #include "zotrain/dist/world.h"
 #include "zotrain/nn/network.h"
 #include "zotrain/train/config.h"
@@ -95,6 +97,29 @@ void run_passes(const StepSplit& split, size_t n, size_t unit, size_t per_sample
     }
     for (size_t k = 0; k < m; ++k) finish(c + k, gathered + static_cast<int64_t>(k) * rows * row);
   }
+}
+
+// The batch rows of run_passes' buffers in a distributed run of cfg on `ranks` ranks (none when
+// it is not distributed): `send`, a sample's passes (at most two) of this rank's rows, and
+// `gathered`, a round's passes of the whole batch (two in data mode, a sample per rank in
+// directions mode).
+struct DistRows {
+  int64_t send = 0, gathered = 0;
+};
+inline DistRows dist_rows(const TrainConfig& cfg, int ranks) {
+  if (cfg.distributed == Distributed::kNone || cfg.method == Method::kBp) return {};
+  const int64_t pass_rows = 2 * cfg.batch;
+  return {pass_rows, cfg.distributed == Distributed::kData ? pass_rows : pass_rows * ranks};
+}
+// Adds those buffers to a plan, for outputs of `row_bytes` per batch row (on this world's ranks).
+inline void add_dist_rows(MemoryPlan& plan, const TrainConfig& cfg, size_t row_bytes,
+                          const std::string& what) {
+  const DistRows d = dist_rows(cfg, dist::world().size());
+  if (d.send == 0) return;
+  plan.add(-1, "distributed: this rank's " + what, Bucket::kWorkspace,
+           static_cast<size_t>(d.send) * row_bytes);
+  plan.add(-1, "distributed: every rank's " + what, Bucket::kWorkspace,
+           static_cast<size_t>(d.gathered) * row_bytes);
 }
 
 // Data mode runs each rank's rows apart: no trained layer (from `first` on) may mix the rows of

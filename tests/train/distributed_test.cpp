@@ -126,6 +126,27 @@ TEST_F(Distributed, DirectionsEqualOneProcess) {
   expect_any_ranks_same("--method zo --epochs 1 --q 4 --zo-pair-passes 1", "directions");
 }
 
+TEST_F(Distributed, Int8StarByRowsAndBySamplesEqualsOneProcess) {
+  // NITI's exponents come from the whole batch's range: the ranks reduce it at every tensor.
+  const std::string args = "--precision int8 --method elastic --bp-layers 1 --epochs 2 --q 3 ";
+  expect_any_ranks_same(args + "--loss-frac-bits 8", "data");
+  expect_any_ranks_same(args + "--sign-agreement 1", "directions");
+  expect_any_ranks_same("--precision int8 --method zo --epochs 1", "data");
+}
+
+TEST_F(Distributed, Int8NpuByRowsAndBySamplesEqualsOneProcess) {
+  const std::string args = "--precision int8-npu --method zo --epochs 1 --q 3 --zo-lr 1e-3 ";
+  expect_any_ranks_same(args, "data");
+  expect_any_ranks_same(args, "directions");
+}
+
+TEST_F(Distributed, RefusesRowsApartWhereLayersMixThem) {
+  const Result r =
+      run(2, train("bn", "--model pointnet --method zo --epochs 1 --distributed data"));
+  EXPECT_NE(r.code, 0);
+  EXPECT_NE(r.err.find("use distributed = directions"), std::string::npos) << r.err;
+}
+
 TEST_F(Distributed, ResumesOnAnotherNumberOfRanks) {
   const std::string args = "--method elastic --bp-layers 2 --q 2 ";
   ASSERT_EQ(run(0, train("one", args + "--epochs 2")).code, 0) << slurp(dir.file("err.txt"));

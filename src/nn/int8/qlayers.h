@@ -56,7 +56,12 @@ int requantize_rows(int64_t rows, int64_t n, int64_t block, const QExecContext& 
       }
     }
   });
-  return kernels::finish_s16(ctx.stage, staged, rows, ctx.ranges, kMantissaBits, out);
+  int floor = 0;
+  if (ctx.all_ranks_range) {
+    for (int64_t r = 0; r < rows; ++r) floor = ctx.ranges[r] > floor ? ctx.ranges[r] : floor;
+    floor = ctx.all_ranks_range(floor);
+  }
+  return kernels::finish_s16(ctx.stage, staged, rows, ctx.ranges, kMantissaBits, out, floor);
 }
 
 }  // namespace zotrain::int8

@@ -181,6 +181,7 @@ QExecContext QNetwork::context(int layer) const {
   ctx.update_stats = mode_.training && mode_.update_stats;
   ctx.average_stats = averaging_;
   ctx.key = layer_key(mode_.key, layer);
+  ctx.all_ranks_range = all_ranks_range_;
   return ctx;
 }
 

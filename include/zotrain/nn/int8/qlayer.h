@@ -30,6 +30,10 @@ struct QExecContext {
   ThreadPool* pool = nullptr;  // splits row blocks (requantize_rows); null: one thread
   int64_t acc_stride = 0;      // worker w's accumulators start at acc + w * acc_stride
   int64_t work_stride = 0;     // and its scratch at work + w * work_stride bytes
+  // A distributed run's rows apart (docs/distributed.md): the range of a tensor over every
+  // rank's rows, from this rank's, so that every rank requantizes with the one shift of the
+  // whole batch. Null: this process holds the whole batch.
+  int (*all_ranks_range)(int range) = nullptr;
 };
 
 class QLayer {

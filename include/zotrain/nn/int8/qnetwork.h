@@ -67,6 +67,9 @@ class QNetwork {
   // The mode of the passes that follow (as Network's; batch statistics do not apply).
   void set_mode(const PassMode& mode) { mode_ = mode; }
   const PassMode& mode() const { return mode_; }
+  // Passes on this rank's rows of a batch spread over ranks (QExecContext::all_ranks_range);
+  // null: the whole batch here.
+  void set_all_ranks_range(int (*range)(int)) { all_ranks_range_ = range; }
   // Runs all layers on the first `rows` input rows; returns the int8 logits [rows, classes].
   QTensor forward(int64_t rows, const QWeightTransform* body = nullptr);
   // Backprop from int8 dL/dlogits through the head, adding into the head's int64 gradients.
@@ -123,6 +126,7 @@ class QNetwork {
   ThreadPool* pool_ = nullptr;
   PassMode mode_;
   bool averaging_ = false;  // inside average_stats
+  int (*all_ranks_range_)(int) = nullptr;
 };
 
 // The int8 input of a normalized pixel p, (p / 255 - mean) / std = lut[p] · 2^exp, with exp
