@@ -124,6 +124,10 @@ TEST_F(Distributed, DirectionsEqualOneProcess) {
   // q = 5 on 2 and 3 ranks: rounds with fewer samples than ranks.
   expect_any_ranks_same("--method elastic --bp-layers 2 --epochs 1 --q 5", "directions");
   expect_any_ranks_same("--method zo --epochs 1 --q 4 --zo-pair-passes 1", "directions");
+  // Batch norm's running statistics, moved by the step's first pass on rank 0.
+  expect_any_ranks_same(
+      "--model resnet18:0.25 --method elastic --bp-layers 1 --epochs 1 --q 2 --train-limit 150",
+      "directions");
 }
 
 TEST_F(Distributed, Int8StarByRowsAndBySamplesEqualsOneProcess) {
