@@ -18,4 +18,10 @@ namespace zotrain {
 float softmax_cross_entropy(const Tensor& logits, const uint8_t* labels, Tensor* dlogits,
                             int64_t* correct);
 
+// The same loss in two steps, for rows computed apart (a distributed batch): each row's loss and
+// whether it is classified right, as (loss, 0 or 1) pairs in `out`; then the mean of such pairs
+// over `rows` rows, the bits softmax_cross_entropy gives for those rows at once.
+void softmax_cross_entropy_rows(const Tensor& logits, const uint8_t* labels, double* out);
+float mean_row_loss(const double* pairs, int64_t rows);
+
 }  // namespace zotrain

@@ -53,8 +53,8 @@ class F32Engine : public Engine {
     paired_ = paired_passes(cfg_, head_, frozen_);
     net_.allocate(a.arena, cfg_.batch, head_, &pool_, cfg_.seed, frozen_,
                   lanes(cfg_, head_, frozen_), paired_);
-    if (split_.on()) {
-      if (split_.by_rows()) check_rows_apart(net_, frozen_);
+    if (split_.by_rows()) check_rows_apart(net_, frozen_);
+    if (split_.on() && head_ < net_.num_layers()) {
       const DistRows d = dist_rows(cfg_, split_.ranks());
       const int64_t row = net_.input_shape(head_, 1).numel();
       dist_send_ = a.arena.alloc(Bucket::kWorkspace, Shape{d.send * row});
@@ -197,8 +197,10 @@ class F32Engine : public Engine {
     StepResult r;
     if (has_head) net_.zero_grad();
     double clean = 0;
-    if (clean_pass && split_.by_rows())
-      distributed_passes({nullptr}, 1, has_head ? 1.0 : 0.0, &r, &r.correct, &clean);
+    if (clean_pass && split_.by_rows() && has_head)
+      distributed_passes({nullptr}, 1, 1.0, &r, &r.correct, &clean);
+    else if (clean_pass && split_.by_rows())
+      distributed_losses({nullptr}, 1, &r, &r.correct, &clean);
     else if (clean_pass)
       clean = pass(nullptr, has_head ? 1.0 : 0.0, &r, &r.correct);
     if (clean_pass) r.loss = clean;
@@ -234,7 +236,10 @@ class F32Engine : public Engine {
       if (!split_.on()) return perturbed_passes(body, head_weight, &r, correct, loss);
       std::vector<const ParamTransform*> each;
       for (const ParamTransform& t : body) each.push_back(&t);
-      distributed_passes(each, forward_diff ? 1 : 2, head_weight, &r, correct, loss);
+      const size_t per_sample = forward_diff ? 1 : 2;
+      if (head_weight > 0)
+        return distributed_passes(each, per_sample, head_weight, &r, correct, loss);
+      distributed_losses(each, per_sample, &r, correct, loss);
     };
     const auto project = [&](double plus, double other) {
       return zo::project(project_, plus, other);
@@ -353,6 +358,36 @@ class F32Engine : public Engine {
     mode(false);
   }
 
+  // distributed_passes for passes that only need their loss (no head to backprop from them):
+  // the ranks exchange losses, not body outputs.
+  void distributed_losses(const std::vector<const ParamTransform*>& body, size_t per_sample,
+                          StepResult* r, int64_t* correct, double* loss) {
+    const auto mode = [&](bool stats) { net_.set_mode({true, step_key(cfg_, in_->step), stats}); };
+    const auto run = [&](size_t a, size_t b, int64_t rows, const auto& emit) {
+      for (size_t k = a; k < b;) {
+        mode(stats_pass_ && k == 0);  // the step's first pass moves batch norm's statistics
+        const size_t m = paired_ && k + 1 < b ? 2 : 1;
+        std::vector<Tensor> out;
+        if (m == 2) {
+          const std::array<Tensor, 2> pair = net_.forward_pair(rows, body[k], body[k + 1]);
+          out.assign(pair.begin(), pair.end());
+        } else {
+          out = net_.forward_lanes(rows, {body[k]});
+        }
+        for (size_t j = 0; j < m; ++j) {
+          mode(stats_pass_ && k + j == 0);
+          emit(k + j, net_.forward_head(out[j]));
+        }
+        k += m;
+      }
+    };
+    exchange_losses(split_, body.size(), paired_ ? 2 : 1, per_sample, in_->rows, in_->labels,
+                    loss_send_, loss_gathered_, run, loss, correct);
+    r->forward_passes += static_cast<int64_t>(body.size());
+    stats_pass_ = false;
+    mode(false);
+  }
+
   // The loss of the logits of a pass; with `head_weight` > 0 also backprops the head.
   double finish_pass(const Tensor& logits, double head_weight, StepResult* r, int64_t* correct) {
     ++r->forward_passes;
@@ -372,7 +407,8 @@ class F32Engine : public Engine {
   int head_, frozen_;
   StepSplit split_;
   int64_t local_rows_ = 0;                // the rows of the batch this rank runs
-  Tensor dist_send_{}, dist_gathered_{};  // distributed: body outputs (dist_buffers)
+  Tensor dist_send_{}, dist_gathered_{};  // distributed with a head: body outputs (dist_rows)
+  std::vector<double> loss_send_, loss_gathered_;  // distributed: exchange_losses' (bytes)
   // The body parameter of a network parameter (body_ follows Network::params()' order).
   const BodyParam& body_param(const ParamRef& p) const {
     return body_[static_cast<size_t>(p.index - body_.front().p->index)];
@@ -440,7 +476,8 @@ MemoryPlan f32_plan(const Network& net, const TrainConfig& cfg, int head, int fr
   if (zo.magnitude_scratch && largest > 0)
     plan.add(-1, "magnitude mask scratch", Bucket::kWorkspace, largest * sizeof(float));
   if (zo.normalize) plan.add(-1, "normalized step state", Bucket::kOptimizer, 2 * sizeof(float));
-  add_dist_rows(plan, cfg, net.input_shape(head, 1).numel() * sizeof(float), "body outputs");
+  if (head < net.num_layers())
+    add_dist_rows(plan, cfg, net.input_shape(head, 1).numel() * sizeof(float), "body outputs");
   return plan;
 }
 

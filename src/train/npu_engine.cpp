@@ -44,11 +44,6 @@ class NpuEngine : public Engine {
         zo_momentum_.back().fill(0.0f);
       }
     sparsity_ = parse_sparsity(cfg_.sparsity);
-    if (split_.on()) {
-      const DistRows d = dist_rows(cfg_, split_.ranks());
-      dist_send_ = a.arena.alloc(Bucket::kWorkspace, Shape{d.send * net_.num_classes()});
-      dist_gathered_ = a.arena.alloc(Bucket::kWorkspace, Shape{d.gathered * net_.num_classes()});
-    }
   }
 
   int64_t fill(const BatchSource& batches, int64_t index, uint8_t* labels, bool features) override {
@@ -173,24 +168,18 @@ class NpuEngine : public Engine {
   NpuNetwork* npu_network() override { return npu_.get(); }
 
  private:
-  // Distributed (docs/distributed.md): each rank runs its rows of every pass, or whole samples;
-  // every rank gets each pass's logits for the whole batch and computes the loss one process
-  // computes.
+  // Distributed (docs/distributed.md): each rank runs its rows of every pass, or whole samples,
+  // and the ranks exchange losses.
   void distributed_passes(const std::vector<zo::Direction>& dirs, const zo::PerturbationSpec& spec,
                           const StepInput& in, StepResult* r, double* loss) {
-    const auto run = [&](size_t a, size_t b, int64_t rows, float* out) {
+    const auto run = [&](size_t a, size_t b, int64_t rows, const auto& emit) {
       for (size_t k = a; k < b; ++k) {
         const NpuNetwork::Perturb p{dirs[k].seed, dirs[k].sign, spec.p_zero, frozen_};
-        const Tensor logits = npu_->forward(rows, frozen_, &p);
-        out = std::copy(logits.data(), logits.data() + logits.numel(), out);
+        emit(k, npu_->forward(rows, frozen_, &p));
       }
     };
-    const auto finish = [&](size_t k, float* logits) {
-      const Tensor t(logits, Shape{in.rows, net_.num_classes()});
-      loss[k] = softmax_cross_entropy(t, in.labels, nullptr, k == 0 ? &r->correct : nullptr);
-    };
-    run_passes(split_, dirs.size(), 1, 2, in.rows, net_.num_classes(), dist_send_.data(),
-               dist_gathered_.data(), run, finish);
+    exchange_losses(split_, dirs.size(), 1, 2, in.rows, in.labels, loss_send_, loss_gathered_, run,
+                    loss, &r->correct);
   }
 
   // Observes the float program on the first npu_calibration_batches training batches and fixes
@@ -252,7 +241,7 @@ class NpuEngine : public Engine {
   const RunData& data_;
   int frozen_;
   StepSplit split_;
-  Tensor dist_send_{}, dist_gathered_{};  // distributed: logits (dist_rows)
+  std::vector<double> loss_send_, loss_gathered_;  // distributed: exchange_losses' (bytes)
   std::unique_ptr<NpuNetwork> npu_;
   int8_t* features_ = nullptr;       // one batch of cached int8 features (cache_features)
   std::vector<Tensor> zo_momentum_;  // per trained NPU weight, when zo_momentum > 0
@@ -280,7 +269,6 @@ MemoryPlan npu_plan(const Network& net, const TrainConfig& cfg, int, int frozen)
       if (p.layer >= frozen)
         plan.add(p.layer, "npu master weights momentum", Bucket::kOptimizer,
                  static_cast<size_t>(p.master.numel()) * sizeof(float));
-  add_dist_rows(plan, cfg, static_cast<size_t>(net.num_classes()) * sizeof(float), "logits");
   return plan;
 }
 

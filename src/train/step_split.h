@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "nn/loss.h"
 #include "zotrain/core/memory_plan.h"
 #include "zotrain/dist/world.h"
 #include "zotrain/nn/network.h"
@@ -97,6 +98,41 @@ void run_passes(const StepSplit& split, size_t n, size_t unit, size_t per_sample
     }
     for (size_t k = 0; k < m; ++k) finish(c + k, gathered + static_cast<int64_t>(k) * rows * row);
   }
+}
+
+// Runs passes whose only product is their loss (no backward through a head) over the ranks,
+// exchanging losses alone: run(a, b, rows, emit) runs passes [a, b) — a `unit` at a time in data
+// mode — on this rank's first `rows` rows (data) or the whole batch (by samples), calling
+// emit(k, logits) for each. Every rank gets loss[k] as softmax_cross_entropy gives it on the
+// whole batch, from the rows' losses (data: 16 bytes a row) or the pass's loss (by samples: 16
+// bytes a pass), and `correct` adds pass 0's correct rows.
+template <typename Run>
+void exchange_losses(const StepSplit& split, size_t n, size_t unit, size_t per_sample, int64_t rows,
+                     const uint8_t* labels, std::vector<double>& send,
+                     std::vector<double>& gathered, Run&& run, double* loss, int64_t* correct) {
+  const bool by_rows = split.by_rows();
+  const RowRange mine = split.rows(rows);
+  const int64_t sent = by_rows ? mine.size() : 1;  // (loss, correct) pairs a pass sends
+  const auto ranks = static_cast<size_t>(split.ranks());
+  send.resize(2 * (by_rows ? unit * static_cast<size_t>(rows) : per_sample));
+  gathered.resize(2 * (by_rows ? unit * static_cast<size_t>(rows) : per_sample * ranks));
+  const auto run_share = [&](size_t a, size_t b, int64_t, double* out) {
+    run(a, b, mine.size(), [&](size_t k, const Tensor& logits) {
+      double* pairs = out + 2 * static_cast<int64_t>(k - a) * sent;
+      if (by_rows) return softmax_cross_entropy_rows(logits, labels + mine.begin, pairs);
+      int64_t c = 0;
+      pairs[0] = softmax_cross_entropy(logits, labels, nullptr, &c);
+      pairs[1] = static_cast<double>(c);
+    });
+  };
+  const auto finish = [&](size_t k, double* pairs) {
+    loss[k] = by_rows ? mean_row_loss(pairs, rows) : pairs[0];
+    if (k != 0 || !correct) return;
+    for (int64_t r = 0; r < (by_rows ? rows : 1); ++r)
+      *correct += static_cast<int64_t>(pairs[2 * r + 1]);
+  };
+  run_passes(split, n, unit, per_sample, by_rows ? rows : 1, 2, send.data(), gathered.data(),
+             run_share, finish);
 }
 
 // The batch rows of run_passes' buffers in a distributed run of cfg on `ranks` ranks (none when
