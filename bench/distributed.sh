@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Distributed ZO (docs/distributed.md): bytes each rank sends per step, and the training time of
-# 2 ranks (one thread each) against 1 rank with 2 threads, runs alternated ROUNDS times.
+# 2 ranks (one thread each) against 1 rank with 1 and with 2 threads, runs alternated ROUNDS
+# times.
 #
 #   bench/distributed.sh [-r ROUNDS] BUILD_DIR OUT.jsonl
 #
@@ -30,6 +31,7 @@ trap 'rm -rf "$WORK"' EXIT
 # name | mode | flags (data: Fashion-MNIST; 28×28 inputs for every model)
 CASES=(
   "lenet5-zo|data|--model lenet5 --method zo --batch 256 --train-limit 12800"
+  "lenet5-zo-b64|data|--model lenet5 --method zo --batch 64 --train-limit 12800"
   "lenet5-elastic|data|--model lenet5 --method elastic --batch 256 --train-limit 12800"
   "lenet5-elastic|directions|--model lenet5 --method elastic --batch 256 --train-limit 12800 --q 4"
   "lenet5-int8-elastic|data|--model lenet5 --precision int8 --method elastic --batch 256 --train-limit 12800"
@@ -48,10 +50,10 @@ run() {
   # shellcheck disable=SC2086 # flags are words
   "${launch[@]}" train --data fashion-mnist $flags --epochs 1 --val-size 256 --test-limit 256 \
     --threads "$threads" "${dist[@]}" --out "$out" --overwrite 1 >/dev/null
-  python3 - "$out/summary.json" "$name" "$mode" "$ranks" "$threads" "$OUT" <<'EOF'
+  python3 - "$out/summary.json" "$name" "$mode" "$ranks" "$threads" "$OUT" "$flags" <<'EOF'
 import json, sys
 s = json.load(open(sys.argv[1]))
-line = {"case": sys.argv[2], "mode": sys.argv[3], "ranks": max(1, int(sys.argv[4])),
+line = {"case": sys.argv[2], "mode": sys.argv[3], "flags": sys.argv[7], "ranks": max(1, int(sys.argv[4])),
         "threads": int(sys.argv[5]), "bytes_sent_per_step": s["bytes_sent_per_step"],
         "num_parameters": s["num_parameters"], "train_seconds": s["train_seconds"],
         "forward_passes": s["forward_passes"], "test_acc": s["final_test_acc"]}
@@ -63,6 +65,7 @@ for c in "${CASES[@]}"; do
   IFS='|' read -r name mode flags <<<"$c"
   echo "distributed: $name ($mode)" >&2
   for ((i = 0; i < ROUNDS; ++i)); do
+    run 0 1 "$name" "$mode" "$flags"
     run 0 2 "$name" "$mode" "$flags"
     run 2 1 "$name" "$mode" "$flags"
   done
