@@ -13,6 +13,7 @@
 #include <optional>
 #include <sstream>
 #include <thread>
+#include <vector>
 
 #include "engine.h"
 #include "kernels/isa.h"
@@ -142,6 +143,16 @@ uint64_t state_hash(const CheckpointParts& parts) {
     for (const ParamRef& p : parts.net->state()) add(p.value);
   }
   for (const auto& [name, t] : parts.extra) add(t);
+  return h;
+}
+
+// This program's own file (Linux), so that ranks can tell they run the same build; 0 elsewhere.
+uint64_t executable_hash() {
+  std::ifstream in("/proc/self/exe", std::ios::binary);
+  uint64_t h = fnv1a("exe", 3);
+  std::vector<char> chunk(1 << 20);
+  while (in.read(chunk.data(), static_cast<std::streamsize>(chunk.size())) || in.gcount() > 0)
+    h = fnv1a(chunk.data(), static_cast<size_t>(in.gcount()), h);
   return h;
 }
 
@@ -390,6 +401,7 @@ void Trainer::run(const TrainCallbacks& cb) {
     same.threads = 1;
     const std::string what =
         config_to_json(same) + kernels::kernel_isa_name(kernels::active_kernel_isa());
+    if (dist::world().distributed()) check_ranks_agree("zotrain binary", executable_hash());
     check_ranks_agree("config or kernel set", fnv1a(what.data(), what.size()));
     check_ranks_agree("parameters", state_hash(engine_->checkpoint()));
   }

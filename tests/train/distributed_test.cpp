@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "synthetic_data.h"
 #include "test_util.h"
@@ -31,7 +32,12 @@ bool have_mpirun() {
 }
 
 // As root (CI), Open MPI needs --allow-run-as-root; on 2 cores, --oversubscribe for 3 ranks.
-const char* kMpirun = "mpirun --allow-run-as-root --oversubscribe -np ";
+// Open MPI's plugins leave allocations behind at exit, which LeakSanitizer (the sanitized CI
+// build) reports from unloaded modules it cannot name: ranks skip the leak check. The same code
+// is leak-checked in every one-process run.
+const char* kMpirun =
+    "ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 "
+    "mpirun --allow-run-as-root --oversubscribe -np ";
 
 class Distributed : public ::testing::Test {
  protected:
@@ -89,9 +95,10 @@ class Distributed : public ::testing::Test {
   }
 
   // One process, then 2 and 3 ranks in `mode`: the same run.
-  void expect_any_ranks_same(const std::string& args, const std::string& mode) {
+  void expect_any_ranks_same(const std::string& args, const std::string& mode,
+                             std::vector<int> rank_counts = {2, 3}) {
     ASSERT_EQ(run(0, train("one", args)).code, 0) << slurp(dir.file("err.txt"));
-    for (int ranks : {2, 3}) {
+    for (int ranks : rank_counts) {
       const std::string out = "ranks" + std::to_string(ranks);
       const Result r = run(ranks, train(out, args + " --distributed " + mode));
       ASSERT_EQ(r.code, 0) << r.err;
@@ -107,7 +114,7 @@ class Distributed : public ::testing::Test {
 };
 
 TEST_F(Distributed, FullZoByRowsEqualsOneProcess) {
-  expect_any_ranks_same("--method zo --epochs 2", "data");
+  expect_any_ranks_same("--method zo --epochs 2", "data", {2, 3, 4});
 }
 
 TEST_F(Distributed, ElasticByRowsEqualsOneProcess) {
@@ -126,8 +133,9 @@ TEST_F(Distributed, DirectionsEqualOneProcess) {
   expect_any_ranks_same("--method zo --epochs 1 --q 4 --zo-pair-passes 1", "directions");
   // Batch norm's running statistics, moved by the step's first pass on rank 0.
   expect_any_ranks_same(
-      "--model resnet18:0.25 --method elastic --bp-layers 1 --epochs 1 --q 2 --train-limit 150",
-      "directions");
+      "--model resnet18:0.25 --method elastic --bp-layers 1 --epochs 1 --q 2 --train-limit 70 "
+      "--test-limit 20",
+      "directions", {2});
 }
 
 TEST_F(Distributed, Int8StarByRowsAndBySamplesEqualsOneProcess) {
