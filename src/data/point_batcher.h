@@ -32,7 +32,8 @@ class PointBatcher {
   // Copies batch `index` of the current epoch into x (rows * 3 * K floats) and its labels into
   // `labels` (may be null). Returns the number of rows. Const and free of shared state, so
   // threads may fill different batches at once.
-  int64_t fill(int64_t index, float* x, uint8_t* labels) const;
+  // With a `share`, x gets only the share's rows (from its first row), labels every row's.
+  int64_t fill(int64_t index, float* x, uint8_t* labels, RowShare share = {}) const;
 
   const EpochOrder& order() const { return order_; }
 

@@ -90,19 +90,16 @@ class F32Engine : public Engine {
   }
 
   int64_t fill(const BatchSource& batches, int64_t index, uint8_t* labels, bool features) override {
-    return batches.fill(
-        index, (features ? net_.frozen_output(cfg_.batch) : net_.input(cfg_.batch)).data(), labels);
+    // Data mode: only this rank's rows, from the first row, where the passes read them.
+    return batches.fill(index,
+                        (features ? net_.frozen_output(cfg_.batch) : net_.input(cfg_.batch)).data(),
+                        labels, split_.share());
   }
 
   StepResult step(const StepInput& in) override {
     in_ = &in;
     stats_pass_ = true;
-    // Data mode: this rank's rows of the batch go first, where the passes read them.
-    local_rows_ = in.rows;
-    if (split_.by_rows()) {
-      Tensor x = in.features ? net_.frozen_output(in.rows) : net_.input(in.rows);
-      local_rows_ = split_.take_rows(x.data(), x.shape().row_numel(), in.rows);
-    }
+    local_rows_ = split_.rows(in.rows).size();  // fill() loaded them
     if (!in.features && local_rows_ > 0) net_.forward_frozen(local_rows_);
     StepResult r = head_ == frozen_ ? bp_step() : zo_step();
     // Directions mode: batch norm's statistics moved on the rank that ran the step's first pass.

@@ -44,24 +44,26 @@ FeatureSource::FeatureSource(std::shared_ptr<const FeatureSet> set, int64_t batc
     : set_(std::move(set)), order_(static_cast<int64_t>(set_->labels.size()), batch, train, seed) {}
 
 template <typename T>
-int64_t FeatureSource::copy(const std::vector<T>& from, int64_t index, T* x,
-                            uint8_t* labels) const {
+int64_t FeatureSource::copy(const std::vector<T>& from, int64_t index, T* x, uint8_t* labels,
+                            RowShare share) const {
   ZT_ASSERT(!from.empty());
   const int64_t rows = order_.rows(index), n = set_->numel;
+  const int64_t begin = share.begin(rows), end = share.end(rows);
   for (int64_t r = 0; r < rows; ++r) {
     const int64_t e = order_.example(index, r);
-    std::copy(from.data() + e * n, from.data() + (e + 1) * n, x + r * n);
     if (labels) labels[r] = set_->labels[static_cast<size_t>(e)];
+    if (r >= begin && r < end)
+      std::copy(from.data() + e * n, from.data() + (e + 1) * n, x + (r - begin) * n);
   }
   return rows;
 }
 
-int64_t FeatureSource::fill(int64_t index, float* x, uint8_t* labels) const {
-  return copy(set_->f32, index, x, labels);
+int64_t FeatureSource::fill(int64_t index, float* x, uint8_t* labels, RowShare share) const {
+  return copy(set_->f32, index, x, labels, share);
 }
 
-int64_t FeatureSource::fill(int64_t index, int8_t* x, uint8_t* labels) const {
-  return copy(set_->int8, index, x, labels);
+int64_t FeatureSource::fill(int64_t index, int8_t* x, uint8_t* labels, RowShare share) const {
+  return copy(set_->int8, index, x, labels, share);
 }
 
 }  // namespace zotrain

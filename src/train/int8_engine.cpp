@@ -128,7 +128,9 @@ class Int8Engine : public Engine {
 
   int64_t fill(const BatchSource& batches, int64_t index, uint8_t* labels, bool) override {
     qnet_.input().exp = data_.int8_exp();
-    return batches.fill(index, qnet_.input().data, labels);
+    // Data mode: only this rank's rows, from the first row, where the passes read them (no layer
+    // with state runs in data mode, so end_epoch's batch-norm statistics never get a share).
+    return batches.fill(index, qnet_.input().data, labels, split_.share());
   }
 
   StepResult step(const StepInput& in) override {
@@ -147,14 +149,13 @@ class Int8Engine : public Engine {
     c.step = in.step;
     c.q = in.q;
     if (split_.on()) c.world = &split_.world(), c.by_samples = split_.by_samples();
-    // Data mode: this rank's rows of the batch go first, where the passes read them.
+    // Data mode: fill() loaded only this rank's rows.
     if (split_.by_rows() && in.rows < split_.ranks())  // every rank sees it
       throw InputError("distributed = data with int8: a batch of " + std::to_string(in.rows) +
                        " rows on " + std::to_string(split_.ranks()) +
                        " ranks leaves a rank without rows; use fewer ranks, another batch size "
                        "or distributed = directions");
     const RowRange mine = split_.rows(in.rows);
-    split_.take_rows(qnet_.input().data, qnet_.input().shape.row_numel(), in.rows);
     const uint8_t* labels = in.labels + mine.begin;
     // The step's passes on rows spread over the ranks share each tensor's range (evaluation
     // runs whole batches on each rank).

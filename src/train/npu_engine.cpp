@@ -47,7 +47,9 @@ class NpuEngine : public Engine {
   }
 
   int64_t fill(const BatchSource& batches, int64_t index, uint8_t* labels, bool features) override {
-    if (!features) return batches.fill(index, net_.input(cfg_.batch).data(), labels);
+    // Data mode: only this rank's rows, from the first row, where the program reads them.
+    if (!features)
+      return batches.fill(index, net_.input(cfg_.batch).data(), labels, split_.share());
     const int64_t rows = batches.fill(index, features_, labels);
     npu_->set_prefix_output(frozen_, features_, rows);
     return rows;
@@ -58,9 +60,7 @@ class NpuEngine : public Engine {
   StepResult step(const StepInput& in) override {
     const zo::PerturbationSpec spec{zo::Distribution::kRademacher,
                                     static_cast<float>(schedule_at(sparsity_, in.epoch))};
-    // Data mode: this rank's rows of the batch go first, where the program reads them.
-    const int64_t local =
-        split_.take_rows(net_.input(in.rows).data(), net_.input_shape(0, 1).numel(), in.rows);
+    const int64_t local = split_.rows(in.rows).size();  // fill() loaded them
     if (!in.features && local > 0) {
       npu_->set_input(net_.input(local).data(), local);
       npu_->forward_prefix(local, frozen_);

@@ -23,11 +23,11 @@ class ImageSource : public BatchSource {
       : batcher_(data, batch, norm, train, seed), quantizer_(quantizer) {}
   void start_epoch(int64_t epoch) override { batcher_.start_epoch(epoch); }
   int64_t batches_per_epoch() const override { return batcher_.batches_per_epoch(); }
-  int64_t fill(int64_t index, float* x, uint8_t* labels) const override {
-    return batcher_.fill(index, x, labels);
+  int64_t fill(int64_t index, float* x, uint8_t* labels, RowShare share = {}) const override {
+    return batcher_.fill(index, x, labels, share);
   }
-  int64_t fill(int64_t index, int8_t* x, uint8_t* labels) const override {
-    return batcher_.fill(index, quantizer_.lut, x, labels);
+  int64_t fill(int64_t index, int8_t* x, uint8_t* labels, RowShare share = {}) const override {
+    return batcher_.fill(index, quantizer_.lut, x, labels, share);
   }
 
  private:
@@ -41,12 +41,12 @@ class PointSource : public BatchSource {
       : batcher_(data, batch, points, train, seed) {}
   void start_epoch(int64_t epoch) override { batcher_.start_epoch(epoch); }
   int64_t batches_per_epoch() const override { return batcher_.batches_per_epoch(); }
-  int64_t fill(int64_t index, float* x, uint8_t* labels) const override {
-    return batcher_.fill(index, x, labels);
+  int64_t fill(int64_t index, float* x, uint8_t* labels, RowShare share = {}) const override {
+    return batcher_.fill(index, x, labels, share);
   }
-  int64_t fill(int64_t index, int8_t* x, uint8_t* labels) const override {
+  int64_t fill(int64_t index, int8_t* x, uint8_t* labels, RowShare share = {}) const override {
     std::vector<float> f(static_cast<size_t>(batcher_.rows(index) * batcher_.item_shape().numel()));
-    const int64_t rows = batcher_.fill(index, f.data(), labels);
+    const int64_t rows = batcher_.fill(index, f.data(), labels, share);
     for (size_t i = 0; i < f.size(); ++i) {
       const long m = std::lround(std::ldexp(f[i], -kPointExp));
       x[i] = static_cast<int8_t>(m > 127 ? 127 : m < -127 ? -127 : m);

@@ -13,6 +13,7 @@
 
 #include "nn/loss.h"
 #include "zotrain/core/memory_plan.h"
+#include "zotrain/data/epoch_order.h"
 #include "zotrain/dist/world.h"
 #include "zotrain/nn/network.h"
 #include "zotrain/train/config.h"
@@ -34,25 +35,17 @@ class StepSplit {
   int rank() const { return world_.rank(); }
   dist::World& world() const { return world_; }
 
-  // Rank r's rows of a batch of `rows` in data mode (all of them otherwise).
+  // Rank r's share of a batch's rows in data mode (all of them otherwise), and its rows of a
+  // batch of `rows`: the rows a BatchSource fills for it.
+  RowShare share_of(int r) const { return by_rows() ? RowShare{r, ranks()} : RowShare{}; }
+  RowShare share() const { return share_of(rank()); }
   RowRange rows_of(int r, int64_t rows) const {
-    if (!by_rows()) return {0, rows};
-    return {rows * r / ranks(), rows * (r + 1) / ranks()};
+    const RowShare s = share_of(r);
+    return {s.begin(rows), s.end(rows)};
   }
   RowRange rows(int64_t rows) const { return rows_of(rank(), rows); }
   // Whether this rank runs sample s (every rank does, but in directions mode).
   bool runs_sample(int64_t s) const { return !by_samples() || s % ranks() == rank(); }
-
-  // Moves this rank's rows of a batch of `rows` (row_numel elements each) to the front of x, where
-  // the network's passes read them; returns how many there are.
-  template <typename T>
-  int64_t take_rows(T* x, int64_t row_numel, int64_t rows) const {
-    const RowRange r = this->rows(rows);
-    if (r.begin > 0 && r.size() > 0)
-      std::memmove(x, x + r.begin * row_numel,
-                   static_cast<size_t>(r.size() * row_numel) * sizeof(T));
-    return r.size();
-  }
 
  private:
   Distributed mode_;

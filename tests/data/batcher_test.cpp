@@ -44,6 +44,25 @@ std::vector<int64_t> epoch_ids(const Batcher& b) {
   return out;
 }
 
+TEST(Batcher, ASharesRowsAreTheWholeBatchsRowsWithEveryLabel) {
+  // A data-parallel rank's share: rows [n·p/P, n·(p+1)/P) of the batch, from x's first row.
+  Dataset ds = toy(11);
+  Batcher b(ds, 7, Normalization{}, true, 3);
+  const int64_t d = ds.item_numel();
+  for (int64_t k = 0; k < b.batches_per_epoch(); ++k) {
+    std::vector<float> whole(size_t(7 * d)), part(size_t(7 * d), -1.0f);
+    std::vector<uint8_t> labels(7), part_labels(7);
+    const int64_t rows = b.fill(k, whole.data(), labels.data());
+    for (int p = 0; p < 3; ++p) {
+      const RowShare share{p, 3};
+      EXPECT_EQ(b.fill(k, part.data(), part_labels.data(), share), rows);
+      EXPECT_EQ(part_labels, labels);
+      const int64_t begin = share.begin(rows), end = share.end(rows);
+      EXPECT_TRUE(std::equal(whole.begin() + begin * d, whole.begin() + end * d, part.begin()));
+    }
+  }
+}
+
 TEST(Batcher, EveryExampleOncePerEpochWithSmallerLastBatch) {
   Dataset ds = toy(10);
   Batcher b(ds, 4, Normalization{}, true, 1);

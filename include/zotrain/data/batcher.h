@@ -25,10 +25,12 @@ class Batcher {
   // Copies batch `index` of the current epoch into x (layout [rows, C, H, W], at least
   // rows * C*H*W floats) as (p / 255 - mean) / std, and its labels into `labels` (may be null).
   // Returns the number of rows. Const and free of shared state, so threads may fill different
-  // batches at once.
-  int64_t fill(int64_t index, float* x, uint8_t* labels) const;
+  // batches at once. With a `share`, x gets only the share's rows (from its first row), labels
+  // still every row's.
+  int64_t fill(int64_t index, float* x, uint8_t* labels, RowShare share = {}) const;
   // The same for an integer network: each pixel p becomes lut[p] (see input_quantizer).
-  int64_t fill(int64_t index, const std::array<int8_t, 256>& lut, int8_t* x, uint8_t* labels) const;
+  int64_t fill(int64_t index, const std::array<int8_t, 256>& lut, int8_t* x, uint8_t* labels,
+               RowShare share = {}) const;
 
   const Dataset& data() const { return data_; }
   int64_t batch_size() const { return order_.batch_size(); }
@@ -38,7 +40,7 @@ class Batcher {
 
  private:
   template <typename T>
-  int64_t fill_with(int64_t index, const T* lut, T* x, uint8_t* labels) const;
+  int64_t fill_with(int64_t index, const T* lut, T* x, uint8_t* labels, RowShare share) const;
 
   const Dataset& data_;
   EpochOrder order_;

@@ -7,6 +7,14 @@
 
 namespace zotrain {
 
+// The share of a batch's rows one of `parts` data-parallel ranks runs (docs/distributed.md):
+// part p takes rows [n·p/P, n·(p+1)/P) of a batch of n rows; by default all of them.
+struct RowShare {
+  int part = 0, parts = 1;
+  int64_t begin(int64_t rows) const { return rows * part / parts; }
+  int64_t end(int64_t rows) const { return rows * (part + 1) / parts; }
+};
+
 class EpochOrder {
  public:
   // batch_size must be positive (else InputError). Starts at epoch 0.

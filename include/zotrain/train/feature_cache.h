@@ -38,12 +38,13 @@ class FeatureSource : public BatchSource {
   FeatureSource(std::shared_ptr<const FeatureSet> set, int64_t batch, bool train, uint64_t seed);
   void start_epoch(int64_t epoch) override { order_.start_epoch(epoch); }
   int64_t batches_per_epoch() const override { return order_.batches_per_epoch(); }
-  int64_t fill(int64_t index, float* x, uint8_t* labels) const override;
-  int64_t fill(int64_t index, int8_t* x, uint8_t* labels) const override;
+  int64_t fill(int64_t index, float* x, uint8_t* labels, RowShare share = {}) const override;
+  int64_t fill(int64_t index, int8_t* x, uint8_t* labels, RowShare share = {}) const override;
 
  private:
   template <typename T>
-  int64_t copy(const std::vector<T>& from, int64_t index, T* x, uint8_t* labels) const;
+  int64_t copy(const std::vector<T>& from, int64_t index, T* x, uint8_t* labels,
+               RowShare share) const;
 
   std::shared_ptr<const FeatureSet> set_;
   EpochOrder order_;

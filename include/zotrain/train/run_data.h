@@ -10,6 +10,7 @@
 #include <variant>
 
 #include "zotrain/data/dataset.h"
+#include "zotrain/data/epoch_order.h"
 #include "zotrain/data/point_registry.h"
 #include "zotrain/data/registry.h"
 #include "zotrain/nn/int8/qnetwork.h"
@@ -26,10 +27,11 @@ class BatchSource {
   virtual void start_epoch(int64_t epoch) = 0;
   virtual int64_t batches_per_epoch() const = 0;
   // Copies batch `index` of the current epoch into x and its labels into `labels` (may be null);
-  // returns the number of rows.
-  virtual int64_t fill(int64_t index, float* x, uint8_t* labels) const = 0;
+  // returns the number of rows. With a `share` (a data-parallel rank's), x gets only the share's
+  // rows, from its first row; labels still every row's.
+  virtual int64_t fill(int64_t index, float* x, uint8_t* labels, RowShare share = {}) const = 0;
   // The same for an integer network: mantissas of exponent RunData::int8_exp().
-  virtual int64_t fill(int64_t index, int8_t* x, uint8_t* labels) const = 0;
+  virtual int64_t fill(int64_t index, int8_t* x, uint8_t* labels, RowShare share = {}) const = 0;
 };
 
 class RunData {
