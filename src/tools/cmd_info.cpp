@@ -7,6 +7,7 @@
 #include "kernels/int8.h"
 #include "kernels/isa.h"
 #include "kernels/philox_run.h"
+#include "zotrain/dist/world.h"
 
 namespace zotrain::tools {
 
@@ -39,6 +40,10 @@ void run_info() {
       ""
 #endif
   );
+  const dist::World& world = dist::world();
+  std::printf("mpi: %s", dist::World::has_mpi() ? "built in" : "not built in (libopenmpi-dev)");
+  if (world.distributed()) std::printf("; rank %d of %d", world.rank(), world.size());
+  std::printf("\n");
   std::printf("cpu: %u hardware threads; features:", std::thread::hardware_concurrency());
 #if defined(__x86_64__)
   __builtin_cpu_init();
