@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "zotrain/core/error.h"
+#include "zotrain/models/onnx.h"
 
 namespace zotrain {
 
@@ -168,6 +169,14 @@ std::vector<std::string> model_names() {
 }
 
 ModelSpec model_by_name(const std::string& name, const Shape& item_shape, int64_t num_classes) {
+  if (is_onnx_path(name)) {
+    ModelSpec m = read_onnx(name).spec;
+    if (m.item_shape != item_shape || m.num_classes != num_classes)
+      throw InputError(name + ": the model takes inputs " + m.item_shape.str() + " and gives " +
+                       std::to_string(m.num_classes) + " classes; the data has " +
+                       item_shape.str() + " and " + std::to_string(num_classes));
+    return m;
+  }
   if (name == "lenet5") return lenet5(item_shape, num_classes);
   if (name == "pointnet" || name == "pointnet:nobn")
     return pointnet(item_shape, num_classes, name == "pointnet");

@@ -20,6 +20,7 @@
 #include "output_folder.h"
 #include "zotrain/core/error.h"
 #include "zotrain/dist/world.h"
+#include "zotrain/models/onnx.h"
 
 namespace zotrain {
 
@@ -244,7 +245,14 @@ Trainer::Trainer(const TrainConfig& cfg, RunData data)
     throw InputError("--cache-features 1 needs image data: " + cfg_.data +
                      " holds point clouds, sampled anew for every pass");
   std::optional<Checkpoint> init;
-  if (!cfg_.init.empty()) init = read_init();
+  if (!cfg_.init.empty()) {
+    init = read_init();
+  } else if (is_onnx_path(cfg_.model)) {
+    // An ONNX model starts from the file's parameters (an f32 model: int8 runs quantize them).
+    init = Checkpoint{cfg_.model, {}, read_onnx(cfg_.model).params};
+    init->meta.item_shape = spec_.item_shape;
+    init->meta.num_classes = spec_.num_classes;
+  }
   engine_ =
       make_engine({cfg_, *net_, arena_, pool_, data_, head_, frozen_, init ? &*init : nullptr});
   labels_ = static_cast<uint8_t*>(arena_.alloc_bytes(Bucket::kInput, cfg_.batch));
