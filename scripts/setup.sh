@@ -153,6 +153,19 @@ check_fashion_mnist() {
   say "Fashion-MNIST present in $FASHION_DIR"
 }
 
+# ONNX Runtime for the tests that run zotrain's exported models (npm onnxruntime-node, which
+# ships the runtime library): tools/onnxruntime/node_modules, once.
+install_onnxruntime() {
+  local dir="$ROOT/tools/onnxruntime"
+  if [[ -d "$dir/node_modules/onnxruntime-node" ]]; then
+    say "ONNX Runtime already present in $dir"
+    return
+  fi
+  (cd "$dir" && npm install --no-audit --no-fund --loglevel=error >/dev/null) ||
+    die "npm install of onnxruntime-node in $dir failed (npm's message is above)"
+  say "ONNX Runtime ready in $dir"
+}
+
 # --- 3. build ------------------------------------------------------------------------------
 build() {
   say "building (Release ${CMAKE_ARGS[*]}) in $BUILD_DIR"
@@ -180,6 +193,7 @@ make_standin() {
 install_packages
 fetch_mnist
 check_fashion_mnist
+install_onnxruntime
 build
 make_standin
 

@@ -8,6 +8,7 @@
 
 #include <array>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <map>
@@ -380,6 +381,180 @@ OnnxModel read_onnx(const std::string& path) {
   return m;
 }
 
+namespace {
+
+// Builds the graph of write_onnx: one node list, initializers named by the parameters.
+class Writer {
+ public:
+  Writer(onnx::GraphProto& g, const TensorFile& params) : g_(g), params_(params) {}
+
+  // Appends layer `spec` (named `name`, e.g. "3" or "3.main.0") reading tensor x; returns its
+  // output tensor.
+  std::string layer(const LayerSpec& spec, const std::string& name, const std::string& x) {
+    const std::string y = "t" + name;
+    switch (spec.op) {
+      case Op::kConv2d: {
+        onnx::NodeProto& n = node("Conv", name, {x, init(name, "weight")}, y);
+        if (spec.bias) n.add_input(init(name, "bias"));
+        ints(n, "kernel_shape", {spec.kernel, spec.kernel});
+        ints(n, "strides", {spec.stride, spec.stride});
+        ints(n, "pads", {spec.pad, spec.pad, spec.pad, spec.pad});
+        integer(n, "group", spec.groups);
+        return y;
+      }
+      case Op::kLinear: {
+        onnx::NodeProto& n = node("Gemm", name, {x, init(name, "weight"), init(name, "bias")}, y);
+        integer(n, "transB", 1);
+        return y;
+      }
+      case Op::kReLU:
+        node("Relu", name, {x}, y);
+        return y;
+      case Op::kReLU6:
+        node("Clip", name, {x, scalar(name + ".min", 0), scalar(name + ".max", 6)}, y);
+        return y;
+      case Op::kMaxPool2d:
+      case Op::kAvgPool2d: {
+        onnx::NodeProto& n =
+            node(spec.op == Op::kMaxPool2d ? "MaxPool" : "AveragePool", name, {x}, y);
+        ints(n, "kernel_shape", {spec.kernel, spec.kernel});
+        ints(n, "strides", {spec.stride, spec.stride});
+        return y;
+      }
+      case Op::kGlobalAvgPool:
+      case Op::kGlobalMaxPool: {
+        // ONNX keeps [N, C, 1, 1]; zotrain's global pooling gives [N, C].
+        node(spec.op == Op::kGlobalAvgPool ? "GlobalAveragePool" : "GlobalMaxPool", name, {x},
+             y + ".pooled");
+        integer(node("Flatten", name + ".flatten", {y + ".pooled"}, y), "axis", 1);
+        return y;
+      }
+      case Op::kFlatten:
+        integer(node("Flatten", name, {x}, y), "axis", 1);
+        return y;
+      case Op::kDropout:
+        return x;  // inference
+      case Op::kBatchNorm: {
+        onnx::NodeProto& n =
+            node("BatchNormalization", name,
+                 {x, init(name, "weight"), init(name, "bias"), init(name, "running_mean", "state/"),
+                  init(name, "running_var", "state/")},
+                 y);
+        onnx::AttributeProto& a = *n.add_attribute();
+        a.set_name("epsilon");
+        a.set_type(onnx::AttributeProto::FLOAT);
+        a.set_f(static_cast<float>(kBatchNormEps));
+        return y;
+      }
+      case Op::kResidual: {
+        std::string main = x, shortcut = x;
+        for (size_t i = 0; i < spec.main.size(); ++i)
+          main = layer(spec.main[i], name + ".main." + std::to_string(i), main);
+        for (size_t i = 0; i < spec.shortcut.size(); ++i)
+          shortcut = layer(spec.shortcut[i], name + ".shortcut." + std::to_string(i), shortcut);
+        if (!spec.post_relu) {
+          node("Add", name, {main, shortcut}, y);
+          return y;
+        }
+        node("Add", name, {main, shortcut}, y + ".sum");
+        node("Relu", name + ".relu", {y + ".sum"}, y);
+        return y;
+      }
+      default:
+        throw InputError(std::string("write_onnx: layer ") + name + " (" + op_name(spec.op) +
+                         ") has no ONNX form here");
+    }
+  }
+
+ private:
+  onnx::NodeProto& node(const std::string& op, const std::string& name,
+                        const std::vector<std::string>& in, const std::string& out) {
+    onnx::NodeProto& n = *g_.add_node();
+    n.set_op_type(op);
+    n.set_name(op + "_" + name);
+    for (const std::string& i : in) n.add_input(i);
+    n.add_output(out);
+    return n;
+  }
+  static void ints(onnx::NodeProto& n, const std::string& name, const std::vector<int64_t>& v) {
+    onnx::AttributeProto& a = *n.add_attribute();
+    a.set_name(name);
+    a.set_type(onnx::AttributeProto::INTS);
+    for (int64_t x : v) a.add_ints(x);
+  }
+  static onnx::NodeProto& integer(onnx::NodeProto& n, const std::string& name, int64_t v) {
+    onnx::AttributeProto& a = *n.add_attribute();
+    a.set_name(name);
+    a.set_type(onnx::AttributeProto::INT);
+    a.set_i(v);
+    return n;
+  }
+  // The parameter (or state) tensor `what` of layer `name` as an initializer; returns its name.
+  std::string init(const std::string& name, const std::string& what,
+                   const std::string& kind = "param/") {
+    const std::string full = kind + name + "." + what;
+    const Tensor* t = params_.find(full);
+    if (!t) throw InputError("write_onnx: no tensor " + full);
+    onnx::TensorProto& p = *g_.add_initializer();
+    p.set_name(full);
+    p.set_data_type(onnx::TensorProto::FLOAT);
+    for (int d = 0; d < t->shape().rank; ++d) p.add_dims(t->shape()[d]);
+    p.set_raw_data(t->data(), static_cast<size_t>(t->numel()) * sizeof(float));
+    return full;
+  }
+  std::string scalar(const std::string& name, float v) {
+    onnx::TensorProto& p = *g_.add_initializer();
+    p.set_name(name);
+    p.set_data_type(onnx::TensorProto::FLOAT);
+    p.set_raw_data(&v, sizeof v);
+    return name;
+  }
+
+  onnx::GraphProto& g_;
+  const TensorFile& params_;
+};
+
+void set_dims(onnx::ValueInfoProto& v, const std::vector<int64_t>& dims) {
+  v.mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
+  onnx::TensorShapeProto& s = *v.mutable_type()->mutable_tensor_type()->mutable_shape();
+  s.add_dim()->set_dim_param("batch");
+  for (int64_t d : dims) s.add_dim()->set_dim_value(d);
+}
+
+}  // namespace
+
+void write_onnx(const std::string& path, const ModelSpec& spec, const TensorFile& params) {
+  onnx::ModelProto model;
+  model.set_ir_version(8);
+  model.set_producer_name("zotrain");
+  model.add_opset_import()->set_version(13);
+  onnx::GraphProto& g = *model.mutable_graph();
+  g.set_name(spec.name);
+  Writer w(g, params);
+  std::string x = "input";
+  for (size_t i = 0; i < spec.layers.size(); ++i) x = w.layer(spec.layers[i], std::to_string(i), x);
+  // The last layer's output is the logits.
+  onnx::NodeProto& out = *g.add_node();
+  out.set_op_type("Identity");
+  out.set_name("logits");
+  out.add_input(x);
+  out.add_output("logits");
+  onnx::ValueInfoProto& in = *g.add_input();
+  in.set_name("input");
+  set_dims(in, {spec.item_shape[0], spec.item_shape[1], spec.item_shape[2]});
+  onnx::ValueInfoProto& logits = *g.add_output();
+  logits.set_name("logits");
+  set_dims(logits, {spec.num_classes});
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
+    if (!f || !model.SerializeToOstream(&f) || !f.flush())
+      throw RuntimeError(path + ": could not write the ONNX file");
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0)
+    throw RuntimeError(path + ": could not move " + tmp + " into place");
+}
+
 }  // namespace zotrain
 
 #else  // built without ONNX
@@ -394,6 +569,10 @@ OnnxModel read_onnx(const std::string& path) {
   throw InputError(path +
                    ": this zotrain was built without ONNX support (Debian: libonnx-dev, "
                    "libprotobuf-dev; ZOTRAIN_WITH_ONNX)");
+}
+
+void write_onnx(const std::string& path, const ModelSpec&, const TensorFile&) {
+  read_onnx(path);  // the same refusal
 }
 
 }  // namespace zotrain

@@ -41,6 +41,7 @@ int run(int argc, char** argv) {
   app.require_subcommand(1);
   zotrain::tools::add_train_command(app);
   zotrain::tools::add_eval_command(app);
+  zotrain::tools::add_export_command(app);
   zotrain::tools::add_memory_command(app);
   zotrain::tools::add_bench_command(app);
   zotrain::tools::add_info_command(app);

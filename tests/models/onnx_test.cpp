@@ -55,31 +55,42 @@ class Onnx : public ::testing::Test {
   }
   static std::string file(const std::string& name) { return models->file(name); }
 
-  // zotrain's logits of model `name` on the exported inputs, in evaluation mode, against
-  // PyTorch's: within 1e-4 of the logits' range.
+  // zotrain's logits of a model on inputs x (rows of its item shape), in evaluation mode.
+  static std::vector<float> logits(const OnnxModel& m, const std::vector<float>& x,
+                                   const std::string& path) {
+    const int64_t rows = static_cast<int64_t>(x.size()) / m.spec.item_shape.numel();
+    Network net(m.spec.item_shape, m.spec.layers);
+    Arena arena;
+    net.allocate(arena, rows, net.num_layers(), nullptr, 0);
+    restore_params(m.params, path, net);
+    std::copy(x.begin(), x.end(), net.input(rows).data());
+    net.set_mode({false, 0, false});
+    const Tensor y = net.forward(rows);
+    return std::vector<float>(y.data(), y.data() + y.numel());
+  }
+
+  // `got` against `want`: within 1e-4 of want's range.
+  static void expect_close(const std::vector<float>& got, const std::vector<float>& want,
+                           const std::string& what) {
+    ASSERT_EQ(got.size(), want.size()) << what;
+    const auto [lo, hi] = std::minmax_element(want.begin(), want.end());
+    double worst = 0;
+    for (size_t i = 0; i < want.size(); ++i)
+      worst = std::max(worst, std::fabs(static_cast<double>(got[i]) - want[i]));
+    EXPECT_LE(worst, 1e-4 * (*hi - *lo)) << "max |difference| of the logits, " << what;
+    std::printf("  %s: max |difference| %.2e (range of the logits %.2f)\n", what.c_str(), worst,
+                *hi - *lo);
+  }
+
+  // zotrain's logits of model `name` on the exported inputs against PyTorch's.
   void expect_torch_logits(const std::string& name) {
     SCOPED_TRACE(name);
     const OnnxModel m = read_onnx(file(name + ".onnx"));
     const std::vector<float> x = read_floats(file(name + ".input.bin"));
-    const std::vector<float> want = read_floats(file(name + ".logits.bin"));
-    const int64_t rows = static_cast<int64_t>(x.size()) / m.spec.item_shape.numel();
-    ASSERT_EQ(rows, 3);
-    Network net(m.spec.item_shape, m.spec.layers);
-    Arena arena;
-    net.allocate(arena, rows, net.num_layers(), nullptr, 0);
-    restore_params(m.params, name, net);
-    std::copy(x.begin(), x.end(), net.input(rows).data());
-    net.set_mode({false, 0, false});
-    const Tensor y = net.forward(rows);
-    ASSERT_EQ(static_cast<size_t>(y.numel()), want.size());
-    const auto [lo, hi] = std::minmax_element(want.begin(), want.end());
-    const double tol = 1e-4 * (*hi - *lo);
-    double worst = 0;
-    for (size_t i = 0; i < want.size(); ++i)
-      worst = std::max(worst, std::fabs(static_cast<double>(y[static_cast<int64_t>(i)]) - want[i]));
-    EXPECT_LE(worst, tol) << "max |zotrain - PyTorch| over the logits";
-    std::printf("  %s: %zu layers, max |zotrain - PyTorch| %.2e (range %.2f)\n", name.c_str(),
-                m.spec.layers.size(), worst, *hi - *lo);
+    ASSERT_EQ(static_cast<int64_t>(x.size()), 3 * m.spec.item_shape.numel());
+    expect_close(
+        logits(m, x, name), read_floats(file(name + ".logits.bin")),
+        name + " (" + std::to_string(m.spec.layers.size()) + " layers), zotrain vs PyTorch");
   }
 
   static test::TempDir* models;
@@ -109,6 +120,44 @@ TEST_F(Onnx, ResidualBlocksGivePyTorchsLogits) {
   EXPECT_TRUE(m.spec.layers[3].shortcut.empty());   // the identity
   EXPECT_EQ(m.spec.layers[4].shortcut.size(), 2u);  // projection and its batch norm
   EXPECT_TRUE(m.params.find("state/4.shortcut.1.running_var"));
+}
+
+TEST_F(Onnx, ExportedModelsPassTheCheckerAndRunInOnnxRuntime) {
+  const bool checker = std::system("/usr/bin/python3 -c 'import onnx' 2>/dev/null") == 0;
+  const std::string ort = std::string(ZOTRAIN_SOURCE_DIR) + "/tools/onnxruntime";
+  const bool runtime = std::system(("command -v node >/dev/null && test -d " + ort +
+                                    "/node_modules/onnxruntime-node")
+                                       .c_str()) == 0;
+  if (!checker) std::printf("  (no python3-onnx: the ONNX checker is skipped)\n");
+  if (!runtime)
+    std::printf("  (no onnxruntime-node in %s: scripts/setup.sh installs it)\n", ort.c_str());
+  for (const std::string name :
+       {"lenet5", "odd_shapes_bn", "residual_bn", "inverted_residual_bn"}) {
+    SCOPED_TRACE(name);
+    const OnnxModel m = read_onnx(file(name + ".onnx"));
+    const std::vector<float> x = read_floats(file(name + ".input.bin"));
+    const std::vector<float> ours = logits(m, x, name);
+    const std::string out = dir.file(name + ".zotrain.onnx");
+    write_onnx(out, m.spec, m.params);
+    // Read back: the same model, the same bits.
+    EXPECT_EQ(logits(read_onnx(out), x, out), ours);
+    if (checker)
+      EXPECT_EQ(std::system(("/usr/bin/python3 -c 'import onnx, sys; onnx.checker.check_model("
+                             "onnx.load(sys.argv[1]), full_check=True)' " +
+                             out)
+                                .c_str()),
+                0)
+          << "the ONNX checker refuses " << out;
+    if (!runtime) continue;
+    const Shape& s = m.spec.item_shape;
+    const std::string dims =
+        "3," + std::to_string(s[0]) + "," + std::to_string(s[1]) + "," + std::to_string(s[2]);
+    ASSERT_EQ(std::system(("node " + ort + "/run.js " + out + " " + file(name + ".input.bin") +
+                           " " + dims + " " + dir.file("ort.bin"))
+                              .c_str()),
+              0);
+    expect_close(read_floats(dir.file("ort.bin")), ours, name + ", ONNX Runtime vs zotrain");
+  }
 }
 
 TEST_F(Onnx, BadFilesAreRefusedByName) {

@@ -17,6 +17,7 @@
 #include "synthetic_data.h"
 #include "test_util.h"
 #include "zotrain/core/tensor_file.h"
+#include "zotrain/models/onnx.h"
 #include "zotrain/train/config.h"
 
 namespace zotrain {
@@ -70,6 +71,23 @@ class Cli : public ::testing::Test {
 
   test::TempDir dir;
 };
+
+TEST_F(Cli, ExportWritesTheTrainedModelAsOnnx) {
+  if (!onnx_supported()) GTEST_SKIP() << "built without ONNX (libonnx-dev)";
+  for (const std::string p : {"f32", "int8"}) {
+    ASSERT_EQ(run(train_args(p) + " --precision " + p).code, 0) << p;
+    const Result r = run("export --checkpoint " + dir.file(p) + "/checkpoint.bin --out " +
+                         dir.file(p + ".onnx"));
+    ASSERT_EQ(r.code, 0) << r.err;
+    EXPECT_NE(r.out.find("normalized as in training"), std::string::npos) << r.out;
+    const OnnxModel m = read_onnx(dir.file(p + ".onnx"));
+    EXPECT_EQ(m.spec.layers.size(), 12u) << p;  // LeNet-5
+  }
+  ASSERT_EQ(run(train_args("npu") + " --precision int8-npu --method zo").code, 0);
+  expect_usage_error("export --checkpoint " + dir.file("npu") + "/checkpoint.bin --out " +
+                         dir.file("npu.onnx"),
+                     "int8-npu");
+}
 
 TEST_F(Cli, InfoNamesVersionKernelsAndCpu) {
   Result r = run("info");

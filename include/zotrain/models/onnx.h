@@ -30,4 +30,9 @@ bool is_onnx_path(const std::string& model);
 // supports for anything else.
 OnnxModel read_onnx(const std::string& path);
 
+// Writes a model and its f32 parameters (named as a checkpoint's) as an ONNX file (opset 13, a
+// dynamic batch, input "input" [batch, C, H, W], output "logits"), written atomically; dropout
+// is left out (inference). InputError for a model zotrain cannot express in ONNX.
+void write_onnx(const std::string& path, const ModelSpec& spec, const TensorFile& params);
+
 }  // namespace zotrain
