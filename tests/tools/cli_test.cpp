@@ -84,9 +84,9 @@ TEST_F(Cli, ExportWritesTheTrainedModelAsOnnx) {
     EXPECT_EQ(m.spec.layers.size(), 12u) << p;  // LeNet-5
   }
   ASSERT_EQ(run(train_args("npu") + " --precision int8-npu --method zo").code, 0);
-  expect_usage_error("export --checkpoint " + dir.file("npu") + "/checkpoint.bin --out " +
-                         dir.file("npu.onnx"),
-                     "int8-npu");
+  expect_usage_error(
+      "export --checkpoint " + dir.file("npu") + "/checkpoint.bin --out " + dir.file("npu.onnx"),
+      "int8-npu");
 }
 
 TEST_F(Cli, InfoNamesVersionKernelsAndCpu) {
