@@ -68,6 +68,7 @@ def models():
         nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(32, 5))
 
 
+GRADIENTS = {"lenet5"}  # models without batch norm, whose export is the model itself
 INPUTS = {"lenet5": (1, 28, 28), "residual": (1, 28, 28), "odd_shapes": (3, 32, 32),
           "inverted_residual": (3, 32, 32)}
 
@@ -88,6 +89,13 @@ def main(out):
                               dynamic_axes={"x": {0: "batch"}, "logits": {0: "batch"}})
             x.numpy().astype("<f4").tofile(f"{out}/{name}{suffix}.input.bin")
             y.numpy().astype("<f4").tofile(f"{out}/{name}{suffix}.logits.bin")
+        if name in GRADIENTS:
+            # A BP step's gradients: the mean cross-entropy of labels 0, 1, 2, every parameter's
+            # gradient in parameter order, one file.
+            model.zero_grad()
+            nn.functional.cross_entropy(model(x), torch.tensor([0, 1, 2])).backward()
+            torch.cat([p.grad.flatten() for p in model.parameters()]).numpy().astype(
+                "<f4").tofile(f"{out}/{name}.grads.bin")
 
 
 main(sys.argv[1])

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "models/serialize.h"
+#include "nn/loss.h"
 #include "test_util.h"
 #include "zotrain/core/arena.h"
 #include "zotrain/core/error.h"
@@ -77,8 +78,8 @@ class Onnx : public ::testing::Test {
     double worst = 0;
     for (size_t i = 0; i < want.size(); ++i)
       worst = std::max(worst, std::fabs(static_cast<double>(got[i]) - want[i]));
-    EXPECT_LE(worst, 1e-4 * (*hi - *lo)) << "max |difference| of the logits, " << what;
-    std::printf("  %s: max |difference| %.2e (range of the logits %.2f)\n", what.c_str(), worst,
+    EXPECT_LE(worst, 1e-4 * (*hi - *lo)) << "max |difference|, " << what;
+    std::printf("  %s: max |difference| %.2e (range of the reference %.2f)\n", what.c_str(), worst,
                 *hi - *lo);
   }
 
@@ -103,6 +104,27 @@ int Onnx::export_code = -1;
 
 TEST_F(Onnx, LeNet5GivesPyTorchsLogits) {
   expect_torch_logits("lenet5");
+}
+
+TEST_F(Onnx, LeNet5BackpropGivesPyTorchsGradients) {
+  const OnnxModel m = read_onnx(file("lenet5.onnx"));
+  const std::vector<float> x = read_floats(file("lenet5.input.bin"));
+  const std::vector<float> want = read_floats(file("lenet5.grads.bin"));
+  Network net(m.spec.item_shape, m.spec.layers);
+  Arena arena;
+  net.allocate(arena, 3, 0, nullptr, 0);  // Full BP
+  restore_params(m.params, "lenet5", net);
+  std::copy(x.begin(), x.end(), net.input(3).data());
+  net.zero_grad();
+  const Tensor logits = net.forward(3);
+  Tensor dlogits = net.logits_grad(3);
+  const uint8_t labels[3] = {0, 1, 2};
+  softmax_cross_entropy(logits, labels, &dlogits, nullptr);
+  net.backward(dlogits);
+  std::vector<float> got;
+  for (const ParamRef& p : net.params())
+    got.insert(got.end(), p.grad.data(), p.grad.data() + p.grad.numel());
+  expect_close(got, want, "lenet5 gradients of a BP step, zotrain vs PyTorch");
 }
 
 TEST_F(Onnx, StridesGroupsPoolsAndBatchNormGivePyTorchsLogits) {
