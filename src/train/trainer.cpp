@@ -249,7 +249,9 @@ Trainer::Trainer(const TrainConfig& cfg, RunData data)
     init = read_init();
   } else if (is_onnx_path(cfg_.model)) {
     // An ONNX model starts from the file's parameters (an f32 model: int8 runs quantize them).
-    init = Checkpoint{cfg_.model, {}, read_onnx(cfg_.model).params};
+    init.emplace();
+    init->path = cfg_.model;
+    init->file = read_onnx(cfg_.model).params;
     init->meta.item_shape = spec_.item_shape;
     init->meta.num_classes = spec_.num_classes;
   }
