@@ -45,6 +45,11 @@ class Reader {
           if (a.name() == "value") init_[n.output(0)] = &a.t();
         continue;
       }
+      // PyTorch shares equal initializers (zero biases) through Identity nodes: constants too.
+      if (n.op_type() == "Identity" && init_.count(n.input(0))) {
+        init_[n.output(0)] = init_[n.input(0)];
+        continue;
+      }
       for (const std::string& in : n.input())
         if (!in.empty() && !init_.count(in)) consumers_[in].push_back(&n);
     }

@@ -51,7 +51,7 @@ void run_export(const ExportArgs& a) {
   write_onnx(a.out, spec, float_params(ckpt, spec));
   std::printf(
       "%s: %s (%s) as ONNX, input [batch, %lld, %lld, %lld] normalized as in training "
-      "((x - %.6g) / %.6g for pixels x in [0, 1])%s\n",
+      "((x - %.9g) / %.9g for pixels x in [0, 1])%s\n",
       a.out.c_str(), m.config.model.c_str(), name_of(m.config.precision),
       static_cast<long long>(m.item_shape[0]), static_cast<long long>(m.item_shape[1]),
       static_cast<long long>(m.item_shape[2]), m.norm.mean, m.norm.std,

@@ -66,10 +66,22 @@ def models():
                  relu=False),
         nn.Conv2d(16, 32, 1, bias=False), bn(32), nn.ReLU6(),
         nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(32, 5))
+    yield "shared_initializers", shared_initializers()
 
 
 GRADIENTS = {"lenet5"}  # models without batch norm, whose export is the model itself
-INPUTS = {"lenet5": (1, 28, 28), "residual": (1, 28, 28), "odd_shapes": (3, 32, 32),
+def shared_initializers():
+    # Two convolutions with equal (zero) biases: PyTorch's exporter keeps one initializer and
+    # feeds the second through an Identity node.
+    m = nn.Sequential(nn.Conv2d(1, 4, 3, padding=1), nn.ReLU(), nn.Conv2d(4, 4, 3, padding=1),
+                      nn.ReLU(), nn.Flatten(), nn.Linear(4 * 28 * 28, 3))
+    with torch.no_grad():
+        m[0].bias.zero_()
+        m[2].bias.zero_()
+    return m
+
+
+INPUTS = {"lenet5": (1, 28, 28), "shared_initializers": (1, 28, 28), "residual": (1, 28, 28), "odd_shapes": (3, 32, 32),
           "inverted_residual": (3, 32, 32)}
 
 

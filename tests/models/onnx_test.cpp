@@ -182,6 +182,10 @@ TEST_F(Onnx, ExportedModelsPassTheCheckerAndRunInOnnxRuntime) {
   }
 }
 
+TEST_F(Onnx, InitializersSharedThroughIdentityNodes) {
+  expect_torch_logits("shared_initializers");
+}
+
 TEST_F(Onnx, BadFilesAreRefusedByName) {
   std::ofstream(dir.file("junk.onnx")) << "not a model";
   try {
