@@ -271,12 +271,16 @@ class F32Engine : public Engine {
     return r;
   }
 
+  // The mode of the step's training passes: its dropout key; `stats` moves batch norm's
+  // running statistics (the step's first pass).
+  void step_mode(bool stats) { net_.set_mode({true, step_key(cfg_, in_->step), stats}); }
+
   // The loss of one forward pass; with `head_weight` > 0 also backprops the head, scaling
   // dL/dlogits by head_weight. Counts its passes in `r`.
   double pass(const ParamTransform* body, double head_weight, StepResult* r, int64_t* correct) {
     // Every pass of a step drops the same units; the step's first pass moves batch norm's
     // running statistics.
-    net_.set_mode({true, step_key(cfg_, in_->step), stats_pass_});
+    step_mode(stats_pass_);
     stats_pass_ = false;
     return finish_pass(net_.forward_trained(in_->rows, body), head_weight, r, correct);
   }
@@ -288,13 +292,13 @@ class F32Engine : public Engine {
     const size_t n = body.size(), lanes = static_cast<size_t>(net_.lanes());
     if (paired_) {
       for (size_t c = 0; c < n; c += 2) {
-        net_.set_mode({true, step_key(cfg_, in_->step), stats_pass_});
+        step_mode(stats_pass_);
         const std::array<Tensor, 2> outputs = net_.forward_pair(in_->rows, &body[c], &body[c + 1]);
         for (size_t k = 0; k < 2; ++k) {
           loss[c + k] = finish_pass(net_.forward_head(outputs[k]), head_weight, r,
                                     c + k == 0 ? correct : nullptr);
           stats_pass_ = false;
-          net_.set_mode({true, step_key(cfg_, in_->step), false});
+          step_mode(false);
         }
       }
       return;
@@ -308,14 +312,33 @@ class F32Engine : public Engine {
       std::vector<const ParamTransform*> group;
       for (size_t k = 0; k < m; ++k) group.push_back(&body[c + k]);
       // Lane 0's body and the first head take the statistics pass, if the step is at it.
-      net_.set_mode({true, step_key(cfg_, in_->step), stats_pass_});
+      step_mode(stats_pass_);
       const std::vector<Tensor> outputs = net_.forward_lanes(in_->rows, group);
       for (size_t k = 0; k < m; ++k) {
         loss[c + k] = finish_pass(net_.forward_head(outputs[k]), head_weight, r,
                                   c + k == 0 ? correct : nullptr);
         stats_pass_ = false;
-        net_.set_mode({true, step_key(cfg_, in_->step), false});
+        step_mode(false);
       }
+    }
+  }
+
+  // The bodies of passes [a, b) on the first `rows` rows, a ±z pair at a time when paired; the
+  // step's first pass moves batch norm's statistics. out(k, body output) for each, in order.
+  template <typename Out>
+  void run_bodies(const std::vector<const ParamTransform*>& body, size_t a, size_t b, int64_t rows,
+                  Out&& out) {
+    for (size_t k = a; k < b;) {
+      step_mode(stats_pass_ && k == 0);
+      if (paired_ && k + 1 < b) {
+        const std::array<Tensor, 2> pair = net_.forward_pair(rows, body[k], body[k + 1]);
+        out(k, pair[0]);
+        out(k + 1, pair[1]);
+        k += 2;
+        continue;
+      }
+      out(k, net_.forward_lanes(rows, {body[k]})[0]);
+      ++k;
     }
   }
 
@@ -328,23 +351,13 @@ class F32Engine : public Engine {
   void distributed_passes(const std::vector<const ParamTransform*>& body, size_t per_sample,
                           double head_weight, StepResult* r, int64_t* correct, double* loss) {
     const int64_t rows = in_->rows;
-    const auto mode = [&](bool stats) { net_.set_mode({true, step_key(cfg_, in_->step), stats}); };
     const auto run = [&](size_t a, size_t b, int64_t local, float* out) {
-      for (size_t k = a; k < b;) {
-        mode(stats_pass_ && k == 0);  // the step's first pass moves batch norm's statistics
-        if (paired_ && k + 1 < b) {
-          for (const Tensor& t : net_.forward_pair(local, body[k], body[k + 1]))
-            out = std::copy(t.data(), t.data() + t.numel(), out);
-          k += 2;
-          continue;
-        }
-        const Tensor t = net_.forward_lanes(local, {body[k]})[0];
+      run_bodies(body, a, b, local, [&](size_t, const Tensor& t) {
         out = std::copy(t.data(), t.data() + t.numel(), out);
-        ++k;
-      }
+      });
     };
     const auto finish = [&](size_t k, float* output) {
-      mode(stats_pass_);
+      step_mode(stats_pass_);
       const Tensor out(output, net_.input_shape(head_, rows));
       loss[k] = finish_pass(net_.forward_head(out), head_weight, r, k == 0 ? correct : nullptr);
       stats_pass_ = false;
@@ -352,37 +365,24 @@ class F32Engine : public Engine {
     run_passes(split_, body.size(), paired_ ? 2 : 1, per_sample, rows,
                net_.input_shape(head_, 1).numel(), dist_send_.data(), dist_gathered_.data(), run,
                finish);
-    mode(false);
+    step_mode(false);
   }
 
   // distributed_passes for passes that only need their loss (no head to backprop from them):
   // the ranks exchange losses, not body outputs.
   void distributed_losses(const std::vector<const ParamTransform*>& body, size_t per_sample,
                           StepResult* r, int64_t* correct, double* loss) {
-    const auto mode = [&](bool stats) { net_.set_mode({true, step_key(cfg_, in_->step), stats}); };
     const auto run = [&](size_t a, size_t b, int64_t rows, const auto& emit) {
-      for (size_t k = a; k < b;) {
-        mode(stats_pass_ && k == 0);  // the step's first pass moves batch norm's statistics
-        const size_t m = paired_ && k + 1 < b ? 2 : 1;
-        std::vector<Tensor> out;
-        if (m == 2) {
-          const std::array<Tensor, 2> pair = net_.forward_pair(rows, body[k], body[k + 1]);
-          out.assign(pair.begin(), pair.end());
-        } else {
-          out = net_.forward_lanes(rows, {body[k]});
-        }
-        for (size_t j = 0; j < m; ++j) {
-          mode(stats_pass_ && k + j == 0);
-          emit(k + j, net_.forward_head(out[j]));
-        }
-        k += m;
-      }
+      run_bodies(body, a, b, rows, [&](size_t k, const Tensor& t) {
+        step_mode(stats_pass_ && k == 0);
+        emit(k, net_.forward_head(t));
+      });
     };
     exchange_losses(split_, body.size(), paired_ ? 2 : 1, per_sample, in_->rows, in_->labels,
                     loss_send_, loss_gathered_, run, loss, correct);
     r->forward_passes += static_cast<int64_t>(body.size());
     stats_pass_ = false;
-    mode(false);
+    step_mode(false);
   }
 
   // The loss of the logits of a pass; with `head_weight` > 0 also backprops the head.
