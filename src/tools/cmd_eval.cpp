@@ -16,23 +16,12 @@ struct EvalArgs {
 };
 
 void run_eval(const EvalArgs& a) {
-  Checkpoint ckpt = read_checkpoint(a.checkpoint);
-  const CheckpointMeta& m = ckpt.meta;
-  std::string data_name = a.data.empty() ? m.config.data : a.data;
-  RunData data = RunData::load(data_name, {0, 0, m.config.seed}, m.config.points);
-  data.set_normalization(m.norm);
-  if (data.item_shape() != m.item_shape)
-    throw InputError(data_name + ": inputs are " + data.item_shape().str() + " but " +
-                     a.checkpoint + " was trained on " + m.item_shape.str());
-  if (data.num_classes() > m.num_classes)
-    throw InputError(data_name + ": has " + std::to_string(data.num_classes()) + " classes but " +
-                     a.checkpoint + " has " + std::to_string(m.num_classes));
-  if (a.batch < 1) throw InputError("--batch: expected an integer >= 1");
-  if (a.threads < 1 || a.threads > 256)
-    throw InputError("--threads: expected an integer in [1, 256]");
-  const double acc = evaluate_checkpoint(ckpt, data, a.batch, a.threads);
+  const Checkpoint ckpt = read_checkpoint(a.checkpoint);
+  int64_t examples = 0;
+  const double acc = evaluate_checkpoint(ckpt, a.data, a.batch, a.threads, &examples);
   std::printf("%s on %s test set (%lld examples): accuracy %.2f%%\n", a.checkpoint.c_str(),
-              data_name.c_str(), static_cast<long long>(data.size(Split::kTest)), 100 * acc);
+              (a.data.empty() ? ckpt.meta.config.data : a.data).c_str(),
+              static_cast<long long>(examples), 100 * acc);
 }
 
 }  // namespace

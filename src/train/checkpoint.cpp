@@ -10,8 +10,8 @@ namespace zotrain {
 
 using nlohmann::json;
 
-void save_checkpoint(const std::string& path, const CheckpointMeta& m, const Network* net, Sgd* sgd,
-                     const std::vector<std::pair<std::string, Tensor>>& extra) {
+TensorFile checkpoint_file(const CheckpointMeta& m, const Network* net, Sgd* sgd,
+                           const std::vector<std::pair<std::string, Tensor>>& extra) {
   json shape = json::array();
   for (int i = 0; i < m.item_shape.rank; ++i) shape.push_back(m.item_shape[i]);
   json meta = {{"kind", "zotrain-checkpoint"},
@@ -39,7 +39,12 @@ void save_checkpoint(const std::string& path, const CheckpointMeta& m, const Net
     for (auto& s : sgd->state())
       if (!s.momentum.empty()) file.tensors.emplace_back("momentum/" + s.param->name, s.momentum);
   file.tensors.insert(file.tensors.end(), extra.begin(), extra.end());
-  write_tensor_file(path, file);
+  return file;
+}
+
+void save_checkpoint(const std::string& path, const CheckpointMeta& meta, const Network* net,
+                     Sgd* sgd, const std::vector<std::pair<std::string, Tensor>>& extra) {
+  write_tensor_file(path, checkpoint_file(meta, net, sgd, extra));
 }
 
 Checkpoint read_checkpoint(const std::string& path) {

@@ -241,6 +241,10 @@ void validate(const TrainConfig& c) {
        "bp_layers", "at most train_layers: the BP head lies among the trained layers");
   need(c.val_size >= 0, "val_size", "an integer >= 0");
   need(c.points >= 1, "points", "an integer >= 1");
+  need(c.input_std >= 0 && c.input_std <= 1e3 && std::fabs(c.input_mean) <= 1e3, "input_std",
+       "a number in [0, 1000] (0: from the training split), with |input_mean| <= 1000");
+  need(c.input_std > 0 || c.input_mean == 0, "input_mean",
+       "0 unless input_std is given: both come from the training split");
   need(c.q0 >= 1, "q0", "an integer >= 1");
   need(c.q_alpha >= 2, "q_alpha", "an integer >= 2");
   need(c.q_patience >= 1, "q_patience", "an integer >= 1");

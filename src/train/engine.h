@@ -83,6 +83,13 @@ class Engine {
   virtual FeatureSet extract_features(BatchSource& images, int64_t examples) = 0;
   // One inference pass on the first `rows` rows of the input (benchmarks).
   virtual void forward(int64_t rows) = 0;
+  // Batch `index` of `batches` in evaluation mode: its logits into logits [rows, classes] (an
+  // integer network's dequantized); returns its rows.
+  virtual int64_t predict(const BatchSource& batches, int64_t index, float* logits) = 0;
+  // The parameter tensors where the engine keeps them (trainer.h's ParamView).
+  virtual std::vector<ParamView> parameters() = 0;
+  // Called after a caller wrote parameters() (int8-npu re-quantizes its program).
+  virtual void parameters_changed() {}
 
   virtual CheckpointParts checkpoint() = 0;
   // Continues from a checkpoint of the same run (after construction).

@@ -125,6 +125,24 @@ class F32Engine : public Engine {
 
   void forward(int64_t rows) override { net_.forward(rows); }
 
+  int64_t predict(const BatchSource& batches, int64_t index, float* logits) override {
+    const PassMode mode = net_.mode();
+    net_.set_mode({false, 0, false});
+    const int64_t rows = batches.fill(index, net_.input(cfg_.batch).data(), nullptr);
+    const Tensor out = net_.forward(rows);
+    std::copy(out.data(), out.data() + out.numel(), logits);
+    net_.set_mode(mode);
+    return rows;
+  }
+
+  std::vector<ParamView> parameters() override {
+    std::vector<ParamView> views;
+    for (auto* refs : {&net_.params(), &net_.state()})
+      for (ParamRef& p : *refs)
+        views.push_back({p.name, ParamView::Type::kF32, p.value.data(), p.value.shape()});
+    return views;
+  }
+
   CheckpointParts checkpoint() override { return {&net_, sgd_.get(), zo_state()}; }
 
   void resume(const Checkpoint& ckpt) override {

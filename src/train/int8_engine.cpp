@@ -213,6 +213,26 @@ class Int8Engine : public Engine {
 
   void forward(int64_t rows) override { qnet_.forward(rows); }
 
+  int64_t predict(const BatchSource& batches, int64_t index, float* logits) override {
+    const PassMode mode = qnet_.mode();
+    qnet_.set_mode({false, 0, false});
+    qnet_.input().exp = data_.int8_exp();
+    const int64_t rows = batches.fill(index, qnet_.input().data, nullptr);
+    const QTensor out = qnet_.forward(rows);
+    for (int64_t i = 0; i < out.numel(); ++i) logits[i] = std::ldexp(out.data[i], out.exp);
+    qnet_.set_mode(mode);
+    return rows;
+  }
+
+  // The weights' mantissas; the integer batch norms' state is not a parameter.
+  std::vector<ParamView> parameters() override {
+    std::vector<ParamView> views;
+    for (QWeight& w : qnet_.weights())
+      views.push_back({std::to_string(w.layer) + ".weight", ParamView::Type::kS8, w.value.data,
+                       w.value.shape, w.value.exp});
+    return views;
+  }
+
   CheckpointParts checkpoint() override { return {nullptr, nullptr, int8_weight_tensors(qnet_)}; }
 
   void resume(const Checkpoint& ckpt) override { restore_int8_weights(ckpt, qnet_); }

@@ -132,6 +132,28 @@ class NpuEngine : public Engine {
     npu_->forward(rows, 0, nullptr);
   }
 
+  int64_t predict(const BatchSource& batches, int64_t index, float* logits) override {
+    const int64_t rows = batches.fill(index, net_.input(cfg_.batch).data(), nullptr);
+    npu_->set_input(net_.input(rows).data(), rows);
+    const Tensor out = npu_->forward(rows, 0, nullptr);
+    std::copy(out.data(), out.data() + out.numel(), logits);
+    return rows;
+  }
+
+  // The program's float master weights (batch norm folded in), named after the model's weight
+  // each came from; written only through set_parameter, which re-quantizes them.
+  std::vector<ParamView> parameters() override {
+    std::vector<ParamView> views;
+    for (NpuParam& p : npu_->params())
+      views.push_back({net_.params()[p.param_index].name, ParamView::Type::kF32, p.master.data(),
+                       p.master.shape(), 0, false});
+    return views;
+  }
+
+  void parameters_changed() override {
+    for (const NpuParam& p : npu_->params()) npu_->requantize(p);
+  }
+
   CheckpointParts checkpoint() override {
     std::vector<std::pair<std::string, Tensor>> state = momentum_state();
     for (const NpuParam* p : trained_params())

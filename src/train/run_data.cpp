@@ -1,5 +1,6 @@
 #include "zotrain/train/run_data.h"
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <vector>
@@ -35,6 +36,49 @@ class ImageSource : public BatchSource {
   InputQuantizer quantizer_;
 };
 
+// x[i] as mantissas of 2^exp: nearest, saturated to ±127.
+void quantize_inputs(const float* x, size_t n, int exp, int8_t* q) {
+  for (size_t i = 0; i < n; ++i) {
+    const long m = std::lround(std::ldexp(x[i], -exp));
+    q[i] = static_cast<int8_t>(m > 127 ? 127 : m < -127 ? -127 : m);
+  }
+}
+
+class InputSource : public BatchSource {
+ public:
+  InputSource(const float* x, const uint8_t* labels, int64_t n, int64_t item_numel, int64_t batch,
+              int int8_exp)
+      : x_(x), labels_(labels), n_(n), item_(item_numel), batch_(batch), exp_(int8_exp) {}
+  void start_epoch(int64_t) override {}
+  int64_t batches_per_epoch() const override { return (n_ + batch_ - 1) / batch_; }
+  int64_t fill(int64_t index, float* x, uint8_t* labels, RowShare share = {}) const override {
+    const auto [begin, rows] = range(index, share);
+    std::copy(x_ + begin * item_, x_ + (begin + rows) * item_, x);
+    return labeled(index, labels);
+  }
+  int64_t fill(int64_t index, int8_t* x, uint8_t* labels, RowShare share = {}) const override {
+    const auto [begin, rows] = range(index, share);
+    quantize_inputs(x_ + begin * item_, static_cast<size_t>(rows * item_), exp_, x);
+    return labeled(index, labels);
+  }
+
+ private:
+  // The first row and the rows of batch `index` (a share's, with one).
+  std::pair<int64_t, int64_t> range(int64_t index, RowShare share) const {
+    const int64_t first = index * batch_, rows = std::min(batch_, n_ - first);
+    return {first + share.begin(rows), share.end(rows) - share.begin(rows)};
+  }
+  int64_t labeled(int64_t index, uint8_t* labels) const {
+    const int64_t first = index * batch_, rows = std::min(batch_, n_ - first);
+    if (labels && labels_) std::copy(labels_ + first, labels_ + first + rows, labels);
+    return rows;
+  }
+  const float* x_;
+  const uint8_t* labels_;
+  int64_t n_, item_, batch_;
+  int exp_;
+};
+
 class PointSource : public BatchSource {
  public:
   PointSource(const PointCloudSet& data, int64_t batch, int64_t points, bool train, uint64_t seed)
@@ -47,10 +91,7 @@ class PointSource : public BatchSource {
   int64_t fill(int64_t index, int8_t* x, uint8_t* labels, RowShare share = {}) const override {
     std::vector<float> f(static_cast<size_t>(batcher_.rows(index) * batcher_.item_shape().numel()));
     const int64_t rows = batcher_.fill(index, f.data(), labels, share);
-    for (size_t i = 0; i < f.size(); ++i) {
-      const long m = std::lround(std::ldexp(f[i], -kPointExp));
-      x[i] = static_cast<int8_t>(m > 127 ? 127 : m < -127 ? -127 : m);
-    }
+    quantize_inputs(f.data(), f.size(), kPointExp, x);
     return rows;
   }
 
@@ -112,6 +153,21 @@ std::unique_ptr<BatchSource> RunData::batches(Split split, int64_t batch, bool t
                                          points_, train, seed);
   return std::make_unique<ImageSource>(split_of(std::get<DataSplits>(data_), split), batch, norm_,
                                        train, seed, quantizer_);
+}
+
+std::unique_ptr<BatchSource> RunData::batches_of(const Dataset& images, int64_t batch) const {
+  if (is_point_cloud())
+    throw InputError("this run trains on point clouds: give its inputs as float arrays");
+  if (images.item_shape != item_shape())
+    throw InputError("images of shape " + images.item_shape.str() + ": this run's are " +
+                     item_shape().str());
+  return std::make_unique<ImageSource>(images, batch, norm_, false, 0, quantizer_);
+}
+
+std::unique_ptr<BatchSource> input_batches(const float* x, const uint8_t* labels, int64_t n,
+                                           int64_t item_numel, int64_t batch, int int8_exp) {
+  ZT_ASSERT(n >= 0 && item_numel > 0 && batch > 0);
+  return std::make_unique<InputSource>(x, labels, n, item_numel, batch, int8_exp);
 }
 
 }  // namespace zotrain

@@ -225,6 +225,24 @@ double evaluate_checkpoint(const Checkpoint& ckpt, const RunData& data, int64_t 
   return engine->evaluate(*test, false);
 }
 
+double evaluate_checkpoint(const Checkpoint& ckpt, const std::string& data, int64_t batch,
+                           int threads, int64_t* examples) {
+  const CheckpointMeta& m = ckpt.meta;
+  const std::string name = data.empty() ? m.config.data : data;
+  RunData d = RunData::load(name, {0, 0, m.config.seed}, m.config.points);
+  d.set_normalization(m.norm);
+  if (d.item_shape() != m.item_shape)
+    throw InputError(name + ": inputs are " + d.item_shape().str() + " but " + ckpt.path +
+                     " was trained on " + m.item_shape.str());
+  if (d.num_classes() > m.num_classes)
+    throw InputError(name + ": has " + std::to_string(d.num_classes()) + " classes but " +
+                     ckpt.path + " has " + std::to_string(m.num_classes));
+  if (batch < 1) throw InputError("--batch: expected an integer >= 1");
+  if (threads < 1 || threads > 256) throw InputError("--threads: expected an integer in [1, 256]");
+  if (examples) *examples = d.size(Split::kTest);
+  return evaluate_checkpoint(ckpt, d, batch, threads);
+}
+
 Trainer::Trainer(const TrainConfig& cfg)
     : Trainer(cfg, RunData::load(validated(cfg).data,
                                  {cfg.val_size, cfg.train_limit, cfg.seed, cfg.test_limit},
@@ -236,6 +254,13 @@ Trainer::Trainer(const TrainConfig& cfg, RunData data)
       spec_(model_by_name(cfg.model, data_.item_shape(), data_.num_classes())),
       pool_(cfg_.threads) {
   check_launch(cfg_);
+  if (cfg_.input_std > 0) {
+    if (data_.is_point_cloud())
+      throw InputError("input_mean and input_std normalize images: " + cfg_.data +
+                       " holds point clouds");
+    data_.set_normalization(
+        {static_cast<float>(cfg_.input_mean), static_cast<float>(cfg_.input_std)});
+  }
   net_ = std::make_unique<Network>(spec_.item_shape, spec_.layers);
   frozen_ = frozen_layers(*net_, cfg_);
   head_ = choose_head(*net_, cfg_);
@@ -298,6 +323,62 @@ int64_t Trainer::fill_input(const BatchSource& batches, int64_t index) {
 
 void Trainer::forward(int64_t rows) {
   engine_->forward(rows);
+}
+
+int64_t Trainer::predict(BatchSource& batches, float* logits) {
+  batches.start_epoch(0);
+  int64_t n = 0;
+  for (int64_t b = 0; b < batches.batches_per_epoch(); ++b)
+    n += engine_->predict(batches, b, logits + n * spec_.num_classes);
+  return n;
+}
+
+StepResult Trainer::step(const BatchSource& batches, int epoch) {
+  if (epoch < 0) throw InputError("step: epoch " + std::to_string(epoch) + " is not >= 0");
+  return step(fill_input(batches, 0), epoch);
+}
+
+std::vector<ParamView> Trainer::parameters() {
+  return engine_->parameters();
+}
+
+void Trainer::set_parameter(const std::string& name, const void* values) {
+  for (const ParamView& p : engine_->parameters()) {
+    if (p.name != name) continue;
+    const size_t n = static_cast<size_t>(p.shape.numel());
+    if (p.type == ParamView::Type::kS8) {
+      const auto* v = static_cast<const int8_t*>(values);
+      for (size_t i = 0; i < n; ++i)
+        if (v[i] == -128)
+          throw InputError("parameter " + name + ": int8 mantissas are in [-127, 127], -128 at " +
+                           std::to_string(i));
+      std::copy(v, v + n, static_cast<int8_t*>(p.data));
+    } else {
+      const auto* v = static_cast<const float*>(values);
+      std::copy(v, v + n, static_cast<float*>(p.data));
+    }
+    engine_->parameters_changed();
+    return;
+  }
+  std::string names;
+  for (const ParamView& p : engine_->parameters()) names += (names.empty() ? "" : ", ") + p.name;
+  throw InputError("no parameter called '" + name + "'; this run has " + names);
+}
+
+CheckpointMeta Trainer::meta() const {
+  return {cfg_, spec_.item_shape, spec_.num_classes, data_.normalization(), state_};
+}
+
+Checkpoint Trainer::checkpoint() {
+  const CheckpointParts parts = engine_->checkpoint();
+  return {"the run in " + cfg_.out + " (in memory)", meta(),
+          checkpoint_file(meta(), parts.net, parts.sgd, parts.extra)};
+}
+
+void Trainer::save(const std::string& path) {
+  const CheckpointParts parts = engine_->checkpoint();
+  check_finite(parts, state_.epochs_done);
+  write_tensor_file(path, checkpoint_file(meta(), parts.net, parts.sgd, parts.extra));
 }
 
 double Trainer::evaluate_on(Split split) {
@@ -397,6 +478,20 @@ Trainer::EpochSums Trainer::train_epoch(BatchSource& batches, int epoch, bool ca
 }
 
 void Trainer::run(const TrainCallbacks& cb) {
+  if (interrupted_)
+    throw InputError("the run in " + cfg_.out +
+                     " stopped in the middle of an epoch: continue it from its checkpoint "
+                     "(zotrain train --resume, or Trainer.from_checkpoint in Python)");
+  // The output folder is this run's until run() ends; a run that ends by an exception (a
+  // callback's, a diverged loss) stays mid-epoch, and only its checkpoint continues it.
+  struct Ending {
+    Trainer& t;
+    bool finished = false;
+    ~Ending() {
+      t.output_.reset();
+      t.interrupted_ = !finished;
+    }
+  } ending{*this};
   claim_output();
   if (state_.epochs_done == 0 && output_) {
     if (cfg_.overwrite)
@@ -466,6 +561,7 @@ void Trainer::run(const TrainCallbacks& cb) {
                  {"peak_rss_bytes", r.peak_rss_bytes}};
     if (recalibrate) line["recalibrated"] = true;
     engine_->add_epoch_metrics(line, epoch, sums);
+    r.metrics = line.dump();
     const CheckpointParts parts = engine_->checkpoint();
     check_ranks_agree("parameters", state_hash(parts));
     if (!output_) {
@@ -474,12 +570,12 @@ void Trainer::run(const TrainCallbacks& cb) {
     }
     write_file(metrics_path, line.dump() + "\n", std::ios::app);
     check_finite(parts, epoch + 1);
-    save_checkpoint(cfg_.out + "/checkpoint.bin",
-                    {cfg_, spec_.item_shape, spec_.num_classes, data_.normalization(), state_},
-                    parts.net, parts.sgd, parts.extra);
+    write_tensor_file(cfg_.out + "/checkpoint.bin",
+                      checkpoint_file(meta(), parts.net, parts.sgd, parts.extra));
     if (cb.on_epoch) cb.on_epoch(r);
   }
   if (output_) write_summary();
+  ending.finished = true;
 }
 
 int64_t Trainer::num_parameters() const {

@@ -38,6 +38,9 @@ struct CheckpointMeta {
 // weights of an int8 run, whose f32 `net` is then null).
 void save_checkpoint(const std::string& path, const CheckpointMeta& meta, const Network* net,
                      Sgd* sgd, const std::vector<std::pair<std::string, Tensor>>& extra = {});
+// What save_checkpoint writes, in memory: its tensors view the network's and the optimizer's.
+TensorFile checkpoint_file(const CheckpointMeta& meta, const Network* net, Sgd* sgd,
+                           const std::vector<std::pair<std::string, Tensor>>& extra = {});
 // Reads and checks a checkpoint file; InputError naming the path for any problem.
 struct Checkpoint {
   std::string path;

@@ -123,6 +123,10 @@ struct TrainConfig {
   int64_t test_limit = 0;   // 0: all test examples
   int64_t val_size = 5000;  // held out from the training files for validation
   int64_t points = 1024;    // point clouds: points sampled from each cloud per pass
+  // Images: pixels p become (p / 255 - input_mean) / input_std; input_std 0 takes both from the
+  // training split. A model trained elsewhere (an ONNX file) needs its own training's values.
+  double input_mean = 0.0;
+  double input_std = 0.0;
   // Integer-only training (NITI int8, ElasticZO-INT8). lr, momentum, eps, zo_lr, grad_clip and
   // perturbation do not apply: updates are NITI's bit-width rule, z is ternary.
   Precision precision = Precision::kF32;  // f32, int8, or int8-npu (ZO on an NPU-style int8 net)
@@ -248,6 +252,12 @@ void visit_config(Config& c, Visitor&& v) {
   v("test_limit", c.test_limit, "image data: test on the first N test examples only (0: all)");
   v("val_size", c.val_size, "examples held out from the training files for validation");
   v("points", c.points, "point-cloud data: points sampled from each cloud (PointNet's 1024)");
+  v("input_mean", c.input_mean,
+    "images: the mean m of pixels x in [0, 1] that inputs are normalized by, (x - m) / s (with "
+    "input_std; a model from elsewhere needs its training's)");
+  v("input_std", c.input_std,
+    "images: the standard deviation s of the normalization (0: mean and std of the training "
+    "split's pixels)");
   v("precision", c.precision,
     "arithmetic: f32, int8 (NITI integer-only training) or int8-npu (ZO fine-tuning of an "
     "int8-quantized net, float master weights on the host)");

@@ -34,6 +34,12 @@ class BatchSource {
   virtual int64_t fill(int64_t index, int8_t* x, uint8_t* labels, RowShare share = {}) const = 0;
 };
 
+// The batches, in order, of `n` inputs already in a network's form: x holds n × item_numel
+// floats, labels n classes (or null). An integer network gets each input as the mantissa of
+// 2^int8_exp nearest to it, saturated to ±127. x and labels must outlive the source.
+std::unique_ptr<BatchSource> input_batches(const float* x, const uint8_t* labels, int64_t n,
+                                           int64_t item_numel, int64_t batch, int int8_exp);
+
 class RunData {
  public:
   // Images, normalized by the training split's statistics.
@@ -58,6 +64,9 @@ class RunData {
 
   // The batches of a split; `train` shuffles per epoch from `seed` (and augments clouds).
   std::unique_ptr<BatchSource> batches(Split split, int64_t batch, bool train, uint64_t seed) const;
+  // The batches, in order, of a caller's images rather than a split's (images of item_shape(),
+  // normalized and quantized as this run's); InputError for another shape or a point-cloud run.
+  std::unique_ptr<BatchSource> batches_of(const Dataset& images, int64_t batch) const;
 
  private:
   std::variant<DataSplits, PointSplits> data_;

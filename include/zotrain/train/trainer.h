@@ -46,6 +46,23 @@ struct EpochReport {
   double seconds = 0;  // training time so far, evaluation excluded
   int64_t forward_passes = 0, backward_passes = 0;
   size_t arena_bytes = 0, peak_rss_bytes = 0;
+  std::string metrics;  // the epoch's line of metrics.jsonl (a JSON object): every field above
+                        // and those of the run's precision and schedules
+};
+
+// One parameter tensor where the run keeps it, to read or change in place (the Python
+// bindings' numpy views): an f32 run's weights and biases and batch-norm state, a NITI int8
+// run's weight mantissas (value = mantissa × 2^exp; the exponent may change as it trains), an
+// int8-npu run's float master weights of the trained layers (batch norm folded in), which
+// only Trainer::set_parameter changes (it re-quantizes the program).
+struct ParamView {
+  enum class Type { kF32, kS8 };
+  std::string name;  // "3.weight", as a checkpoint's "param/3.weight"
+  Type type = Type::kF32;
+  void* data = nullptr;
+  Shape shape;
+  int exp = 0;  // kS8
+  bool writable = true;
 };
 
 struct TrainCallbacks {
@@ -61,6 +78,11 @@ double evaluate(Network& net, BatchSource& batches, bool features = false);
 // The accuracy of a checkpoint's model on the test split of `data` (the checkpoint's input
 // shape and normalization), `batch` rows at a time on `threads` threads.
 double evaluate_checkpoint(const Checkpoint& ckpt, const RunData& data, int64_t batch, int threads);
+// The same on the test split of the data set `data` ("" for the checkpoint's own), loaded as
+// `zotrain eval` loads it; InputError for data of other inputs or more classes, a batch < 1 or
+// threads outside [1, 256]. `examples`, when given, gets the test examples' count.
+double evaluate_checkpoint(const Checkpoint& ckpt, const std::string& data, int64_t batch,
+                           int threads, int64_t* examples = nullptr);
 
 // The memory a run takes: its precision's plan (the network's buffers, or the integer
 // network's for int8) plus optimizer state and labels.
@@ -85,7 +107,8 @@ class Trainer {
   ~Trainer();
   // Continues from a checkpoint written by a run with the same config (epochs may grow).
   void resume(const Checkpoint& ckpt);
-  // Trains up to cfg.epochs, writing the output folder.
+  // Trains up to cfg.epochs, writing the output folder (held for the call: another run may use
+  // it after). A run that ends by an exception cannot run() again: its checkpoint continues it.
   void run(const TrainCallbacks& callbacks = {});
 
   const TrainConfig& config() const { return cfg_; }
@@ -116,6 +139,22 @@ class Trainer {
   int64_t fill_input(const BatchSource& batches, int64_t index);
   // One inference pass on the first `rows` rows of the input buffer (benchmarks).
   void forward(int64_t rows);
+  // The logits of every example of `batches` (batches in order, evaluation mode) into
+  // logits [examples, classes]; an int8 network's dequantized. Returns the examples.
+  int64_t predict(BatchSource& batches, float* logits);
+  // One optimizer step on batch 0 of `batches` (at most config().batch rows: a caller's batch,
+  // RunData::batches_of), with the learning rates and sparsity of `epoch` (0-based).
+  StepResult step(const BatchSource& batches, int epoch);
+  // The parameter tensors, in the network's order (ParamView).
+  std::vector<ParamView> parameters();
+  // Copies `values` (the tensor's numel, as its type) into the parameter called `name`;
+  // InputError for an unknown name.
+  void set_parameter(const std::string& name, const void* values);
+  // The run as a checkpoint, in memory (its tensors view the run's): what run() writes after an
+  // epoch, for save() and export.
+  Checkpoint checkpoint();
+  // Writes checkpoint() to `path`, atomically.
+  void save(const std::string& path);
 
  private:
   // The BP and ZO learning rates of a 0-based epoch (step decay).
@@ -130,6 +169,8 @@ class Trainer {
   // A split's batches: cached features when there are, else the data's.
   std::unique_ptr<BatchSource> source(Split split, bool train) const;
   void write_summary() const;
+  // What a checkpoint of the run says of it now.
+  CheckpointMeta meta() const;
   // Takes the output folder for this run's life (output_folder.h), once.
   void claim_output();
   // cfg.init's checkpoint (InputError for a checkpoint of another model or input).
@@ -156,6 +197,7 @@ class Trainer {
   std::unique_ptr<OutputFolder> output_;  // null on a distributed run's ranks but 0
   uint64_t step_bytes_sent_ = 0;          // by this rank in the steps of this session
   int64_t steps_run_ = 0;
+  bool interrupted_ = false;  // run() ended by an exception, mid-epoch
 };
 
 }  // namespace zotrain
