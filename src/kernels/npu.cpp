@@ -225,9 +225,9 @@ void conv_s8(const NpuConvGeometry& g, int64_t rows, const int8_t* x, const int8
 }
 
 // The training path's kernel (vectorized for 2x2 windows): the same maxima.
-void max_pool_s8(int64_t planes, int64_t h, int64_t w, int64_t k, int64_t stride, const int8_t* x,
-                 int8_t* y) {
-  max_pool2d_s8_forward(Pool2dGeometry::make(h, w, k, stride), planes, x, y);
+void max_pool_s8(int64_t planes, int64_t h, int64_t w, int64_t k, int64_t stride, int64_t pad,
+                 const int8_t* x, int8_t* y) {
+  max_pool2d_s8_forward(Pool2dGeometry::make(h, w, k, stride, pad), planes, x, y);
 }
 
 void avg_pool_s8(int64_t planes, int64_t h, int64_t w, int64_t k, int64_t stride, const int8_t* x,

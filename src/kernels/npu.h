@@ -55,8 +55,8 @@ void conv_s8(const NpuConvGeometry& g, int64_t rows, const int8_t* x, const int8
              void* work);
 
 // Max pooling (k x k, stride, no padding, floor): the scale stays, so no requantization.
-void max_pool_s8(int64_t planes, int64_t h, int64_t w, int64_t k, int64_t stride, const int8_t* x,
-                 int8_t* y);
+void max_pool_s8(int64_t planes, int64_t h, int64_t w, int64_t k, int64_t stride, int64_t pad,
+                 const int8_t* x, int8_t* y);
 // Average pooling: the int32 window sum requantized by `mult` (1 / (k * k) folded in).
 void avg_pool_s8(int64_t planes, int64_t h, int64_t w, int64_t k, int64_t stride, const int8_t* x,
                  FixedMultiplier mult, int8_t* y);

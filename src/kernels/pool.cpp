@@ -9,8 +9,11 @@
 
 namespace zotrain::kernels {
 
-Pool2dGeometry Pool2dGeometry::make(int64_t in_h, int64_t in_w, int64_t k, int64_t stride) {
-  return {in_h, in_w, k, stride, (in_h - k) / stride + 1, (in_w - k) / stride + 1};
+Pool2dGeometry Pool2dGeometry::make(int64_t in_h, int64_t in_w, int64_t k, int64_t stride,
+                                    int64_t pad) {
+  return {
+      in_h, in_w, k, stride, (in_h + 2 * pad - k) / stride + 1, (in_w + 2 * pad - k) / stride + 1,
+      pad};
 }
 
 void max_pool2d_forward(const Pool2dGeometry& g, int64_t planes, const float* x, float* y) {
@@ -32,12 +35,13 @@ void max_pool2d_backward_relu(const Pool2dGeometry& g, int64_t planes, const flo
   relu_backward(planes * g.in_plane(), x, dx, dx, cap);
 }
 
+// Average pooling has no padding: every window is k x k.
 void avg_pool2d_forward(const Pool2dGeometry& g, int64_t planes, const float* x, float* y) {
   const float area = static_cast<float>(g.k * g.k);
-  for_each_window(g, planes, [&](int64_t base, int64_t out, int64_t origin) {
+  for_each_window(g, planes, [&](int64_t base, int64_t out, PoolWindow w) {
     float sum = 0.0f;
-    for (int64_t i = 0; i < g.k; ++i)
-      for (int64_t j = 0; j < g.k; ++j) sum += x[base + origin + i * g.in_w + j];
+    for (int64_t i = 0; i < w.rows; ++i)
+      for (int64_t j = 0; j < w.cols; ++j) sum += x[base + w.origin + i * g.in_w + j];
     y[out] = sum / area;
   });
 }
@@ -45,10 +49,10 @@ void avg_pool2d_forward(const Pool2dGeometry& g, int64_t planes, const float* x,
 void avg_pool2d_backward(const Pool2dGeometry& g, int64_t planes, const float* dy, float* dx) {
   const float area = static_cast<float>(g.k * g.k);
   zero(dx, planes * g.in_plane());
-  for_each_window(g, planes, [&](int64_t base, int64_t out, int64_t origin) {
+  for_each_window(g, planes, [&](int64_t base, int64_t out, PoolWindow w) {
     const float share = dy[out] / area;
-    for (int64_t i = 0; i < g.k; ++i)
-      for (int64_t j = 0; j < g.k; ++j) dx[base + origin + i * g.in_w + j] += share;
+    for (int64_t i = 0; i < w.rows; ++i)
+      for (int64_t j = 0; j < w.cols; ++j) dx[base + w.origin + i * g.in_w + j] += share;
   });
 }
 

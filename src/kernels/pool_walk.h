@@ -4,29 +4,44 @@
 
 #include <cstdint>
 #include <type_traits>
+#include <utility>
 
 #include "zotrain/kernels/pool.h"
 
 namespace zotrain::kernels {
 
-// Calls fn(x_plane, out_index, window_origin) for every output pixel of every plane, where
-// window_origin indexes the window's top-left pixel in the plane. Scan order is row-major.
+// A window's pixels in the plane: rows x cols from the top-left one at `origin` (k x k, or
+// fewer where padding clips it).
+struct PoolWindow {
+  int64_t origin, rows, cols;
+};
+
+// Calls fn(x_plane, out_index, window) for every output pixel of every plane. Scan order is
+// row-major.
 template <typename Fn>
 void for_each_window(const Pool2dGeometry& g, int64_t planes, Fn fn) {
+  const auto clip = [&](int64_t o, int64_t size) {
+    const int64_t first = o * g.stride - g.pad, last = first + g.k;
+    return std::pair{first < 0 ? 0 : first, (last > size ? size : last) - (first < 0 ? 0 : first)};
+  };
   for (int64_t p = 0; p < planes; ++p)
-    for (int64_t oh = 0; oh < g.out_h; ++oh)
-      for (int64_t ow = 0; ow < g.out_w; ++ow)
+    for (int64_t oh = 0; oh < g.out_h; ++oh) {
+      const auto [top, rows] = clip(oh, g.in_h);
+      for (int64_t ow = 0; ow < g.out_w; ++ow) {
+        const auto [left, cols] = clip(ow, g.in_w);
         fn(p * g.in_plane(), p * g.out_plane() + oh * g.out_w + ow,
-           oh * g.stride * g.in_w + ow * g.stride);
+           PoolWindow{top * g.in_w + left, rows, cols});
+      }
+    }
 }
 
 // Offset, within the plane, of the window's first maximum in row-major scan order.
 template <typename T>
-int64_t window_argmax(const Pool2dGeometry& g, const T* plane, int64_t origin) {
-  int64_t best = origin;
-  for (int64_t i = 0; i < g.k; ++i)
-    for (int64_t j = 0; j < g.k; ++j) {
-      int64_t at = origin + i * g.in_w + j;
+int64_t window_argmax(const Pool2dGeometry& g, const T* plane, PoolWindow w) {
+  int64_t best = w.origin;
+  for (int64_t i = 0; i < w.rows; ++i)
+    for (int64_t j = 0; j < w.cols; ++j) {
+      int64_t at = w.origin + i * g.in_w + j;
       if (plane[at] > plane[best]) best = at;
     }
   return best;
@@ -38,7 +53,7 @@ void zero(T* a, int64_t n) {
 }
 
 inline bool is_2x2_stride_2(const Pool2dGeometry& g) {
-  return g.k == 2 && g.stride == 2;
+  return g.k == 2 && g.stride == 2 && g.pad == 0;
 }
 
 // The window (a, b over c, d) scanned as window_argmax does: a later element takes over only
@@ -116,8 +131,8 @@ inline void add_to(int8_t& a, int8_t b) {
 // pick the same element).
 template <typename T>
 void max_pool_forward_any(const Pool2dGeometry& g, int64_t planes, const T* x, T* y) {
-  for_each_window(g, planes, [&](int64_t base, int64_t out, int64_t origin) {
-    y[out] = x[base + window_argmax(g, x + base, origin)];
+  for_each_window(g, planes, [&](int64_t base, int64_t out, PoolWindow w) {
+    y[out] = x[base + window_argmax(g, x + base, w)];
   });
 }
 
@@ -126,8 +141,8 @@ void max_pool_backward_any(const Pool2dGeometry& g, int64_t planes, const T* x, 
                            T* dx) {
   if (is_2x2_stride_2(g)) return max_pool_2x2_backward(g, planes, x, dy, dx);
   zero(dx, planes * g.in_plane());
-  for_each_window(g, planes, [&](int64_t base, int64_t out, int64_t origin) {
-    add_to(dx[base + window_argmax(g, x + base, origin)], dy[out]);
+  for_each_window(g, planes, [&](int64_t base, int64_t out, PoolWindow w) {
+    add_to(dx[base + window_argmax(g, x + base, w)], dy[out]);
   });
 }
 

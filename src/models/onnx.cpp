@@ -221,10 +221,13 @@ class Reader {
       if (lo != 0.0f || hi != 6.0f) throw error(n, "clips to other bounds than 0 and 6 (ReLU6)");
       m.spec = LayerSpec::relu6();
     } else if (op == "MaxPool" || op == "AveragePool") {
+      // Padding never wins a max (PyTorch pads with -inf): zotrain clips the windows. Average
+      // pooling's padding would count in the mean, which zotrain's does not do.
       const auto [k, s, p] = window(n);
-      if (s != k || p != 0 || attr_int(n, "ceil_mode", 0) != 0)
-        throw error(n, "pools with a stride other than its kernel, padding or ceil_mode");
-      m.spec = op == "MaxPool" ? LayerSpec::max_pool(k) : LayerSpec::avg_pool(k);
+      if (attr_int(n, "ceil_mode", 0) != 0) throw error(n, "pools with ceil_mode");
+      if (op == "AveragePool" && p != 0) throw error(n, "pads an average pooling");
+      if (p >= k) throw error(n, "pads by its kernel or more");
+      m.spec = {op == "MaxPool" ? Op::kMaxPool2d : Op::kAvgPool2d, 0, k, s, p};
     } else if (op == "GlobalAveragePool" || op == "GlobalMaxPool") {
       m.spec =
           op == "GlobalAveragePool" ? LayerSpec::global_avg_pool() : LayerSpec::global_max_pool();
@@ -424,6 +427,7 @@ class Writer {
             node(spec.op == Op::kMaxPool2d ? "MaxPool" : "AveragePool", name, {x}, y);
         ints(n, "kernel_shape", {spec.kernel, spec.kernel});
         ints(n, "strides", {spec.stride, spec.stride});
+        if (spec.pad) ints(n, "pads", {spec.pad, spec.pad, spec.pad, spec.pad});
         return y;
       }
       case Op::kGlobalAvgPool:

@@ -45,8 +45,15 @@ void require_out(const LayerSpec& spec, const Shape& in) {
 }
 
 // Pooling windows without padding.
+// Max pooling may pad (its windows clipped to the input), by less than its kernel; average
+// pooling does not.
 void require_pool(const LayerSpec& spec, const Shape& in) {
-  require(spec.pad == 0, spec, in, "padding is not supported");
+  if (spec.op == Op::kMaxPool2d)
+    require(spec.pad < spec.kernel, spec, in,
+            "padding " + std::to_string(spec.pad) + " must be below the kernel " +
+                std::to_string(spec.kernel) + " (a window of padding alone)");
+  else
+    require(spec.pad == 0, spec, in, "padding is not supported (average pooling)");
   require_spatial(spec, in);
 }
 
@@ -88,9 +95,9 @@ constexpr OpRow kOps[] = {
     {Op::kMaxPool2d, "max_pool2d",
      [](Spec s, In in) -> std::unique_ptr<Layer> {
        require_pool(s, in);
-       return std::make_unique<MaxPool2d>(s.kernel, s.stride);
+       return std::make_unique<MaxPool2d>(s.kernel, s.stride, s.pad);
      },
-     [](Spec s, In) { return int8::make_max_pool2d(s.kernel, s.stride); }, nullptr},
+     [](Spec s, In) { return int8::make_max_pool2d(s.kernel, s.stride, s.pad); }, nullptr},
     {Op::kAvgPool2d, "avg_pool2d",
      [](Spec s, In in) -> std::unique_ptr<Layer> {
        require_pool(s, in);

@@ -6,7 +6,7 @@ namespace zotrain {
 
 kernels::Pool2dGeometry Pool2d::geometry(const Shape& in) const {
   ZT_ASSERT(in.rank == 4);
-  return kernels::Pool2dGeometry::make(in[2], in[3], k_, stride_);
+  return kernels::Pool2dGeometry::make(in[2], in[3], k_, stride_, pad_);
 }
 
 Shape Pool2d::output_shape(const Shape& in) const {
@@ -15,7 +15,8 @@ Shape Pool2d::output_shape(const Shape& in) const {
 }
 
 std::string Pool2d::describe_as(const char* name) const {
-  return std::string(name) + " k" + std::to_string(k_) + " s" + std::to_string(stride_);
+  return std::string(name) + " k" + std::to_string(k_) + " s" + std::to_string(stride_) +
+         (pad_ ? " p" + std::to_string(pad_) : "");
 }
 
 void Pool2d::for_plane_blocks(

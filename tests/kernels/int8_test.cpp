@@ -685,7 +685,7 @@ void expect_max_pool_matches_float(const ref::PoolShape& s, int lo, int hi, uint
 
 std::string describe(const ref::PoolShape& s) {
   return (::testing::Message() << s.planes << "x" << s.h << "x" << s.w << " k" << s.k << " s"
-                               << s.stride)
+                               << s.stride << " p" << s.pad)
       .GetString();
 }
 
@@ -731,14 +731,21 @@ TEST(Int8MaxPool, S32PoolingReturnsTheRangeOfItsWholeInput) {
   });
 }
 
+// Also padded (ResNet's 3x3 of stride 2, padding 1): clipped windows, padding never the maximum.
 TEST(Int8MaxPool, MaxPoolOverlappingWindows) {
-  for (const ref::PoolShape& s : {ref::PoolShape{2, 6, 6, 2, 1}, ref::PoolShape{1, 7, 8, 3, 2}}) {
+  for (const ref::PoolShape& s :
+       {ref::PoolShape{2, 6, 6, 2, 1}, ref::PoolShape{1, 7, 8, 3, 2},
+        ref::PoolShape{2, 8, 8, 3, 2, 1}, ref::PoolShape{1, 7, 5, 3, 2, 1},
+        ref::PoolShape{2, 4, 5, 2, 1, 1}}) {
     SCOPED_TRACE(describe(s));
-    auto g = kernels::Pool2dGeometry::make(s.h, s.w, s.k, s.stride);
-    std::vector<int8_t> x = random_s8(s.x_numel(), 130, 0);
+    auto g = kernels::Pool2dGeometry::make(s.h, s.w, s.k, s.stride, s.pad);
+    std::vector<int8_t> x = random_s8(s.x_numel(), 130, 0, -127, -1);  // padding as 0 would win
     std::vector<int8_t> dy =
         random_s8(s.y_numel(), 130, 1, -14, 14);  // 9 windows at most: |sum| <= 126
-    std::vector<int8_t> dx(s.x_numel(), 3);
+    std::vector<int8_t> y(s.y_numel(), 3), dx(s.x_numel(), 3);
+    kernels::max_pool2d_s8_forward(g, s.planes, x.data(), y.data());
+    const ref::Vec want_y = ref::max_pool2d(s, to_double(x));
+    for (int64_t i = 0; i < s.y_numel(); ++i) ASSERT_EQ(static_cast<double>(y[i]), want_y[i]) << i;
     kernels::max_pool2d_s8_backward(g, s.planes, x.data(), dy.data(), dx.data());
     const ref::Vec want = ref::max_pool2d_backward(s, to_double(x), to_double(dy));
     for (int64_t i = 0; i < s.x_numel(); ++i) ASSERT_EQ(static_cast<double>(dx[i]), want[i]) << i;

@@ -203,7 +203,7 @@ TEST(NpuKernels, PoolsAndAddMatchDoubleArithmetic) {
   const int64_t oh = (h - k) / k + 1, ow = (w - k) / k + 1;
   std::vector<int8_t> mx(planes * oh * ow), av(planes * oh * ow), gm(planes), ga(planes);
   const double m = 0.8;  // the output scale's ratio; 1/(k*k) or 1/(h*w) folded in below
-  kernels::max_pool_s8(planes, h, w, k, k, x.data(), mx.data());
+  kernels::max_pool_s8(planes, h, w, k, k, 0, x.data(), mx.data());
   kernels::avg_pool_s8(planes, h, w, k, k, x.data(), kernels::quantize_multiplier(m / (k * k)),
                        av.data());
   kernels::global_max_pool_s8(planes, h * w, x.data(), gm.data());

@@ -34,13 +34,32 @@ std::vector<ref::PoolShape> pool_cases() {
   return cases;
 }
 
+// Padded max pooling (ResNet's 3x3 windows of stride 2 and padding 1, and random ones): windows
+// clipped at every edge.
+std::vector<ref::PoolShape> padded_cases() {
+  std::vector<ref::PoolShape> cases = {{2, 8, 8, 3, 2, 1},
+                                       {2, 7, 9, 3, 2, 1},
+                                       {1, 5, 4, 2, 1, 1},
+                                       {3, 6, 6, 4, 3, 2},
+                                       {1, 2, 3, 3, 1, 2}};
+  Rng rng(13, 0);
+  for (int i = 0; i < 10; ++i) {
+    const int64_t k = 2 + rng.below(3), pad = 1 + rng.below(k - 1);
+    cases.push_back(
+        {1 + rng.below(3), 1 + rng.below(7), 1 + rng.below(7), k, 1 + rng.below(3), pad});
+    auto& c = cases.back();
+    c.h = std::max(c.h, k - 2 * pad), c.w = std::max(c.w, k - 2 * pad);
+  }
+  return cases;
+}
+
 kernels::Pool2dGeometry geometry(const ref::PoolShape& s) {
-  return kernels::Pool2dGeometry::make(s.h, s.w, s.k, s.stride);
+  return kernels::Pool2dGeometry::make(s.h, s.w, s.k, s.stride, s.pad);
 }
 
 std::string describe(const ref::PoolShape& s) {
   return (::testing::Message() << s.planes << "x" << s.h << "x" << s.w << " k" << s.k << " s"
-                               << s.stride)
+                               << s.stride << " p" << s.pad)
       .GetString();
 }
 
@@ -66,6 +85,26 @@ TEST(KernelPool, MatchesReference) {
     EXPECT_TRUE(all_close("avg y", y.data(), ref::avg_pool2d(s, x64), 1e-6));
     kernels::avg_pool2d_backward(g, s.planes, dy.data(), dx.data());
     EXPECT_TRUE(all_close("avg dx", dx.data(), ref::avg_pool2d_backward(s, dy64), 1e-6));
+  }
+}
+
+TEST(KernelPool, PaddedMaxMatchesReference) {
+  for (const auto& s : padded_cases()) {
+    SCOPED_TRACE(describe(s));
+    const auto g = geometry(s);
+    ASSERT_EQ(g.out_h, s.out_h());
+    ASSERT_EQ(g.out_w, s.out_w());
+    // All negative: a padding that counted as 0 would win every edge window.
+    Tensor x = random_uniform(Shape{s.x_numel()}, 5, 0);
+    for (int64_t i = 0; i < x.numel(); ++i) x[i] = -1.0f - std::fabs(x[i]);
+    Tensor dy = random_uniform(Shape{s.y_numel()}, 5, 1);
+    const ref::Vec x64 = ref::to_vec(x), dy64 = ref::to_vec(dy);
+    Tensor y = random_uniform(Shape{s.y_numel()}, 5, 2);
+    Tensor dx = random_uniform(Shape{s.x_numel()}, 5, 3);
+    kernels::max_pool2d_forward(g, s.planes, x.data(), y.data());
+    EXPECT_TRUE(all_close("max y", y.data(), ref::max_pool2d(s, x64), 0.0));
+    kernels::max_pool2d_backward(g, s.planes, x.data(), dy.data(), dx.data());
+    EXPECT_TRUE(all_close("max dx", dx.data(), ref::max_pool2d_backward(s, x64, dy64), 1e-6));
   }
 }
 

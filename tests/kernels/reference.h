@@ -133,8 +133,9 @@ inline Vec conv2d_backward_weight(const ConvShape& s, const Vec& x, const Vec& d
 
 struct PoolShape {
   int64_t planes, h, w, k, stride;
-  int64_t out_h() const { return (h - k) / stride + 1; }
-  int64_t out_w() const { return (w - k) / stride + 1; }
+  int64_t pad = 0;  // positions outside the plane are left out of the window
+  int64_t out_h() const { return (h + 2 * pad - k) / stride + 1; }
+  int64_t out_w() const { return (w + 2 * pad - k) / stride + 1; }
   int64_t x_numel() const { return planes * h * w; }
   int64_t y_numel() const { return planes * out_h() * out_w(); }
 };
@@ -149,8 +150,10 @@ void for_each_pool_window(const PoolShape& s, Window window) {
       for (int64_t ow = 0; ow < s.out_w(); ++ow, ++yi) {
         xs.clear();
         for (int64_t i = 0; i < s.k; ++i)
-          for (int64_t j = 0; j < s.k; ++j)
-            xs.push_back((p * s.h + oh * s.stride + i) * s.w + ow * s.stride + j);
+          for (int64_t j = 0; j < s.k; ++j) {
+            const int64_t r = oh * s.stride - s.pad + i, c = ow * s.stride - s.pad + j;
+            if (r >= 0 && r < s.h && c >= 0 && c < s.w) xs.push_back((p * s.h + r) * s.w + c);
+          }
         window(yi, xs);
       }
 }

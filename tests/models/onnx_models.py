@@ -5,15 +5,17 @@
 
 For each model NAME: OUT_DIR/NAME.onnx (torch.onnx.export, opset 13, a dynamic batch),
 NAME.input.bin and NAME.logits.bin (float32, little-endian, a batch of 3), in evaluation mode.
-Exits 77 where torch or onnx is missing, so the test skips with a message.
+Exits 77 where torch or torchvision is missing, so the test skips with a message.
 """
+import copy
 import sys
 
 try:
     import torch
+    import torchvision
     from torch import nn
 except ImportError:
-    print("no python3-torch")
+    print("no python3-torch or python3-torchvision")
     sys.exit(77)
 
 
@@ -67,9 +69,25 @@ def models():
         nn.Conv2d(16, 32, 1, bias=False), bn(32), nn.ReLU6(),
         nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(32, 5))
     yield "shared_initializers", shared_initializers()
+    # torchvision's own: ResNet18 (a 7x7 stride-2 stem, a 3x3 stride-2 max pool padded by 1) and
+    # MobileNetV2, random weights and running statistics, 10 classes; no dropout, so that the
+    # training-mode gradients compare.
+    for name, make in (("resnet18", torchvision.models.resnet18),
+                       ("mobilenetv2", torchvision.models.mobilenet_v2)):
+        kw = {"dropout": 0.0} if name == "mobilenetv2" else {}
+        m = make(num_classes=10, **kw)
+        for b in m.modules():
+            if isinstance(b, nn.BatchNorm2d):
+                with torch.no_grad():
+                    b.running_mean.uniform_(-0.2, 0.2)
+                    b.running_var.uniform_(0.5, 1.5)
+        yield name, m
 
 
-GRADIENTS = {"lenet5"}  # models without batch norm, whose export is the model itself
+# The models whose BP step is compared, and the mode of that step: lenet5 as it is; the residual
+# ones in training mode (batch norm on the batch's statistics), against their "_bn" exports.
+GRADIENTS = {"lenet5": False, "residual": True, "inverted_residual": True, "resnet18": True,
+             "mobilenetv2": True}
 def shared_initializers():
     # Two convolutions with equal (zero) biases: PyTorch's exporter keeps one initializer and
     # feeds the second through an Identity node.
@@ -82,7 +100,7 @@ def shared_initializers():
 
 
 INPUTS = {"lenet5": (1, 28, 28), "shared_initializers": (1, 28, 28), "residual": (1, 28, 28), "odd_shapes": (3, 32, 32),
-          "inverted_residual": (3, 32, 32)}
+          "inverted_residual": (3, 32, 32), "resnet18": (3, 64, 64), "mobilenetv2": (3, 64, 64)}
 
 
 def main(out):
@@ -103,11 +121,14 @@ def main(out):
             y.numpy().astype("<f4").tofile(f"{out}/{name}{suffix}.logits.bin")
         if name in GRADIENTS:
             # A BP step's gradients: the mean cross-entropy of labels 0, 1, 2, every parameter's
-            # gradient in parameter order, one file.
-            model.zero_grad()
-            nn.functional.cross_entropy(model(x), torch.tensor([0, 1, 2])).backward()
-            torch.cat([p.grad.flatten() for p in model.parameters()]).numpy().astype(
-                "<f4").tofile(f"{out}/{name}.grads.bin")
+            # gradient in parameter order, one file: in float64 (the reference: batch norm on
+            # a few values per channel amplifies rounding, PyTorch's float32 too) and float32.
+            for dtype, suffix in ((torch.float64, "grads64"), (torch.float32, "grads")):
+                m = copy.deepcopy(model).to(dtype)
+                m.train(GRADIENTS[name])
+                nn.functional.cross_entropy(m(x.to(dtype)), torch.tensor([0, 1, 2])).backward()
+                torch.cat([p.grad.flatten() for p in m.parameters()]).numpy().astype(
+                    "<f4" if dtype == torch.float32 else "<f8").tofile(f"{out}/{name}.{suffix}.bin")
 
 
 main(sys.argv[1])

@@ -23,14 +23,18 @@
 namespace zotrain {
 namespace {
 
-std::vector<float> read_floats(const std::string& path) {
+// A file of little-endian values of type T.
+template <typename T>
+std::vector<T> read_values(const std::string& path) {
   std::ifstream in(path, std::ios::binary | std::ios::ate);
   const auto bytes = static_cast<size_t>(in.tellg());
-  std::vector<float> v(bytes / sizeof(float));
+  std::vector<T> v(bytes / sizeof(T));
   in.seekg(0);
   in.read(reinterpret_cast<char*>(v.data()), static_cast<std::streamsize>(bytes));
   return v;
 }
+const auto read_floats = read_values<float>;
+const auto read_doubles = read_values<double>;
 
 class Onnx : public ::testing::Test {
  protected:
@@ -51,7 +55,8 @@ class Onnx : public ::testing::Test {
   void SetUp() override {
     if (!onnx_supported()) GTEST_SKIP() << "built without ONNX (libonnx-dev, libprotobuf-dev)";
     if (export_code == 77)
-      GTEST_SKIP() << "python3-torch is not installed (the models come from it)";
+      GTEST_SKIP()
+          << "python3-torch or python3-torchvision is not installed (the models come from them)";
     ASSERT_EQ(export_code, 0) << "tests/models/onnx_models.py failed";
   }
   static std::string file(const std::string& name) { return models->file(name); }
@@ -83,6 +88,47 @@ class Onnx : public ::testing::Test {
                 *hi - *lo);
   }
 
+  // The gradients of a BP step of model `name` (labels 0, 1, 2; every parameter's, in order)
+  // against PyTorch's of `reference`, in evaluation or `training` mode.
+  void expect_torch_gradients(const std::string& name, const std::string& reference,
+                              bool training) {
+    SCOPED_TRACE(name);
+    const OnnxModel m = read_onnx(file(name + ".onnx"));
+    const std::vector<float> x = read_floats(file(name + ".input.bin"));
+    Network net(m.spec.item_shape, m.spec.layers);
+    Arena arena;
+    net.allocate(arena, 3, 0, nullptr, 0);  // Full BP
+    restore_params(m.params, name, net);
+    std::copy(x.begin(), x.end(), net.input(3).data());
+    net.set_mode({training, 0, false});
+    net.zero_grad();
+    const Tensor logits = net.forward(3);
+    Tensor dlogits = net.logits_grad(3);
+    const uint8_t labels[3] = {0, 1, 2};
+    softmax_cross_entropy(logits, labels, &dlogits, nullptr);
+    net.backward(dlogits);
+    std::vector<float> got;
+    for (const ParamRef& p : net.params())
+      got.insert(got.end(), p.grad.data(), p.grad.data() + p.grad.numel());
+    // Against PyTorch's float64 gradients: within 1e-4 of their range, or (batch norm over a few
+    // values per channel, which amplifies rounding) no further than twice PyTorch's float32.
+    const std::vector<double> exact = read_doubles(file(reference + ".grads64.bin"));
+    const std::vector<float> torch32 = read_floats(file(reference + ".grads.bin"));
+    ASSERT_EQ(got.size(), exact.size());
+    ASSERT_EQ(torch32.size(), exact.size());
+    const auto [lo, hi] = std::minmax_element(exact.begin(), exact.end());
+    double ours = 0, theirs = 0;
+    for (size_t i = 0; i < exact.size(); ++i) {
+      ours = std::max(ours, std::fabs(got[i] - exact[i]));
+      theirs = std::max(theirs, std::fabs(torch32[i] - exact[i]));
+    }
+    EXPECT_LE(ours, std::max(1e-4 * (*hi - *lo), 2 * theirs)) << name;
+    std::printf(
+        "  %s gradients of a BP step%s against PyTorch's float64: max |difference| %.2e "
+        "(PyTorch float32: %.2e; range %.2f)\n",
+        name.c_str(), training ? " (training mode)" : "", ours, theirs, *hi - *lo);
+  }
+
   // zotrain's logits of model `name` on the exported inputs against PyTorch's.
   void expect_torch_logits(const std::string& name) {
     SCOPED_TRACE(name);
@@ -107,24 +153,27 @@ TEST_F(Onnx, LeNet5GivesPyTorchsLogits) {
 }
 
 TEST_F(Onnx, LeNet5BackpropGivesPyTorchsGradients) {
-  const OnnxModel m = read_onnx(file("lenet5.onnx"));
-  const std::vector<float> x = read_floats(file("lenet5.input.bin"));
-  const std::vector<float> want = read_floats(file("lenet5.grads.bin"));
-  Network net(m.spec.item_shape, m.spec.layers);
-  Arena arena;
-  net.allocate(arena, 3, 0, nullptr, 0);  // Full BP
-  restore_params(m.params, "lenet5", net);
-  std::copy(x.begin(), x.end(), net.input(3).data());
-  net.zero_grad();
-  const Tensor logits = net.forward(3);
-  Tensor dlogits = net.logits_grad(3);
-  const uint8_t labels[3] = {0, 1, 2};
-  softmax_cross_entropy(logits, labels, &dlogits, nullptr);
-  net.backward(dlogits);
-  std::vector<float> got;
-  for (const ParamRef& p : net.params())
-    got.insert(got.end(), p.grad.data(), p.grad.data() + p.grad.numel());
-  expect_close(got, want, "lenet5 gradients of a BP step, zotrain vs PyTorch");
+  expect_torch_gradients("lenet5", "lenet5", false);
+}
+
+// Batch norm in training mode (the batch's statistics) and residual blocks, backward.
+TEST_F(Onnx, ResidualBlocksBackpropGivesPyTorchsGradients) {
+  expect_torch_gradients("residual_bn", "residual", true);
+  expect_torch_gradients("inverted_residual_bn", "inverted_residual", true);
+}
+
+// torchvision's ResNet18 and MobileNetV2 whole: logits with batch norm folded by the exporter
+// and kept, and a BP step in training mode.
+TEST_F(Onnx, TorchvisionResNet18AndMobileNetV2GivePyTorchsLogitsAndGradients) {
+  for (const std::string name : {"resnet18", "mobilenetv2"}) {
+    expect_torch_logits(name);
+    expect_torch_logits(name + "_bn");
+    expect_torch_gradients(name + "_bn", name, true);
+  }
+  const OnnxModel m = read_onnx(file("resnet18_bn.onnx"));
+  EXPECT_EQ(m.spec.layers[3].op, Op::kMaxPool2d);
+  EXPECT_EQ(m.spec.layers[3].stride, 2);
+  EXPECT_EQ(m.spec.layers[3].pad, 1);
 }
 
 TEST_F(Onnx, StridesGroupsPoolsAndBatchNormGivePyTorchsLogits) {
@@ -154,7 +203,7 @@ TEST_F(Onnx, ExportedModelsPassTheCheckerAndRunInOnnxRuntime) {
   if (!runtime)
     std::printf("  (no onnxruntime-node in %s: scripts/setup.sh installs it)\n", ort.c_str());
   for (const std::string name :
-       {"lenet5", "odd_shapes_bn", "residual_bn", "inverted_residual_bn"}) {
+       {"lenet5", "odd_shapes_bn", "residual_bn", "inverted_residual_bn", "resnet18_bn"}) {
     SCOPED_TRACE(name);
     const OnnxModel m = read_onnx(file(name + ".onnx"));
     const std::vector<float> x = read_floats(file(name + ".input.bin"));

@@ -96,7 +96,8 @@ TEST(LayerSpec, RejectsSpecsThatDoNotFit) {
   expect_input_error(LayerSpec::conv2d(6, 3), Shape{8, 0, 28, 28}, "empty dimension");
   expect_input_error(LayerSpec::max_pool(3), Shape{8, 6, 2, 2}, "kernel 3 is larger");
   expect_input_error(LayerSpec::avg_pool(2), Shape{8, 400}, "needs an input [N, C, H, W]");
-  expect_input_error({Op::kMaxPool2d, 0, 2, 2, 1}, Shape{8, 6, 8, 8}, "padding");
+  expect_input_error(LayerSpec::max_pool(2, 2, 2), Shape{8, 6, 8, 8}, "padding 2 must be below");
+  expect_input_error({Op::kAvgPool2d, 0, 2, 2, 1}, Shape{8, 6, 8, 8}, "padding is not supported");
   expect_input_error(LayerSpec::linear(0), Shape{8, 400}, "output size");
   expect_input_error(LayerSpec::linear(10), Shape{8}, "non-empty input");
   expect_input_error(LayerSpec::flatten(), Shape{8}, "needs an input [N, ...]");

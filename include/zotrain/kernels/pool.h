@@ -1,5 +1,6 @@
 // 2-D max and average pooling over planes [in_h, in_w] (one plane = one channel of one image):
-// square window, stride, no padding, floor for the output size. The functions take `planes`
+// square window, stride, floor for the output size; max pooling may pad, its windows then
+// clipped to the plane (padding never wins, as PyTorch's -inf). The functions take `planes`
 // consecutive planes so that callers can split N*C planes over threads.
 #pragma once
 
@@ -10,9 +11,12 @@ namespace zotrain::kernels {
 struct Pool2dGeometry {
   int64_t in_h = 0, in_w = 0, k = 0, stride = 1;
   int64_t out_h = 0, out_w = 0;
+  int64_t pad = 0;  // max pooling only
 
-  // Fills out_h and out_w: floor((in - k) / stride) + 1. The caller guarantees k <= in.
-  static Pool2dGeometry make(int64_t in_h, int64_t in_w, int64_t k, int64_t stride);
+  // Fills out_h and out_w: floor((in + 2 pad - k) / stride) + 1. The caller guarantees
+  // k <= in + 2 pad and pad < k (every window holds a pixel of the plane).
+  static Pool2dGeometry make(int64_t in_h, int64_t in_w, int64_t k, int64_t stride,
+                             int64_t pad = 0);
 
   int64_t in_plane() const { return in_h * in_w; }
   int64_t out_plane() const { return out_h * out_w; }

@@ -23,11 +23,11 @@ bool onnx_supported();
 bool is_onnx_path(const std::string& model);
 
 // Reads `path`. Operators: Conv (square kernels, symmetric pads, groups, dilation 1), Gemm and
-// MatMul + Add, Relu, Clip as ReLU6, MaxPool and AveragePool (kernel = stride, no padding),
-// GlobalAveragePool, GlobalMaxPool, BatchNormalization (epsilon 1e-5), Add of two branches (a
-// residual block, a ReLU after it fused), Flatten and Reshape to [batch, features], Dropout,
-// Identity; opsets 9-17. InputError naming the file, the node, its operator and what zotrain
-// supports for anything else.
+// MatMul + Add, Relu, Clip as ReLU6, MaxPool (any stride, padding below the kernel) and AveragePool
+// (no padding), GlobalAveragePool, GlobalMaxPool, BatchNormalization (epsilon 1e-5), Add of two
+// branches (a residual block, a ReLU after it fused), Flatten and Reshape to [batch, features],
+// Dropout, Identity; opsets 9-17. InputError naming the file, the node, its operator and what
+// zotrain supports for anything else.
 OnnxModel read_onnx(const std::string& path);
 
 // Writes a model and its f32 parameters (named as a checkpoint's) as an ONNX file (opset 13, a

@@ -55,6 +55,10 @@ struct LayerSpec {
   static LayerSpec relu() { return {Op::kReLU}; }
   static LayerSpec relu6() { return {Op::kReLU6}; }
   static LayerSpec max_pool(int64_t kernel) { return {Op::kMaxPool2d, 0, kernel, kernel}; }
+  // Overlapping or padded windows (ResNet's 3x3 of stride 2, padding 1).
+  static LayerSpec max_pool(int64_t kernel, int64_t stride, int64_t pad) {
+    return {Op::kMaxPool2d, 0, kernel, stride, pad};
+  }
   static LayerSpec avg_pool(int64_t kernel) { return {Op::kAvgPool2d, 0, kernel, kernel}; }
   static LayerSpec flatten() { return {Op::kFlatten}; }
   static LayerSpec batch_norm() { return {Op::kBatchNorm}; }

@@ -11,7 +11,7 @@ namespace zotrain::int8 {
 std::unique_ptr<QLayer> make_linear(int64_t in_features, int64_t out_features);
 std::unique_ptr<QLayer> make_conv2d(const Shape& in, const LayerSpec& spec);
 std::unique_ptr<QLayer> make_relu();
-std::unique_ptr<QLayer> make_max_pool2d(int64_t kernel, int64_t stride);
+std::unique_ptr<QLayer> make_max_pool2d(int64_t kernel, int64_t stride, int64_t pad);
 std::unique_ptr<QLayer> make_flatten();
 std::unique_ptr<QLayer> make_global_max_pool();
 std::unique_ptr<QLayer> make_dropout(uint32_t drop_below);

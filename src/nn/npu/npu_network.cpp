@@ -327,8 +327,9 @@ int NpuNetwork::build_chain(const Network& net, const std::vector<LayerSpec>& sp
       case Op::kMaxPool2d:
       case Op::kAvgPool2d: {
         n.kind = s.op == Op::kMaxPool2d ? Kind::kMaxPool : Kind::kAvgPool;
-        n.geom.kernel = s.kernel, n.geom.stride = s.stride;
-        n.out = add_value(v.c, (v.h - s.kernel) / s.stride + 1, (v.w - s.kernel) / s.stride + 1);
+        n.geom.kernel = s.kernel, n.geom.stride = s.stride, n.geom.pad = s.pad;
+        n.out = add_value(v.c, (v.h + 2 * s.pad - s.kernel) / s.stride + 1,
+                          (v.w + 2 * s.pad - s.kernel) / s.stride + 1);
         values_[n.out].keeps_scale = s.op == Op::kMaxPool2d;
         break;
       }
@@ -389,14 +390,17 @@ void NpuNetwork::float_node(Node& n, int64_t rows) {
       break;
     case Kind::kMaxPool:
     case Kind::kAvgPool: {
-      const int64_t k = n.geom.kernel, s = n.geom.stride;
+      // Padding (max pooling's) never wins: positions outside the plane are skipped.
+      const int64_t k = n.geom.kernel, s = n.geom.stride, pad = n.geom.pad;
       for (int64_t p = 0; p < planes; ++p)
         for (int64_t oy = 0; oy < out.h; ++oy)
           for (int64_t ox = 0; ox < out.w; ++ox) {
             float m = -std::numeric_limits<float>::infinity(), sum = 0;
             for (int64_t ky = 0; ky < k; ++ky)
               for (int64_t kx = 0; kx < k; ++kx) {
-                const float v = x[(p * in.h + oy * s + ky) * in.w + ox * s + kx];
+                const int64_t iy = oy * s - pad + ky, ix = ox * s - pad + kx;
+                if (iy < 0 || iy >= in.h || ix < 0 || ix >= in.w) continue;
+                const float v = x[(p * in.h + iy) * in.w + ix];
                 m = std::max(m, v);
                 sum += v;
               }
@@ -619,7 +623,7 @@ void NpuNetwork::int8_node_rows(const Node& n, int64_t r0, int64_t r1, const int
       kernels::clamp_s8(rows * in.numel(), x, n.lo, n.hi, y);
       break;
     case Kind::kMaxPool:
-      kernels::max_pool_s8(planes, in.h, in.w, n.geom.kernel, n.geom.stride, x, y);
+      kernels::max_pool_s8(planes, in.h, in.w, n.geom.kernel, n.geom.stride, n.geom.pad, x, y);
       break;
     case Kind::kAvgPool:
       kernels::avg_pool_s8(planes, in.h, in.w, n.geom.kernel, n.geom.stride, x, n.mult, y);
