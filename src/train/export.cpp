@@ -2,7 +2,12 @@
 
 #include <cmath>
 #include <cstdio>
+#include <functional>
+#include <span>
 
+#include "models/serialize.h"
+#include "nn/batch_norm.h"
+#include "nn/npu/npu_network.h"
 #include "zotrain/core/error.h"
 #include "zotrain/models/onnx.h"
 
@@ -10,14 +15,54 @@ namespace zotrain {
 
 namespace {
 
+// An int8-npu run's model: its program's float master weights, batch norm folded in, with the
+// folded biases. The graph stays the model's: a folded batch norm becomes the identity plus the
+// folded bias (gamma 1, mean 0, var 1 - eps, beta the bias), a convolution's own bias 0.
+TensorFile npu_params(const Checkpoint& ckpt, const ModelSpec& spec) {
+  Network net(spec.item_shape, spec.layers);
+  Arena arena;
+  net.allocate_parameters(arena, 1, 0);
+  restore_params(ckpt.file, ckpt.path, net);
+  NpuNetwork npu(net, 1);
+  npu.allocate(arena);
+  TensorFile out;
+  append_params(out, net);
+  const auto set = [&](const std::string& name, const std::function<float(int64_t)>& value) {
+    for (auto& [n, t] : out.tensors)
+      if (n == name) {
+        t = t.clone();
+        for (int64_t i = 0; i < t.numel(); ++i) t[i] = value(i);
+      }
+  };
+  for (size_t i = 0; i < npu.params().size(); ++i) {
+    const NpuParam& p = npu.params()[i];
+    const Tensor* trained = ckpt.file.find("npu_master/" + std::to_string(p.param_index));
+    const Tensor& master = trained ? *trained : p.master;
+    if (master.numel() != p.master.numel())
+      throw InputError(ckpt.path + ": tensor npu_master/" + std::to_string(p.param_index) +
+                       " has another size than the model's weight");
+    const std::string weight = net.params()[p.param_index].name;  // "<layer>.weight"
+    const std::string layer = weight.substr(0, weight.size() - 7);
+    const std::span<const float> bias = npu.folded_bias(i);
+    set("param/" + weight, [&](int64_t k) { return master[k]; });
+    if (p.norm.empty()) {
+      set("param/" + layer + ".bias", [&](int64_t k) { return bias[k]; });
+      continue;
+    }
+    set("param/" + layer + ".bias", [](int64_t) { return 0.0f; });
+    set("param/" + p.norm + ".weight", [](int64_t) { return 1.0f; });
+    set("param/" + p.norm + ".bias", [&](int64_t k) { return bias[k]; });
+    set("state/" + p.norm + ".running_mean", [](int64_t) { return 0.0f; });
+    set("state/" + p.norm + ".running_var", [](int64_t) { return 1.0f - BatchNorm::kEps; });
+  }
+  return out;
+}
+
 // The f32 parameters of a checkpoint, named as an f32 run's.
 TensorFile float_params(const Checkpoint& ckpt, const ModelSpec& spec) {
   const Precision p = ckpt.meta.config.precision;
   if (p == Precision::kF32) return ckpt.file;
-  if (p == Precision::kInt8Npu)
-    throw InputError(ckpt.path +
-                     ": an int8-npu run's trained weights are its folded program's "
-                     "(batch norm folded in); exporting them is not supported yet");
+  if (p == Precision::kInt8Npu) return npu_params(ckpt, spec);
   TensorFile out;
   const Network net(spec.item_shape, spec.layers);
   for (int i = 0; i < net.num_layers(); ++i) {
@@ -56,6 +101,10 @@ std::string export_onnx(const Checkpoint& ckpt, const std::string& out) {
     said +=
         "; int8 weights dequantized to f32 (the float network computes NITI's logits up to its "
         "power-of-two rescalings and their rounding)";
+  if (m.config.precision == Precision::kInt8Npu)
+    said +=
+        "; the int8 program's float master weights, batch norm folded in (the float network "
+        "computes the program's logits up to its int8 rounding)";
   return said;
 }
 

@@ -84,9 +84,13 @@ TEST_F(Cli, ExportWritesTheTrainedModelAsOnnx) {
     EXPECT_EQ(m.spec.layers.size(), 12u) << p;  // LeNet-5
   }
   ASSERT_EQ(run(train_args("npu") + " --precision int8-npu --method zo").code, 0);
-  expect_usage_error(
-      "export --checkpoint " + dir.file("npu") + "/checkpoint.bin --out " + dir.file("npu.onnx"),
-      "int8-npu");
+  const Result r = run("export --checkpoint " + dir.file("npu") + "/checkpoint.bin --out " +
+                       dir.file("npu.onnx"));
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("float master weights, batch norm folded in"), std::string::npos) << r.out;
+  EXPECT_EQ(read_onnx(dir.file("npu.onnx")).spec.layers.size(), 12u);
+  expect_usage_error("export --checkpoint " + dir.file("npu.onnx") + " --out " + dir.file("x.onnx"),
+                     "npu.onnx");
 }
 
 TEST_F(Cli, InfoNamesVersionKernelsAndCpu) {

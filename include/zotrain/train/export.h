@@ -9,9 +9,10 @@
 namespace zotrain {
 
 // Writes the model of `ckpt` to `out` as ONNX, f32: an f32 run's parameters, a NITI int8 run's
-// weights dequantized (mantissa × 2^exponent; its layers have no biases, exported as zeros).
-// InputError for an int8-npu run (its weights are its folded program's) and for an integer
-// batch norm. Returns one line saying what was written and how inputs are normalized.
+// weights dequantized (mantissa × 2^exponent; its layers have no biases, exported as zeros), an
+// int8-npu run's float master weights and folded biases (a folded batch norm exported as the
+// identity plus the bias). InputError for an integer batch norm (NITI int8). Returns one line
+// saying what was written and how inputs are normalized.
 std::string export_onnx(const Checkpoint& ckpt, const std::string& out);
 
 }  // namespace zotrain

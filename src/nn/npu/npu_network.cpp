@@ -261,7 +261,7 @@ void NpuNetwork::add_weighted(const Network& net, const LayerSpec& s, const std:
   for (const ParamRef& r : net.params())
     if (r.name == name + ".weight") index = r.index;
   ZT_ASSERT(index >= 0);
-  NpuParam p{n.layer, index, w->clone(), 0.0f};
+  NpuParam p{n.layer, index, w->clone(), 0.0f, norm};
   const int64_t out = s.out, per_out = w->numel() / out;
   if (b) n.bias_init.assign(b->data(), b->data() + out);
   if (!norm.empty()) {

@@ -31,10 +31,11 @@ namespace zotrain {
 
 // One trained weight tensor on the host.
 struct NpuParam {
-  int layer;        // index of the top-level layer in the f32 Network it came from
-  int param_index;  // index of that weight in Network::params() (the ZO tensor id)
-  Tensor master;    // float master weights (BN folded in), in the NpuNetwork's arena
-  float scale;      // fixed per-tensor weight scale S_w (max|W|/127 at calibration)
+  int layer;         // index of the top-level layer in the f32 Network it came from
+  int param_index;   // index of that weight in Network::params() (the ZO tensor id)
+  Tensor master;     // float master weights (BN folded in), in the NpuNetwork's arena
+  float scale;       // fixed per-tensor weight scale S_w (max|W|/127 at calibration)
+  std::string norm;  // the batch norm folded in ("4.main.1"), or empty
 };
 
 class NpuNetwork {
@@ -77,6 +78,8 @@ class NpuNetwork {
   // All layers with weights, in Network::params() order; biases stay fixed in int32.
   std::vector<NpuParam>& params() { return params_; }
   const std::vector<NpuParam>& params() const { return params_; }
+  // The float bias of params()[i] with its batch norm folded in (empty when it has neither).
+  std::span<const float> folded_bias(size_t i) const { return nodes_[param_node_[i]].bias; }
   // master -> int8 with the fixed scale, clamped to ±127. p must be one of params().
   void requantize(const NpuParam& p);
   // The int8 weights of params()[i] as the next unperturbed forward reads them.
