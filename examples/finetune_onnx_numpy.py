@@ -56,7 +56,7 @@ trainer = zotrain.Trainer(cfg, **rotated)
 test_x, test_y = rotated["test"]
 print(f"pretrained model on rotated digits: {100 * trainer.evaluate(test_x, test_y):.1f}%")
 plan = trainer.memory_plan()
-print(f"training plan: {plan['total'] / 1024:.0f} KiB "
+print(f"training plan: {plan['total_bytes'] / 1024:.0f} KiB "
       f"(gradients {plan['buckets']['gradients'] / 1024:.1f} KiB: only the last layer's)")
 for m in trainer.run():
     print(f"epoch {m['epoch']}: train loss {m['train_loss']:.3f}, val {100 * m['val_acc']:.1f}%, "

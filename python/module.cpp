@@ -58,6 +58,20 @@ PYBIND11_MODULE(zotrain, m) {
   m.def(
       "data_dir", [](py::handle name) { return resolve_data_dir(path_of("name", name)); },
       py::arg("name"), "The folder a data set name resolves to (InputError when it is missing).");
+  m.def(
+      "memory_plan",
+      [](const TrainConfig& cfg, const std::vector<int64_t>& input, int64_t classes) {
+        if (input.empty() || input.size() > 3)
+          throw InputError("input: expected 1 to 3 sizes like (1, 28, 28)");
+        Shape item;
+        for (int64_t d : input) item[item.rank++] = d;
+        return py::module_::import("json").attr("loads")(
+            memory_report_json(memory_report(cfg, item, classes)));
+      },
+      py::arg("config"), py::arg("input") = std::vector<int64_t>{1, 28, 28},
+      py::arg("classes") = 10,
+      "The memory plan of a configuration for inputs of shape `input`, without data: as "
+      "`zotrain memory --json`.");
   m.def("models", &model_names, "The built-in model names (an ONNX file's path works too).");
   m.def(
       "info",

@@ -202,16 +202,10 @@ void set(Trainer& t, const std::string& name, py::handle value) {
 }
 
 py::dict memory_plan(const Trainer& t) {
-  const MemoryPlan& plan = t.plan();
-  py::dict buckets;
-  for (int b = 0; b < static_cast<int>(Bucket::kCount); ++b)
-    buckets[bucket_name(static_cast<Bucket>(b))] = plan.bytes(static_cast<Bucket>(b));
-  py::list rows;
-  for (const MemoryRow& r : plan.rows)
-    rows.append(py::dict(py::arg("layer") = r.layer, py::arg("what") = r.what,
-                         py::arg("bucket") = bucket_name(r.bucket), py::arg("bytes") = r.bytes));
-  return py::dict(py::arg("total") = plan.total(), py::arg("buckets") = buckets,
-                  py::arg("rows") = rows, py::arg("arena_bytes") = t.arena().total_bytes());
+  const MemoryReport r = memory_report(t.config(), t.data().item_shape(), t.data().num_classes());
+  py::dict d = py::module_::import("json").attr("loads")(memory_report_json(r));
+  d["arena_bytes"] = t.arena().total_bytes();
+  return d;
 }
 
 py::dict state(const Trainer& t) {
@@ -341,7 +335,8 @@ is config.model: a built-in name or an ONNX file; config.init starts from a chec
           },
           "An int8 run's weight exponents (value = mantissa * 2**exponent), by name.")
       .def("memory_plan", &memory_plan,
-           "The run's memory plan: total bytes, bytes per bucket, its rows, the arena's bytes.")
+           "The run's memory plan as `zotrain memory --json` gives it (rows, buckets, "
+           "total_bytes, Full ZO, Full BP and inference totals), and the arena's bytes.")
       .def(
           "save", [](Trainer& t, py::handle path) { t.save(path_of("save", path)); },
           py::arg("path"), "Writes a checkpoint of the run now, atomically.")

@@ -225,6 +225,61 @@ double evaluate_checkpoint(const Checkpoint& ckpt, const RunData& data, int64_t 
   return engine->evaluate(*test, false);
 }
 
+MemoryReport memory_report(const TrainConfig& cfg, const Shape& item, int64_t classes) {
+  validate(cfg);
+  const ModelSpec spec = model_by_name(cfg.model, item, classes);
+  const Network net(spec.item_shape, spec.layers);
+  MemoryReport r;
+  r.cfg = cfg;
+  r.head = choose_head(net, cfg);
+  r.plan = training_plan(net, cfg, r.head);
+  TrainConfig zo = cfg, bp = cfg;
+  zo.method = Method::kZo, bp.method = Method::kBp;
+  zo.memory_budget = bp.memory_budget = 0;
+  // int8-npu runs ZO only: its Full BP yardstick is the f32 one.
+  if (bp.precision == Precision::kInt8Npu) bp.precision = Precision::kF32;
+  r.full_bp_precision = bp.precision;
+  // With frozen layers (train_layers), Full BP's head starts after them.
+  r.full_zo = training_plan(net, zo, choose_head(net, zo)).total();
+  r.full_bp = training_plan(net, bp, choose_head(net, bp)).total();
+  // The f32 forward pass, the yardstick of "training memory = inference memory".
+  r.inference = net.inference_plan(cfg.batch, cfg.threads).total();
+  for (int i : net.param_layers()) r.bp_layers += i >= r.head, ++r.param_layers;
+  return r;
+}
+
+std::string memory_report_json(const MemoryReport& r) {
+  const MemoryPlan& plan = r.plan;
+  const auto percent_over = [&](size_t base) {
+    return 100.0 * (static_cast<double>(plan.total()) / static_cast<double>(base) - 1.0);
+  };
+  json rows = json::array(), buckets = json::object();
+  for (const MemoryRow& row : plan.rows)
+    rows.push_back({{"layer", row.layer},
+                    {"buffer", row.what},
+                    {"bucket", bucket_name(row.bucket)},
+                    {"bytes", row.bytes}});
+  for (int b = 0; b < static_cast<int>(Bucket::kCount); ++b)
+    buckets[bucket_name(static_cast<Bucket>(b))] = plan.bytes(static_cast<Bucket>(b));
+  const json out = {{"model", r.cfg.model},
+                    {"batch", r.cfg.batch},
+                    {"method", name_of(r.cfg.method)},
+                    {"precision", name_of(r.cfg.precision)},
+                    {"bp_layers", r.bp_layers},
+                    {"head_start", r.head},
+                    {"rows", rows},
+                    {"buckets", buckets},
+                    {"total_bytes", plan.total()},
+                    {"full_zo_bytes", r.full_zo},
+                    {"full_bp_bytes", r.full_bp},
+                    {"full_bp_precision", name_of(r.full_bp_precision)},
+                    {"inference_f32_bytes", r.inference},
+                    {"percent_over_inference_f32", percent_over(r.inference)},
+                    {"percent_over_full_zo", percent_over(r.full_zo)},
+                    {"percent_saved_vs_full_bp", -percent_over(r.full_bp)}};
+  return out.dump(2);
+}
+
 double evaluate_checkpoint(const Checkpoint& ckpt, const std::string& data, int64_t batch,
                            int threads, int64_t* examples) {
   const CheckpointMeta& m = ckpt.meta;

@@ -111,14 +111,24 @@ def test_npu_parameters_change_through_set(tmp_path, arrays):
     assert not np.allclose(before, after)
 
 
-def test_memory_plan(tmp_path, arrays):
-    t = zotrain.Trainer(config(tmp_path, method="elastic", bp_layers=1), **arrays)
+def test_memory_plan(tmp_path, arrays, cli):
+    cfg = config(tmp_path, method="elastic", bp_layers=1)
+    t = zotrain.Trainer(cfg, **arrays)
     plan = t.memory_plan()
-    assert plan["total"] == sum(r["bytes"] for r in plan["rows"]) == sum(plan["buckets"].values())
-    assert plan["arena_bytes"] == plan["total"]
-    assert plan["buckets"]["gradients"] > 0 and t.bp_layers == 1
+    total = plan["total_bytes"]
+    assert total == sum(r["bytes"] for r in plan["rows"]) == sum(plan["buckets"].values())
+    assert plan["arena_bytes"] == total
+    assert plan["buckets"]["gradients"] > 0 and t.bp_layers == plan["bp_layers"] == 1
+    assert plan["full_zo_bytes"] < total < plan["full_bp_bytes"]
     zo = zotrain.Trainer(config(tmp_path, method="zo"), **arrays).memory_plan()
-    assert zo["buckets"]["gradients"] == 0 and zo["total"] < plan["total"]
+    assert zo["buckets"]["gradients"] == 0 and zo["total_bytes"] == plan["full_zo_bytes"]
+    # Without data, as `zotrain memory --json`: the same report.
+    del plan["arena_bytes"]
+    assert zotrain.memory_plan(cfg, input=(1, 28, 28), classes=4) == plan
+    flags = ["--method=elastic", "--bp-layers=1", "--batch=32", "--classes=4", "--json"]
+    assert json.loads(cli("memory", *flags)) == plan
+    with pytest.raises(zotrain.InputError, match="input: expected 1 to 3 sizes"):
+        zotrain.memory_plan(cfg, input=())
 
 
 def test_checkpoints_resume_and_export(tmp_path, arrays):

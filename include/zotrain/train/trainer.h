@@ -88,6 +88,20 @@ double evaluate_checkpoint(const Checkpoint& ckpt, const std::string& data, int6
 // network's for int8) plus optimizer state and labels.
 MemoryPlan training_plan(const Network& net, const TrainConfig& cfg, int head_start);
 
+// What `zotrain memory` reports of a configuration for inputs `item` and `classes`, without
+// data: the run's plan, and the totals of Full ZO, Full BP (f32 for int8-npu, which runs ZO only)
+// and f32 inference of the same model and batch.
+struct MemoryReport {
+  TrainConfig cfg;
+  MemoryPlan plan;
+  int head = 0, bp_layers = 0, param_layers = 0;
+  size_t full_zo = 0, full_bp = 0, inference = 0;
+  Precision full_bp_precision = Precision::kF32;
+};
+MemoryReport memory_report(const TrainConfig& cfg, const Shape& item, int64_t classes);
+// The report as `zotrain memory --json` prints it (a JSON object).
+std::string memory_report_json(const MemoryReport& r);
+
 // The first layer a run trains: 0, or for train_layers N the first of the last N layers with
 // parameters (Network::head_start).
 int frozen_layers(const Network& net, const TrainConfig& cfg);
