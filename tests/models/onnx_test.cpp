@@ -202,8 +202,8 @@ TEST_F(Onnx, ExportedModelsPassTheCheckerAndRunInOnnxRuntime) {
   if (!checker) std::printf("  (no python3-onnx: the ONNX checker is skipped)\n");
   if (!runtime)
     std::printf("  (no onnxruntime-node in %s: scripts/setup.sh installs it)\n", ort.c_str());
-  for (const std::string name :
-       {"lenet5", "odd_shapes_bn", "residual_bn", "inverted_residual_bn", "resnet18_bn"}) {
+  for (const std::string name : {"lenet5", "odd_shapes_bn", "residual_bn", "inverted_residual_bn",
+                                 "resnet18_bn", "mobilenetv2_bn"}) {
     SCOPED_TRACE(name);
     const OnnxModel m = read_onnx(file(name + ".onnx"));
     const std::vector<float> x = read_floats(file(name + ".input.bin"));
