@@ -4,10 +4,15 @@
 
 #include <atomic>
 
+#include "data/point_h5.h"
 #include "zotrain/core/error.h"
 #include "zotrain/data/registry.h"
 
 namespace zotrain::test {
+
+bool have_hdf5() {
+  return hdf5_supported();
+}
 
 bool have_data_set(const std::string& name) {
   try {

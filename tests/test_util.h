@@ -19,6 +19,15 @@ bool have_data_set(const std::string& name);
     }                                                                                       \
   } while (0)
 
+// Skips a test that writes or reads point-cloud (HDF5) files in a build without HDF5
+// (ZOTRAIN_WITH_HDF5 off: device and cross builds).
+bool have_hdf5();
+#define ZT_REQUIRE_HDF5()                                                                      \
+  do {                                                                                         \
+    if (!::zotrain::test::have_hdf5())                                                         \
+      GTEST_SKIP() << "built without HDF5 (ZOTRAIN_WITH_HDF5): no point-cloud files to write"; \
+  } while (0)
+
 class TempDir {
  public:
   TempDir();

@@ -10,6 +10,9 @@
 
 namespace zotrain {
 
+// Whether this build reads and writes HDF5 files (ZOTRAIN_WITH_HDF5; without it both functions
+// throw InputError saying so).
+bool hdf5_supported();
 // Reads one file into a set named `path` with num_classes 0 (the caller knows the classes).
 // Throws InputError naming the file and the dataset at fault: a missing or non-HDF5 file, no
 // `data` or `label`, `data` not a float array [N, P, 3] or `label` not an integer array [N, 1] or

@@ -31,6 +31,7 @@ PointSplits load(const fs::path& dir) {
 }
 
 TEST(ModelNetStandin, WritesModelNet40sLayoutWithBalancedClasses) {
+  ZT_REQUIRE_HDF5();
   test::TempDir tmp;
   write_modelnet40_standin(tmp.file("s"), small(7));
   for (const char* f : {"train_files.txt", "test_files.txt", "shape_names.txt",
@@ -50,6 +51,7 @@ TEST(ModelNetStandin, WritesModelNet40sLayoutWithBalancedClasses) {
 }
 
 TEST(ModelNetStandin, ReproducibleWhateverTheFileSize) {
+  ZT_REQUIRE_HDF5();
   test::TempDir tmp;
   write_modelnet40_standin(tmp.file("a"), small(7));
   write_modelnet40_standin(tmp.file("b"), small(2048));

@@ -28,7 +28,10 @@ std::vector<int64_t> ids(const PointCloudSet& s) {
 // and 4 clouds, one test file of 5, 8 points each, 4 classes.
 class PointRegistry : public testing::Test {
  protected:
-  void SetUp() override { test::write_point_folder(dir_, {6, 4}, {5}, 8, 4); }
+  void SetUp() override {
+    ZT_REQUIRE_HDF5();
+    test::write_point_folder(dir_, {6, 4}, {5}, 8, 4);
+  }
 
   test::TempDir tmp_;
   test::ScopedEnv env_{"ZOTRAIN_DATA", tmp_.path().string()};
@@ -114,6 +117,7 @@ TEST_F(PointRegistry, NamesOfTheWrongKind) {
 
 // The stand-in as scripts/setup.sh generates it (CI runs setup): the defaults' sizes.
 TEST(PointRegistryReal, GeneratedStandin) {
+  ZT_REQUIRE_HDF5();
   try {
     resolve_point_data_dir("modelnet40-standin");
   } catch (const InputError&) {

@@ -1,8 +1,7 @@
-// Helpers for the point-cloud tests: small generated clouds and HDF5 files, including broken ones.
+// Helpers for the point-cloud tests: small generated clouds and folders of their files.
 #pragma once
 
 #include <gtest/gtest.h>
-#include <hdf5.h>
 
 #include <cstdint>
 #include <filesystem>
@@ -31,25 +30,6 @@ inline PointCloudSet make_clouds(int64_t n, int64_t p, int classes, int64_t firs
 }
 inline int64_t cloud_id(const float* cloud) {
   return int64_t(cloud[0]);
-}
-
-// Writes one dataset of any HDF5 type and shape into `path` (created if `create`, else opened
-// for appending): for files write_point_h5 cannot make.
-inline void write_h5_dataset(const std::string& path, bool create, const char* name, hid_t type,
-                             const std::vector<hsize_t>& dims, const void* data) {
-  hid_t f = create ? H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT)
-                   : H5Fopen(path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
-  ASSERT_GE(f, 0) << path;
-  hid_t space = H5Screate_simple(int(dims.size()), dims.data(), nullptr);
-  hid_t d = H5Dcreate2(f, name, type, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
-  ASSERT_GE(d, 0) << name;
-  // data null: declared, never written (the file holds no values for it).
-  if (data) {
-    ASSERT_GE(H5Dwrite(d, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, data), 0) << name;
-  }
-  H5Dclose(d);
-  H5Sclose(space);
-  H5Fclose(f);
 }
 
 inline void write_text(const std::filesystem::path& path, const std::string& text) {

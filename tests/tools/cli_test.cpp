@@ -422,6 +422,7 @@ TEST_F(Cli, OneRunPerOutputFolder) {
 }
 
 TEST_F(Cli, MakeDataWritesTheStandin) {
+  ZT_REQUIRE_HDF5();
   const std::string out = dir.file("standin");
   Result r = run("make-data modelnet40-standin --out " + out +
                  " --train-per-class 2 --test-per-class 1 --points 16 --seed 3");

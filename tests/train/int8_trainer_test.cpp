@@ -252,10 +252,12 @@ TEST_F(Int8Training, RejectsOptionsWithoutAnIntegerMeaning) {
 class Int8PointNet : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
+    if (!test::have_hdf5()) return;
     StandinOptions o;
     o.train_per_class = 20, o.test_per_class = 8, o.points = 64;
     write_modelnet40_standin(dir_->file("clouds"), o);
   }
+  void SetUp() override { ZT_REQUIRE_HDF5(); }
   static void TearDownTestSuite() {
     delete dir_;
     dir_ = nullptr;

@@ -71,6 +71,7 @@ TEST(RunData, ImagesAreNormalizedByTheTrainingSplit) {
 }
 
 TEST(RunData, LoadTellsPointCloudFoldersFromImageFolders) {
+  ZT_REQUIRE_HDF5();
   test::TempDir dir;
   StandinOptions o;
   o.train_per_class = 2, o.test_per_class = 1, o.points = 16;

@@ -159,6 +159,7 @@ void write_clouds(const test::TempDir& dir) {
 }
 
 TEST(Trainer, PointNetLearnsTheStandinAndEvaluatesWithRunningStatistics) {
+  ZT_REQUIRE_HDF5();
   test::TempDir dir;
   write_clouds(dir);
   TrainConfig cfg = pointnet_config(dir, "bp");
@@ -178,6 +179,7 @@ TEST(Trainer, PointNetLearnsTheStandinAndEvaluatesWithRunningStatistics) {
 }
 
 TEST(Trainer, PointNetElasticIsDeterministicAcrossThreadsAndResumesExactly) {
+  ZT_REQUIRE_HDF5();
   test::TempDir dir;
   write_clouds(dir);
   TrainConfig cfg = pointnet_config(dir, "run");
