@@ -6,11 +6,11 @@
 
 namespace zotrain::python {
 
-namespace {
-
 std::string type_name(py::handle v) {
   return py::str(py::type::handle_of(v).attr("__name__"));
 }
+
+namespace {
 
 py::array as_array(const std::string& what, py::handle v) {
   if (!py::isinstance<py::array>(v))

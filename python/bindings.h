@@ -24,6 +24,8 @@ void set_key(TrainConfig& cfg, const std::string& key, py::handle value);
 // (if any), then `keys`.
 TrainConfig resolve_config(const std::string& file, const py::dict& keys);
 
+// The name of a Python value's type, for error messages ("str", "float").
+std::string type_name(py::handle v);
 // A str, or a path (pathlib.Path, any os.PathLike); InputError naming `what` otherwise.
 std::string path_of(const std::string& what, py::handle v);
 

@@ -11,10 +11,6 @@ namespace zotrain::python {
 
 namespace {
 
-std::string type_name(py::handle v) {
-  return py::str(py::type::handle_of(v).attr("__name__"));
-}
-
 [[noreturn]] void wrong_type(const std::string& key, py::handle v, const std::string& expected) {
   throw InputError("config key '" + key + "': expected " + expected + ", got " + type_name(v) +
                    " " + std::string(py::repr(v)));

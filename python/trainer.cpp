@@ -166,15 +166,8 @@ py::array view(const ParamView& p, py::handle owner) {
   return a;
 }
 
-ParamView find(Trainer& t, const std::string& name) {
-  for (const ParamView& p : t.parameters())
-    if (p.name == name) return p;
-  t.set_parameter(name, nullptr);  // throws the InputError that lists the names
-  return {};
-}
-
 void set(Trainer& t, const std::string& name, py::handle value) {
-  const ParamView p = find(t, name);
+  const ParamView p = t.parameter(name);
   if (!py::isinstance<py::array>(value))
     value = py::array(py::reinterpret_borrow<py::object>(value));
   const py::array a = py::reinterpret_borrow<py::array>(value);
@@ -321,7 +314,7 @@ is config.model: a built-in name or an ONNX file; config.init starts from a chec
       .def(
           "get",
           [](py::object self, const std::string& name) {
-            return view(find(self.cast<Trainer&>(), name), self);
+            return view(self.cast<Trainer&>().parameter(name), self);
           },
           py::arg("name"), "One parameter's view.")
       .def("set", &set, py::arg("name"), py::arg("value"), "Copies an array into a parameter.")

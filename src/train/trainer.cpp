@@ -397,27 +397,30 @@ std::vector<ParamView> Trainer::parameters() {
   return engine_->parameters();
 }
 
-void Trainer::set_parameter(const std::string& name, const void* values) {
-  for (const ParamView& p : engine_->parameters()) {
-    if (p.name != name) continue;
-    const size_t n = static_cast<size_t>(p.shape.numel());
-    if (p.type == ParamView::Type::kS8) {
-      const auto* v = static_cast<const int8_t*>(values);
-      for (size_t i = 0; i < n; ++i)
-        if (v[i] == -128)
-          throw InputError("parameter " + name + ": int8 mantissas are in [-127, 127], -128 at " +
-                           std::to_string(i));
-      std::copy(v, v + n, static_cast<int8_t*>(p.data));
-    } else {
-      const auto* v = static_cast<const float*>(values);
-      std::copy(v, v + n, static_cast<float*>(p.data));
-    }
-    engine_->parameters_changed();
-    return;
-  }
+ParamView Trainer::parameter(const std::string& name) {
+  const std::vector<ParamView> all = engine_->parameters();
+  for (const ParamView& p : all)
+    if (p.name == name) return p;
   std::string names;
-  for (const ParamView& p : engine_->parameters()) names += (names.empty() ? "" : ", ") + p.name;
+  for (const ParamView& p : all) names += (names.empty() ? "" : ", ") + p.name;
   throw InputError("no parameter called '" + name + "'; this run has " + names);
+}
+
+void Trainer::set_parameter(const std::string& name, const void* values) {
+  const ParamView p = parameter(name);
+  const size_t n = static_cast<size_t>(p.shape.numel());
+  if (p.type == ParamView::Type::kS8) {
+    const auto* v = static_cast<const int8_t*>(values);
+    for (size_t i = 0; i < n; ++i)
+      if (v[i] == -128)
+        throw InputError("parameter " + name + ": int8 mantissas are in [-127, 127], -128 at " +
+                         std::to_string(i));
+    std::copy(v, v + n, static_cast<int8_t*>(p.data));
+  } else {
+    const auto* v = static_cast<const float*>(values);
+    std::copy(v, v + n, static_cast<float*>(p.data));
+  }
+  engine_->parameters_changed();
 }
 
 CheckpointMeta Trainer::meta() const {
@@ -431,7 +434,10 @@ Checkpoint Trainer::checkpoint() {
 }
 
 void Trainer::save(const std::string& path) {
-  const CheckpointParts parts = engine_->checkpoint();
+  write_checkpoint(path, engine_->checkpoint());
+}
+
+void Trainer::write_checkpoint(const std::string& path, const CheckpointParts& parts) const {
   check_finite(parts, state_.epochs_done);
   write_tensor_file(path, checkpoint_file(meta(), parts.net, parts.sgd, parts.extra));
 }
@@ -624,9 +630,7 @@ void Trainer::run(const TrainCallbacks& cb) {
       continue;
     }
     write_file(metrics_path, line.dump() + "\n", std::ios::app);
-    check_finite(parts, epoch + 1);
-    write_tensor_file(cfg_.out + "/checkpoint.bin",
-                      checkpoint_file(meta(), parts.net, parts.sgd, parts.extra));
+    write_checkpoint(cfg_.out + "/checkpoint.bin", parts);
     if (cb.on_epoch) cb.on_epoch(r);
   }
   if (output_) write_summary();

@@ -63,48 +63,42 @@ std::string describe(const ref::PoolShape& s) {
       .GetString();
 }
 
-TEST(KernelPool, MatchesReference) {
-  for (const auto& s : pool_cases()) {
-    SCOPED_TRACE(describe(s));
-    auto g = geometry(s);
-    ASSERT_EQ(g.out_h, s.out_h());
-    ASSERT_EQ(g.out_w, s.out_w());
-    Tensor x = random_uniform(Shape{s.x_numel()}, 5, 0);
-    Tensor dy = random_uniform(Shape{s.y_numel()}, 5, 1);
-    const ref::Vec x64 = ref::to_vec(x), dy64 = ref::to_vec(dy);
-    // Outputs start as garbage to check that every element is overwritten.
-    Tensor y = random_uniform(Shape{s.y_numel()}, 5, 2);
-    Tensor dx = random_uniform(Shape{s.x_numel()}, 5, 3);
+// The pooling kernels of case s on input x against the reference: max forward and backward,
+// and with `average` the average pooling too. Outputs start as garbage to check that every
+// element is overwritten.
+void expect_pools_match(const ref::PoolShape& s, const Tensor& x, bool average) {
+  SCOPED_TRACE(describe(s));
+  const auto g = geometry(s);
+  ASSERT_EQ(g.out_h, s.out_h());
+  ASSERT_EQ(g.out_w, s.out_w());
+  Tensor dy = random_uniform(Shape{s.y_numel()}, 5, 1);
+  const ref::Vec x64 = ref::to_vec(x), dy64 = ref::to_vec(dy);
+  Tensor y = random_uniform(Shape{s.y_numel()}, 5, 2);
+  Tensor dx = random_uniform(Shape{s.x_numel()}, 5, 3);
 
-    kernels::max_pool2d_forward(g, s.planes, x.data(), y.data());
-    EXPECT_TRUE(all_close("max y", y.data(), ref::max_pool2d(s, x64), 0.0));
-    kernels::max_pool2d_backward(g, s.planes, x.data(), dy.data(), dx.data());
-    EXPECT_TRUE(all_close("max dx", dx.data(), ref::max_pool2d_backward(s, x64, dy64), 1e-6));
-
-    kernels::avg_pool2d_forward(g, s.planes, x.data(), y.data());
-    EXPECT_TRUE(all_close("avg y", y.data(), ref::avg_pool2d(s, x64), 1e-6));
-    kernels::avg_pool2d_backward(g, s.planes, dy.data(), dx.data());
-    EXPECT_TRUE(all_close("avg dx", dx.data(), ref::avg_pool2d_backward(s, dy64), 1e-6));
-  }
+  kernels::max_pool2d_forward(g, s.planes, x.data(), y.data());
+  EXPECT_TRUE(all_close("max y", y.data(), ref::max_pool2d(s, x64), 0.0));
+  kernels::max_pool2d_backward(g, s.planes, x.data(), dy.data(), dx.data());
+  EXPECT_TRUE(all_close("max dx", dx.data(), ref::max_pool2d_backward(s, x64, dy64), 1e-6));
+  if (!average) return;
+  kernels::avg_pool2d_forward(g, s.planes, x.data(), y.data());
+  EXPECT_TRUE(all_close("avg y", y.data(), ref::avg_pool2d(s, x64), 1e-6));
+  kernels::avg_pool2d_backward(g, s.planes, dy.data(), dx.data());
+  EXPECT_TRUE(all_close("avg dx", dx.data(), ref::avg_pool2d_backward(s, dy64), 1e-6));
 }
 
+TEST(KernelPool, MatchesReference) {
+  for (const auto& s : pool_cases())
+    expect_pools_match(s, random_uniform(Shape{s.x_numel()}, 5, 0), true);
+}
+
+// Average pooling has no padding.
 TEST(KernelPool, PaddedMaxMatchesReference) {
   for (const auto& s : padded_cases()) {
-    SCOPED_TRACE(describe(s));
-    const auto g = geometry(s);
-    ASSERT_EQ(g.out_h, s.out_h());
-    ASSERT_EQ(g.out_w, s.out_w());
     // All negative: a padding that counted as 0 would win every edge window.
     Tensor x = random_uniform(Shape{s.x_numel()}, 5, 0);
     for (int64_t i = 0; i < x.numel(); ++i) x[i] = -1.0f - std::fabs(x[i]);
-    Tensor dy = random_uniform(Shape{s.y_numel()}, 5, 1);
-    const ref::Vec x64 = ref::to_vec(x), dy64 = ref::to_vec(dy);
-    Tensor y = random_uniform(Shape{s.y_numel()}, 5, 2);
-    Tensor dx = random_uniform(Shape{s.x_numel()}, 5, 3);
-    kernels::max_pool2d_forward(g, s.planes, x.data(), y.data());
-    EXPECT_TRUE(all_close("max y", y.data(), ref::max_pool2d(s, x64), 0.0));
-    kernels::max_pool2d_backward(g, s.planes, x.data(), dy.data(), dx.data());
-    EXPECT_TRUE(all_close("max dx", dx.data(), ref::max_pool2d_backward(s, x64, dy64), 1e-6));
+    expect_pools_match(s, x, false);
   }
 }
 

@@ -27,6 +27,7 @@ namespace zotrain {
 class OutputFolder;
 
 class Engine;
+struct CheckpointParts;
 class QNetwork;
 class NpuNetwork;
 
@@ -161,6 +162,8 @@ class Trainer {
   StepResult step(const BatchSource& batches, int epoch);
   // The parameter tensors, in the network's order (ParamView).
   std::vector<ParamView> parameters();
+  // The parameter called `name`; InputError naming the run's parameters for an unknown name.
+  ParamView parameter(const std::string& name);
   // Copies `values` (the tensor's numel, as its type) into the parameter called `name`;
   // InputError for an unknown name.
   void set_parameter(const std::string& name, const void* values);
@@ -185,6 +188,9 @@ class Trainer {
   void write_summary() const;
   // What a checkpoint of the run says of it now.
   CheckpointMeta meta() const;
+  // The checkpoint of `parts` (the engine's, now) to `path`, atomically; RuntimeError naming
+  // the tensor when a value is not finite (the previous checkpoint is kept).
+  void write_checkpoint(const std::string& path, const CheckpointParts& parts) const;
   // Takes the output folder for this run's life (output_folder.h), once.
   void claim_output();
   // cfg.init's checkpoint (InputError for a checkpoint of another model or input).
