@@ -40,7 +40,8 @@ declare -A MNIST_SIZE=(
 PACKAGES=(build-essential cmake pkg-config zlib1g-dev libgtest-dev libgmock-dev libbenchmark-dev
   libcli11-dev nlohmann-json3-dev libtoml11-dev libhdf5-dev libjpeg62-turbo-dev dataset-fashion-mnist
   libopenmpi-dev openmpi-bin libonnx-dev libprotobuf-dev protobuf-compiler python3-onnx python3-torch
-  python3-torchvision
+  python3-torchvision gcc-arm-none-eabi libnewlib-arm-none-eabi libstdc++-arm-none-eabi-newlib
+  qemu-system-arm
   libdnnl-dev ocl-icd-opencl-dev clang-format python3-matplotlib clang-14 libclang-rt-14-dev
   python3-dev python3-numpy pybind11-dev python3-pytest)
 

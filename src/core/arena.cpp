@@ -3,6 +3,9 @@
 #include <cstdlib>
 #include <cstring>
 #include <new>
+#include <string>
+
+#include "zotrain/core/error.h"
 
 namespace zotrain {
 
@@ -30,12 +33,28 @@ const char* bucket_name(Bucket b) {
   return "?";
 }
 
+Arena::Arena(void* region, size_t bytes)
+    : region_(static_cast<std::byte*>(region)), region_bytes_(bytes) {
+  ZT_ASSERT(reinterpret_cast<uintptr_t>(region) % kAlignment == 0);
+}
+
 void* Arena::alloc_bytes(Bucket bucket, size_t bytes) {
   size_t n = align_up(bytes ? bytes : 1);
-  void* p = std::aligned_alloc(kAlignment, n);
-  if (!p) throw std::bad_alloc();
+  void* p;
+  if (region_) {
+    if (n > region_bytes_ - region_used_)
+      ZT_THROW(RuntimeError("the arena's region of " + std::to_string(region_bytes_) +
+                            " bytes is full: " + std::to_string(n) + " more bytes for " +
+                            bucket_name(bucket) + " after " + std::to_string(region_used_)));
+    p = region_ + region_used_;
+    region_used_ += n;
+  } else {
+    // The C function: newlib's C++ library does not declare std::aligned_alloc.
+    p = ::aligned_alloc(kAlignment, n);
+    if (!p) ZT_THROW(std::bad_alloc());
+    blocks_.emplace_back(static_cast<std::byte*>(p), std::free);
+  }
   std::memset(p, 0, n);
-  blocks_.emplace_back(static_cast<std::byte*>(p), std::free);
   bytes_[static_cast<int>(bucket)] += n;
   return p;
 }

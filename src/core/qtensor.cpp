@@ -4,21 +4,24 @@
 
 namespace zotrain {
 
-int quantize(const float* x, int64_t n, int8_t* m) {
-  float amax = 0;
-  for (int64_t i = 0; i < n; ++i) amax = std::fmax(amax, std::fabs(x[i]));
-  if (amax == 0) {
-    for (int64_t i = 0; i < n; ++i) m[i] = 0;
-    return 0;
-  }
+int quantize_exponent(float amax) {
+  if (amax == 0) return 0;
   int e2 = 0;
   const float frac = std::frexp(amax, &e2);  // amax = frac · 2^e2, frac in [0.5, 1)
   const int range = frac == 0.5f ? e2 - 1 : e2;
-  const int exp = range - 7;
-  for (int64_t i = 0; i < n; ++i) {
-    float v = std::nearbyint(std::ldexp(x[i], -exp));
-    m[i] = static_cast<int8_t>(std::fmin(std::fmax(v, -127.0f), 127.0f));
-  }
+  return range - 7;
+}
+
+int8_t quantize_mantissa(float x, int exp) {
+  const float v = std::nearbyint(std::ldexp(x, -exp));
+  return static_cast<int8_t>(std::fmin(std::fmax(v, -127.0f), 127.0f));
+}
+
+int quantize(const float* x, int64_t n, int8_t* m) {
+  float amax = 0;
+  for (int64_t i = 0; i < n; ++i) amax = std::fmax(amax, std::fabs(x[i]));
+  const int exp = quantize_exponent(amax);
+  for (int64_t i = 0; i < n; ++i) m[i] = quantize_mantissa(x[i], exp);
   return exp;
 }
 

@@ -10,8 +10,8 @@ namespace zotrain {
 
 Tensor Tensor::zeros(const Shape& shape) {
   size_t bytes = align_up(static_cast<size_t>(shape.numel()) * sizeof(float));
-  void* p = std::aligned_alloc(kAlignment, bytes ? bytes : kAlignment);
-  if (!p) throw std::bad_alloc();
+  void* p = ::aligned_alloc(kAlignment, bytes ? bytes : kAlignment);
+  if (!p) ZT_THROW(std::bad_alloc());
   std::memset(p, 0, bytes);
   Tensor t(static_cast<float*>(p), shape);
   t.owner_.reset(static_cast<float*>(p), [](float* q) { std::free(q); });

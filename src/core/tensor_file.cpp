@@ -93,7 +93,10 @@ void write_tensor_file(const std::string& path, const TensorFile& file) {
     out.append(reinterpret_cast<const char*>(t.data()), t.bytes());
   }
   put<uint32_t>(out, crc32_of(out.data(), out.size()));
+  write_file_atomically(path, out);
+}
 
+void write_file_atomically(const std::string& path, const std::string& out) {
   std::string tmp = path + ".tmp." + std::to_string(getpid());
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
   if (fd < 0) throw RuntimeError(tmp + ": cannot create: " + std::strerror(errno));

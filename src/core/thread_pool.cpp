@@ -34,6 +34,10 @@ ThreadPool::ThreadPool(int threads) {
     workers_.emplace_back([this, i] { worker_loop(i); });
 }
 
+int ThreadPool::size() const {
+  return static_cast<int>(workers_.size()) + 1;
+}
+
 ThreadPool::~ThreadPool() {
   {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -58,7 +62,7 @@ void ThreadPool::worker_loop(int index) {
   }
 }
 
-void ThreadPool::run(const std::function<void(int)>& fn) {
+void ThreadPool::run(FunctionRef<void(int)> fn) {
   if (workers_.empty()) {
     fn(0);
     return;
@@ -78,7 +82,7 @@ void ThreadPool::run(const std::function<void(int)>& fn) {
     while (!finished()) std::this_thread::yield();
 }
 
-void ThreadPool::parallel_for(int64_t n, const std::function<void(int, int64_t, int64_t)>& fn) {
+void ThreadPool::parallel_for(int64_t n, FunctionRef<void(int, int64_t, int64_t)> fn) {
   int64_t parts = std::min<int64_t>(size(), n);
   if (parts <= 1) {
     if (n > 0) fn(0, 0, n);
@@ -87,18 +91,6 @@ void ThreadPool::parallel_for(int64_t n, const std::function<void(int, int64_t, 
   run([&](int w) {
     if (w < parts) fn(w, n * w / parts, n * (w + 1) / parts);
   });
-}
-
-void parallel_for(ThreadPool* pool, int64_t n,
-                  const std::function<void(int, int64_t, int64_t)>& fn) {
-  if (pool)
-    pool->parallel_for(n, fn);
-  else if (n > 0)
-    fn(0, 0, n);
-}
-
-void parallel_for(ThreadPool* pool, int64_t n, const std::function<void(int64_t, int64_t)>& fn) {
-  parallel_for(pool, n, [&](int, int64_t begin, int64_t end) { fn(begin, end); });
 }
 
 }  // namespace zotrain

@@ -58,13 +58,13 @@ const KernelSet& startup_kernels() {
     for (KernelIsa isa : kAllKernelIsas)
       if (env == std::string(kernel_isa_name(isa))) {
         if (!kernel_isa_supported(isa))
-          throw InputError(std::string("ZOTRAIN_KERNELS=") + env +
-                           ": this build or this CPU does not support that kernel set");
+          ZT_THROW(InputError(std::string("ZOTRAIN_KERNELS=") + env +
+                              ": this build or this CPU does not support that kernel set"));
         return kernels_for(isa);
       }
-    throw InputError(std::string("ZOTRAIN_KERNELS=") + env +
-                     ": expected portable, avx2+fma, avx2+fma+vnni, avx2+fma+onednn or "
-                     "avx2+fma+onednn+vnni");
+    ZT_THROW(InputError(std::string("ZOTRAIN_KERNELS=") + env +
+                        ": expected portable, avx2+fma, avx2+fma+vnni, avx2+fma+onednn or "
+                        "avx2+fma+onednn+vnni"));
   }
   KernelIsa best = KernelIsa::kPortable;
   for (KernelIsa isa : kAllKernelIsas)

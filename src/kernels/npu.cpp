@@ -14,8 +14,8 @@ namespace zotrain::kernels {
 
 FixedMultiplier quantize_multiplier(double m) {
   if (!(m > 0) || !std::isfinite(m) || m >= 2147483648.0)
-    throw InputError("requantization multiplier " + std::to_string(m) +
-                     ": expected a finite value in (0, 2^31)");
+    ZT_THROW(InputError("requantization multiplier " + std::to_string(m) +
+                        ": expected a finite value in (0, 2^31)"));
   int exp = 0;
   const double q = std::frexp(m, &exp);  // m = q * 2^exp, q in [0.5, 1)
   auto m0 = static_cast<int64_t>(std::llround(q * 2147483648.0));

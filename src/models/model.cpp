@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <sstream>
 
 #include "zotrain/core/error.h"
@@ -43,18 +44,15 @@ int64_t multiple_of_8(double v) {
 double width_of(const std::string& name, const std::string& family) {
   if (name == family) return 1.0;
   const std::string w = name.substr(family.size() + 1);
-  size_t used = 0;
-  double v = 0;
-  try {
-    v = std::stod(w, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
+  // strtod, not stod: no exceptions (the core builds without them); out of range fails below.
+  char* end = nullptr;
+  const double v = std::strtod(w.c_str(), &end);
+  const size_t used = static_cast<size_t>(end - w.c_str());
   // Bounded: 1e30 overflowed the channel count into a 1-channel net, 1e300 was undefined
   // behaviour (a float-to-integer cast out of range).
   if (used != w.size() || !(v >= 1.0 / 64 && v <= 16))
-    throw InputError("model '" + name + "': width multiplier '" + w +
-                     "' is not a number in [1/64, 16]");
+    ZT_THROW(InputError("model '" + name + "': width multiplier '" + w +
+                        "' is not a number in [1/64, 16]"));
   return v;
 }
 
@@ -172,9 +170,9 @@ ModelSpec model_by_name(const std::string& name, const Shape& item_shape, int64_
   if (is_onnx_path(name)) {
     ModelSpec m = read_onnx(name).spec;
     if (m.item_shape != item_shape || m.num_classes != num_classes)
-      throw InputError(name + ": the model takes inputs " + m.item_shape.str() + " and gives " +
-                       std::to_string(m.num_classes) + " classes; the data has " +
-                       item_shape.str() + " and " + std::to_string(num_classes));
+      ZT_THROW(InputError(name + ": the model takes inputs " + m.item_shape.str() + " and gives " +
+                          std::to_string(m.num_classes) + " classes; the data has " +
+                          item_shape.str() + " and " + std::to_string(num_classes)));
     return m;
   }
   if (name == "lenet5") return lenet5(item_shape, num_classes);
@@ -193,16 +191,12 @@ ModelSpec model_by_name(const std::string& name, const Shape& item_shape, int64_
     std::stringstream ss(name.substr(4));
     std::string w;
     while (std::getline(ss, w, ',')) {
-      size_t used = 0;
-      long long v = 0;
-      try {
-        v = std::stoll(w, &used);
-      } catch (const std::exception&) {
-        used = 0;
-      }
+      char* end = nullptr;
+      const long long v = std::strtoll(w.c_str(), &end, 10);
+      const size_t used = static_cast<size_t>(end - w.c_str());
       if (used != w.size() || v <= 0 || v > (1 << 24))
-        throw InputError("model '" + name + "': hidden width '" + w +
-                         "' is not an integer in [1, 2^24]");
+        ZT_THROW(InputError("model '" + name + "': hidden width '" + w +
+                            "' is not an integer in [1, 2^24]"));
       hidden.push_back(v);
     }
     ModelSpec m = mlp(item_shape, hidden, num_classes);
@@ -211,7 +205,7 @@ ModelSpec model_by_name(const std::string& name, const Shape& item_shape, int64_
   }
   std::string known;
   for (const auto& n : model_names()) known += (known.empty() ? "" : ", ") + n;
-  throw InputError("unknown model '" + name + "' (known: " + known + ")");
+  ZT_THROW(InputError("unknown model '" + name + "' (known: " + known + ")"));
 }
 
 }  // namespace zotrain

@@ -575,9 +575,8 @@ bool onnx_supported() {
 }
 
 OnnxModel read_onnx(const std::string& path) {
-  throw InputError(path +
-                   ": this zotrain was built without ONNX support (Debian: libonnx-dev, "
-                   "libprotobuf-dev; ZOTRAIN_WITH_ONNX)");
+  ZT_THROW(InputError(path + ": this zotrain was built without ONNX support (Debian: libonnx-dev, "
+                             "libprotobuf-dev; ZOTRAIN_WITH_ONNX)"));
 }
 
 void write_onnx(const std::string& path, const ModelSpec&, const TensorFile&) {

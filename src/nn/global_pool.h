@@ -17,7 +17,7 @@ class GlobalPool : public Layer {
   // Runs fn(r, positions) for each channel r of the N*C channels of an input `in`; channel r's
   // positions are the elements [r * positions, (r + 1) * positions).
   void for_each_channel(const Shape& in, const ExecContext& ctx,
-                        const std::function<void(int64_t r, int64_t positions)>& fn) const;
+                        FunctionRef<void(int64_t r, int64_t positions)> fn) const;
 };
 
 }  // namespace zotrain

@@ -7,7 +7,7 @@ namespace zotrain {
 
 LayerSpec LayerSpec::dropout(double rate) {
   if (!(rate >= 0 && rate < 1))
-    throw InputError("dropout rate must be in [0, 1), got " + std::to_string(rate));
+    ZT_THROW(InputError("dropout rate must be in [0, 1), got " + std::to_string(rate)));
   LayerSpec s{Op::kDropout};
   s.drop_below = dropout_threshold(rate);
   return s;

@@ -17,8 +17,8 @@ struct RowLoss {
 
 RowLoss row_loss(const float* z, int64_t classes, int64_t label, int64_t r) {
   if (label >= classes)
-    throw InputError("label " + std::to_string(label) + " of row " + std::to_string(r) +
-                     " is out of range for " + std::to_string(classes) + " classes");
+    ZT_THROW(InputError("label " + std::to_string(label) + " of row " + std::to_string(r) +
+                        " is out of range for " + std::to_string(classes) + " classes"));
   int64_t argmax = 0;
   for (int64_t c = 1; c < classes; ++c)
     if (z[c] > z[argmax]) argmax = c;

@@ -58,7 +58,7 @@ int64_t max_of(int64_t a, int64_t b) {
 
 Network::Network(const Shape& item_shape, const std::vector<LayerSpec>& specs)
     : item_shape_(item_shape), specs_(specs), graph_(lower(specs)) {
-  if (specs.empty()) throw InputError("a model needs at least one layer");
+  if (specs.empty()) ZT_THROW(InputError("a model needs at least one layer"));
   // Shapes are kept with batch 1 and rebuilt for any batch.
   Shape in;
   in.rank = item_shape.rank + 1;
@@ -70,7 +70,8 @@ Network::Network(const Shape& item_shape, const std::vector<LayerSpec>& specs)
     shapes_.push_back(layers_.back()->output_shape(shapes_.back()));
   }
   if (shapes_.back().rank != 2)
-    throw InputError("the last layer must output [batch, classes], got " + shapes_.back().str());
+    ZT_THROW(
+        InputError("the last layer must output [batch, classes], got " + shapes_.back().str()));
 }
 
 std::vector<int> Network::param_layers() const {
@@ -83,9 +84,9 @@ std::vector<int> Network::param_layers() const {
 int Network::head_start(int bp_layers) const {
   std::vector<int> p = param_layers();
   if (bp_layers < 0 || bp_layers > static_cast<int>(p.size()))
-    throw InputError("--bp-layers " + std::to_string(bp_layers) +
-                     " is out of range: the model has " + std::to_string(p.size()) +
-                     " layers with parameters");
+    ZT_THROW(InputError("--bp-layers " + std::to_string(bp_layers) +
+                        " is out of range: the model has " + std::to_string(p.size()) +
+                        " layers with parameters"));
   if (bp_layers == 0) return num_layers();
   if (bp_layers == static_cast<int>(p.size())) return 0;
   return p[p.size() - bp_layers];

@@ -24,7 +24,7 @@ namespace {
 // Throws InputError "<op> on input <shape>: <problem>" unless `ok`.
 void require(bool ok, const LayerSpec& spec, const Shape& in, const std::string& problem) {
   if (!ok)
-    throw InputError(std::string(op_name(spec.op)) + " on input " + in.str() + ": " + problem);
+    ZT_THROW(InputError(std::string(op_name(spec.op)) + " on input " + in.str() + ": " + problem));
 }
 
 // Checks what every spatial layer needs: an [N, C, H, W] input, a positive kernel and stride,
@@ -85,8 +85,8 @@ constexpr OpRow kOps[] = {
      },
      [](Spec s, In in) {
        if (s.groups != 1)
-         throw InputError("layer conv2d with groups " + std::to_string(s.groups) +
-                          " has no integer (int8) path; use --precision f32");
+         ZT_THROW(InputError("layer conv2d with groups " + std::to_string(s.groups) +
+                             " has no integer (int8) path; use --precision f32"));
        return int8::make_conv2d(in, s);
      },
      nullptr},
@@ -163,15 +163,15 @@ const char* op_name(Op op) {
 std::unique_ptr<Layer> make_layer(const LayerSpec& spec, const Shape& in) {
   require(in.rank >= 1, spec, in, "needs an input with a batch dimension");
   if (static_cast<size_t>(spec.op) >= std::size(kOps))
-    throw InputError("unknown layer op " + std::to_string(static_cast<int>(spec.op)));
+    ZT_THROW(InputError("unknown layer op " + std::to_string(static_cast<int>(spec.op))));
   return op_row(spec.op).f32(spec, in);
 }
 
 std::unique_ptr<QLayer> make_qlayer(const LayerSpec& spec, const Shape& in) {
   const OpRow& row = op_row(spec.op);
   if (!row.int8)
-    throw InputError(std::string("layer ") + row.name + " has no integer (int8) path" +
-                     (row.no_int8 ? row.no_int8 : "; use --precision f32"));
+    ZT_THROW(InputError(std::string("layer ") + row.name + " has no integer (int8) path" +
+                        (row.no_int8 ? row.no_int8 : "; use --precision f32")));
   return row.int8(spec, in);
 }
 

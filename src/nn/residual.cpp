@@ -33,13 +33,13 @@ Residual::Residual(const LayerSpec& spec, const Shape& in) {
     }
     return s;
   };
-  if (spec.main.empty()) throw InputError("residual on input " + in.str() + ": main is empty");
+  if (spec.main.empty()) ZT_THROW(InputError("residual on input " + in.str() + ": main is empty"));
   out_ = build(spec.main, "main");
   num_main_ = children_.size();
   const Shape shortcut = build(spec.shortcut, "shortcut");
   if (shortcut != out_)
-    throw InputError("residual on input " + in.str() + ": main gives " + out_.str() +
-                     " but the shortcut " + shortcut.str());
+    ZT_THROW(InputError("residual on input " + in.str() + ": main gives " + out_.str() +
+                        " but the shortcut " + shortcut.str()));
   // A ReLU after batch norm in the same chain runs in batch norm's pass (forward only), into
   // the ReLU's buffer (which may be batch norm's input buffer: batch norm may run in place).
   auto fuse_chain = [&](const std::vector<LayerSpec>& chain, size_t first) {

@@ -13,5 +13,6 @@ void add_bench_command(CLI::App& app);
 void add_info_command(CLI::App& app);
 void add_make_data_command(CLI::App& app);
 void add_export_command(CLI::App& app);
+void add_device_command(CLI::App& app);
 
 }  // namespace zotrain::tools

@@ -42,6 +42,7 @@ int run(int argc, char** argv) {
   zotrain::tools::add_train_command(app);
   zotrain::tools::add_eval_command(app);
   zotrain::tools::add_export_command(app);
+  zotrain::tools::add_device_command(app);
   zotrain::tools::add_memory_command(app);
   zotrain::tools::add_bench_command(app);
   zotrain::tools::add_info_command(app);

@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "train/int8_step.h"
 #include "zotrain/core/arena.h"
 #include "zotrain/core/memory_plan.h"
 #include "zotrain/core/thread_pool.h"
@@ -127,6 +128,9 @@ std::unique_ptr<Engine> make_npu_engine(const EngineArgs& args);
 
 // The dropout key of every pass of step `step` (a stream apart from the perturbations').
 uint64_t step_key(const TrainConfig& cfg, int64_t step);
+// The integer step's settings in epoch `epoch` of a NITI int8 run (the step number, q and the
+// distributed fields aside): the schedules turned into integers.
+int8::StepConfig int8_step_config(const TrainConfig& cfg, int epoch);
 
 // The share of the examples of `batches` a network classifies right: run(b, labels) loads batch
 // b, runs it and returns its rows and correct count.

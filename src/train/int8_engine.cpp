@@ -118,7 +118,6 @@ class Int8Engine : public Engine {
             "whole batch on one rank; use distributed = directions");
     }
     bp_bits_ = parse_bp_bits(cfg_.bp_bits);
-    sparsity_ = parse_sparsity(cfg_.sparsity);
     if (!a.init) return;
     if (a.init->meta.config.precision == Precision::kInt8)
       restore_int8_weights(*a.init, qnet_);
@@ -137,17 +136,12 @@ class Int8Engine : public Engine {
     // The schedules' values, turned into the step's integers once per epoch.
     if (in.epoch != epoch_) {
       epoch_ = in.epoch;
-      step_cfg_.seed = cfg_.seed;
-      step_cfg_.eps = cfg_.int_eps;
-      step_cfg_.zero_threshold = zo::zero_threshold(schedule_at(sparsity_, in.epoch));
-      step_cfg_.bp_bits = static_cast<int>(schedule_at(bp_bits_, in.epoch));
-      step_cfg_.zo_bits = cfg_.zo_bits;
-      step_cfg_.loss_frac_bits = cfg_.loss_frac_bits;
-      step_cfg_.cyclic = cfg_.zo_layer_scale == zo::LayerScale::kCyclic;
+      step_cfg_ = int8_step_config(cfg_, in.epoch);
     }
     int8::StepConfig c = step_cfg_;
     c.step = in.step;
     c.q = in.q;
+    c.buffers = &buffers_;
     if (split_.on()) c.world = &split_.world(), c.by_samples = split_.by_samples();
     // Data mode: fill() loaded only this rank's rows.
     if (split_.by_rows() && in.rows < split_.ranks())  // every rank sees it
@@ -258,14 +252,27 @@ class Int8Engine : public Engine {
   QNetwork qnet_;
   int head_;
   StepSplit split_;
-  std::vector<std::pair<int, double>> bp_bits_, sparsity_;
+  std::vector<std::pair<int, double>> bp_bits_;
   int8::StepConfig step_cfg_;  // of epoch epoch_ (the step number aside)
+  int8::StepBuffers buffers_;
   int epoch_ = -1;
   std::vector<float> logits_f32_;  // INT8's float loss and the sign diagnostic (not in the plan)
   std::vector<uint8_t> labels_ = std::vector<uint8_t>(static_cast<size_t>(cfg_.batch));
 };
 
 }  // namespace
+
+int8::StepConfig int8_step_config(const TrainConfig& cfg, int epoch) {
+  int8::StepConfig c;
+  c.seed = cfg.seed;
+  c.eps = cfg.int_eps;
+  c.zero_threshold = zo::zero_threshold(schedule_at(parse_sparsity(cfg.sparsity), epoch));
+  c.bp_bits = static_cast<int>(schedule_at(parse_bp_bits(cfg.bp_bits), epoch));
+  c.zo_bits = cfg.zo_bits;
+  c.loss_frac_bits = cfg.loss_frac_bits;
+  c.cyclic = cfg.zo_layer_scale == zo::LayerScale::kCyclic;
+  return c;
+}
 
 MemoryPlan int8_plan(const Network& net, const TrainConfig& cfg, int head, int) {
   return QNetwork(net).plan(cfg.batch, head, cfg.threads);

@@ -5,7 +5,6 @@
 #include "kernels/int8.h"
 #include "nn/int8/int_loss.h"
 #include "zo/ternary.h"
-#include "zo_step.h"
 #include "zotrain/zo/perturbation.h"
 
 namespace zotrain::int8 {
@@ -36,16 +35,6 @@ StepResult bp_step(QNetwork& net, int64_t rows, const uint8_t* labels, const Ste
   return r;
 }
 
-namespace {
-
-// What a pass measures: the loss whose sign drives the body, `exact`'s (for the agreement
-// count) and the loss reported in 2^-kGradFracBits bits.
-struct PassLosses {
-  int64_t sign = 0, exact = 0, report = 0;
-};
-
-}  // namespace
-
 StepResult zo_step(QNetwork& net, int64_t rows, const uint8_t* labels, const StepConfig& cfg,
                    const PassLoss* sign_loss, const PassLoss* exact) {
   const bool has_head = net.head() < net.num_layers();
@@ -54,11 +43,18 @@ StepResult zo_step(QNetwork& net, int64_t rows, const uint8_t* labels, const Ste
   // The body layer this step perturbs and moves (cyclic), or -1 for all of them.
   int active = -1;
   if (cfg.cyclic) {
-    std::vector<int> body;
+    // Counted, then found (no list: a step makes no heap calls); weights() holds each layer's
+    // weights together, in order.
+    int layers = 0, last = -1;
     for (const QWeight& w : net.weights())
-      if (w.layer < net.head() && (body.empty() || body.back() != w.layer)) body.push_back(w.layer);
-    if (!body.empty())
-      active = body[static_cast<size_t>(cfg.step % static_cast<int64_t>(body.size()))];
+      if (w.layer < net.head() && w.layer != last) ++layers, last = w.layer;
+    int k = layers > 0 ? static_cast<int>(cfg.step % layers) : -1;
+    last = -1;
+    for (const QWeight& w : net.weights())
+      if (k >= 0 && w.layer < net.head() && w.layer != last) {
+        last = w.layer;
+        if (k-- == 0) active = w.layer;
+      }
   }
   const auto moves = [&](const QWeight& w) { return active < 0 || w.layer == active; };
   dist::World* world = cfg.world;
@@ -71,12 +67,13 @@ StepResult zo_step(QNetwork& net, int64_t rows, const uint8_t* labels, const Ste
       }
       const uint64_t seed = dirs[i].seed;
       const int eps = dirs[i].sign * cfg.eps;
-      const QWeightTransform perturbed = [&](const QWeight& w, int8_t* dst, int64_t b, int64_t e) {
+      const auto perturb = [&](const QWeight& w, int8_t* dst, int64_t b, int64_t e) {
         if (moves(w))
           zo::add_ternary(seed, w.tensor, cfg.zero_threshold, eps, w.value.data, dst, b, e);
         else
           for (int64_t i = b; i < e; ++i) dst[i] = w.value.data[i];
       };
+      const QWeightTransform perturbed = perturb;
       const QTensor logits = net.forward(rows, &perturbed);
       // Only the step's first pass moves running statistics (the engine's mode says whether).
       if (net.mode().update_stats) net.set_mode({net.mode().training, net.mode().key, false});
@@ -128,8 +125,10 @@ StepResult zo_step(QNetwork& net, int64_t rows, const uint8_t* labels, const Ste
     }
   };
   int64_t loss_sum = 0;
+  StepBuffers own;
   for (const PassLosses& l :
-       zo::run_step({cfg.seed, cfg.step, cfg.q, true}, PassLosses{}, passes, project, update))
+       zo::run_step(cfg.buffers ? *cfg.buffers : own, {cfg.seed, cfg.step, cfg.q, true},
+                    PassLosses{}, passes, project, update))
     loss_sum += l.report;
   r.loss = loss_sum / (2 * cfg.q);
   if (has_head) net.update_head(cfg.bp_bits);

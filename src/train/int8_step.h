@@ -7,10 +7,18 @@
 #include <cstdint>
 #include <functional>
 
+#include "train/zo_step.h"
 #include "zotrain/dist/world.h"
 #include "zotrain/nn/int8/qnetwork.h"
 
 namespace zotrain::int8 {
+
+// What a pass measures: the loss whose sign drives the body, `exact`'s (for the agreement
+// count) and the loss reported in 2^-kGradFracBits bits.
+struct PassLosses {
+  int64_t sign = 0, exact = 0, report = 0;
+};
+using StepBuffers = zo::StepBuffers<PassLosses, int>;
 
 struct StepConfig {
   uint64_t seed = 0;  // the run's seed (perturbation seeds are drawn from it and the step)
@@ -30,6 +38,8 @@ struct StepConfig {
   // is exact. Null: one process.
   dist::World* world = nullptr;
   bool by_samples = false;
+  // Kept across steps by the caller, so that steps make no heap calls; null: the step's own.
+  StepBuffers* buffers = nullptr;
 };
 
 // A batch loss in any integer unit whose order is the loss's order (smaller is better).

@@ -29,36 +29,54 @@ struct StepShape {
   bool two_sided = true;  // SPSA: +z and −z; else +z only (against a clean pass)
 };
 
-// The directions of a step's perturbed passes in the order they run: +z_s, then (two-sided)
-// −z_s, for s = 0..q−1.
-inline std::vector<Direction> step_directions(const StepShape& s) {
+// What a step's loop keeps: its passes' directions and losses and the samples. A caller that
+// keeps one across steps makes no heap calls after the first step that fills it (the device
+// program makes none at all: it reserves for its q first).
+template <typename Loss, typename G>
+struct StepBuffers {
   std::vector<Direction> dirs;
-  for (int i = 0; i < s.q; ++i) {
-    const uint64_t seed = sample_seed(s.run_seed, s.step, i);
-    dirs.push_back({seed, 1});
-    if (s.two_sided) dirs.push_back({seed, -1});
+  std::vector<Loss> loss;
+  Samples<G> samples;
+  void reserve(int q) {
+    dirs.reserve(2 * static_cast<size_t>(q));
+    loss.reserve(2 * static_cast<size_t>(q));
+    samples.seeds.reserve(static_cast<size_t>(q));
+    samples.g.reserve(static_cast<size_t>(q));
   }
-  return dirs;
-}
+};
 
 // Runs the step: passes(dirs, loss) fills loss[i] with the loss of the pass along dirs[i] (in
 // order: the passes may keep state, such as a head's gradient, across them); project(plus,
 // other) gives g_s from the loss at +z_s and the one at −z_s (or `clean`, one-sided); then
-// update(samples). Returns the losses of the passes.
+// update(samples). Returns the losses of the passes (in `b`).
+template <typename Loss, typename G, typename Passes, typename Project, typename Update>
+const std::vector<Loss>& run_step(StepBuffers<Loss, G>& b, const StepShape& s, const Loss& clean,
+                                  Passes&& passes, Project&& project, Update&& update) {
+  b.dirs.clear();
+  for (int i = 0; i < s.q; ++i) {
+    const uint64_t seed = sample_seed(s.run_seed, s.step, i);
+    b.dirs.push_back({seed, 1});
+    if (s.two_sided) b.dirs.push_back({seed, -1});
+  }
+  b.loss.assign(b.dirs.size(), Loss{});
+  passes(b.dirs, b.loss.data());
+  const size_t per_sample = s.two_sided ? 2 : 1;
+  b.samples.seeds.clear();
+  b.samples.g.clear();
+  for (size_t i = 0; i < b.dirs.size(); i += per_sample) {
+    b.samples.seeds.push_back(b.dirs[i].seed);
+    b.samples.g.push_back(project(b.loss[i], s.two_sided ? b.loss[i + 1] : clean));
+  }
+  update(b.samples);
+  return b.loss;
+}
+
+// The same with buffers of its own.
 template <typename Loss, typename Passes, typename Project, typename Update>
 std::vector<Loss> run_step(const StepShape& s, const Loss& clean, Passes&& passes,
                            Project&& project, Update&& update) {
-  const std::vector<Direction> dirs = step_directions(s);
-  std::vector<Loss> loss(dirs.size());
-  passes(dirs, loss.data());
-  const size_t per_sample = s.two_sided ? 2 : 1;
-  Samples<decltype(project(loss[0], clean))> samples;
-  for (size_t i = 0; i < dirs.size(); i += per_sample) {
-    samples.seeds.push_back(dirs[i].seed);
-    samples.g.push_back(project(loss[i], s.two_sided ? loss[i + 1] : clean));
-  }
-  update(samples);
-  return loss;
+  StepBuffers<Loss, decltype(project(clean, clean))> b;
+  return run_step(b, s, clean, passes, project, update);
 }
 
 }  // namespace zotrain::zo

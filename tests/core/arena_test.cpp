@@ -1,8 +1,12 @@
 #include "zotrain/core/arena.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <cstring>
+
+#include "zotrain/core/error.h"
 
 namespace zotrain {
 namespace {
@@ -33,6 +37,28 @@ TEST(Tensor, ViewsShareStorage) {
   Tensor c = t.clone();
   c[0] = 5.0f;
   EXPECT_EQ(t[0], 0.0f);
+}
+
+// A fixed region (the device's static arena): blocks in order, 64-byte aligned, counted per
+// bucket, zero-filled; one that does not fit is an error naming the sizes.
+TEST(Arena, FixedRegionHandsOutBlocksInOrderAndRefusesOverflow) {
+  alignas(64) static unsigned char region[256];
+  std::memset(region, 0xff, sizeof region);
+  Arena arena(region, sizeof region);
+  auto* a = static_cast<unsigned char*>(arena.alloc_bytes(Bucket::kParameters, 10));
+  auto* b = static_cast<unsigned char*>(arena.alloc_bytes(Bucket::kInput, 100));
+  EXPECT_EQ(a, region);
+  EXPECT_EQ(b, region + 64);
+  EXPECT_EQ(b[99], 0);
+  EXPECT_EQ(arena.bytes(Bucket::kParameters), 64u);
+  EXPECT_EQ(arena.bytes(Bucket::kInput), 128u);
+  try {
+    arena.alloc_bytes(Bucket::kWorkspace, 65);
+    FAIL() << "a block past the region's end was handed out";
+  } catch (const RuntimeError& e) {
+    EXPECT_THAT(e.what(), ::testing::HasSubstr("region of 256 bytes is full: 128 more bytes"));
+  }
+  EXPECT_NE(arena.alloc_bytes(Bucket::kWorkspace, 64), nullptr);
 }
 
 }  // namespace

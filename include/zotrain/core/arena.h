@@ -30,6 +30,10 @@ const char* bucket_name(Bucket b);
 class Arena {
  public:
   Arena() = default;
+  // An arena in a fixed region, 64-byte aligned (a device's static buffer, sized by the memory
+  // plan): blocks are taken from it in order, and one that does not fit is an error naming the
+  // sizes. The region outlives the arena.
+  Arena(void* region, size_t bytes);
   Arena(const Arena&) = delete;
   Arena& operator=(const Arena&) = delete;
 
@@ -44,6 +48,8 @@ class Arena {
 
  private:
   std::vector<std::unique_ptr<std::byte, void (*)(void*)>> blocks_;
+  std::byte* region_ = nullptr;
+  size_t region_bytes_ = 0, region_used_ = 0;
   std::array<size_t, static_cast<int>(Bucket::kCount)> bytes_{};
 };
 

@@ -7,6 +7,16 @@
 
 namespace zotrain {
 
+// The compute core (tensors, kernels, layers, models, the integer step) also builds for devices
+// without exceptions (device/m55): it raises through ZT_THROW, which there reports the error's
+// message and stops the program (fatal_error, defined by the device runtime).
+#if defined(__cpp_exceptions)
+#define ZT_THROW(...) throw __VA_ARGS__
+#else
+[[noreturn]] void fatal_error(const std::exception& e);
+#define ZT_THROW(...) ::zotrain::fatal_error(__VA_ARGS__)
+#endif
+
 // Bad usage or bad input: a missing or corrupt file, an unknown name, an invalid value.
 class InputError : public std::runtime_error {
  public:
@@ -23,8 +33,8 @@ class RuntimeError : public std::runtime_error {
 // bad input. Throws a RuntimeError naming the condition, the place and the optional detail.
 [[noreturn]] inline void internal_error(const char* cond, const char* file, int line,
                                         const std::string& detail = "") {
-  throw RuntimeError(std::string("internal error: ") + cond + " at " + file + ":" +
-                     std::to_string(line) + (detail.empty() ? "" : ": " + detail));
+  ZT_THROW(RuntimeError(std::string("internal error: ") + cond + " at " + file + ":" +
+                        std::to_string(line) + (detail.empty() ? "" : ": " + detail)));
 }
 
 // Checks an internal invariant or an API's precondition; ZT_ASSERT(cond, detail) adds a message.

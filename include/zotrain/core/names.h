@@ -56,7 +56,8 @@ bool parse_name(const std::string& text, E* out) {
 template <Named E>
 E parse_name(const std::string& what, const std::string& text) {
   E e{};
-  if (!parse_name(text, &e)) throw InputError(what + ": '" + text + "' is not " + names_of<E>());
+  if (!parse_name(text, &e))
+    ZT_THROW(InputError(what + ": '" + text + "' is not " + names_of<E>()));
   return e;
 }
 

@@ -29,6 +29,10 @@ struct QTensor {
 // m = round(x · 2^-exp) clipped to ±127 (0 and exp 0 for all-zero x), halves to even as NITI's
 // torch.round (the integer shifts round halves away from zero). Returns exp.
 int quantize(const float* x, int64_t n, int8_t* m);
+// quantize() for values that come one at a time: the exponent of a tensor whose largest
+// magnitude is `amax`, and a value's mantissa at that exponent.
+int quantize_exponent(float amax);
+int8_t quantize_mantissa(float x, int exp);
 // x = m · 2^exp.
 void dequantize(const int8_t* m, int64_t n, int exp, float* x);
 

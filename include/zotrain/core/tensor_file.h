@@ -22,6 +22,9 @@ struct TensorFile {
 };
 
 void write_tensor_file(const std::string& path, const TensorFile& file);
+// Writes `bytes` to `path` through a temporary file, fsync and rename: a reader sees the old
+// file or the whole new one. RuntimeError naming the file when it cannot be written.
+void write_file_atomically(const std::string& path, const std::string& bytes);
 // InputError naming the path when the file is missing, truncated, not a zotrain file or fails
 // its checksum.
 TensorFile read_tensor_file(const std::string& path);

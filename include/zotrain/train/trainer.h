@@ -18,6 +18,7 @@
 #include "zotrain/nn/network.h"
 #include "zotrain/train/checkpoint.h"
 #include "zotrain/train/config.h"
+#include "zotrain/train/device_run.h"
 #include "zotrain/train/feature_cache.h"
 #include "zotrain/train/q_scheduler.h"
 #include "zotrain/train/run_data.h"
@@ -172,6 +173,11 @@ class Trainer {
   Checkpoint checkpoint();
   // Writes checkpoint() to `path`, atomically.
   void save(const std::string& path);
+  // Packs the first epoch's steps of a precision int8 run for the device program
+  // (device_run.h): every batch as the engine fills it and the step's integer settings.
+  // InputError for what the device does not run (another precision, a q schedule, an init
+  // checkpoint, a distributed run, the float loss of zo_sign float or sign_agreement).
+  DeviceRunSummary write_device_run(const std::string& path);
 
  private:
   // The BP and ZO learning rates of a 0-based epoch (step decay).

@@ -18,9 +18,10 @@ namespace {
 TEST(QNetwork, MaxPoolingFusedIntoConvolutionsGivesTheSameLogits) {
   const ModelSpec m = lenet5(Shape{1, 28, 28}, 10);
   const Network desc(m.item_shape, m.layers);
-  const QWeightTransform copy = [](const QWeight& w, int8_t* dst, int64_t b, int64_t e) {
+  const auto copy_values = [](const QWeight& w, int8_t* dst, int64_t b, int64_t e) {
     std::copy(w.value.data + b, w.value.data + e, dst + b);
   };
+  const QWeightTransform copy = copy_values;
   std::vector<int8_t> want;
   int want_exp = 0;
   for (int threads : {1, 2})

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "zotrain/core/arena.h"
+#include "zotrain/core/function_ref.h"
 #include "zotrain/core/memory_plan.h"
 #include "zotrain/nn/int8/qlayer.h"
 #include "zotrain/nn/network.h"
@@ -37,7 +38,7 @@ struct QState {
 // of w.value's index space); the network splits a weight into ranges over its thread pool, so
 // any split must give the same values.
 using QWeightTransform =
-    std::function<void(const QWeight& w, int8_t* dst, int64_t begin, int64_t end)>;
+    FunctionRef<void(const QWeight& w, int8_t* dst, int64_t begin, int64_t end)>;
 
 class QNetwork {
  public:

@@ -1,0 +1,37 @@
+// Internal: the files between the host and the bare-metal device program (device/m55). The host
+// packs the integer training of a config (Trainer::write_device_run): a header with the model,
+// the split and the step's integer settings, then every step's batch as the int8 engine fills
+// it; the device trains on it step by step and writes its weights back, which the host compares
+// with a checkpoint of the same run (compare_device_weights). Little-endian, packed by hand.
+#pragma once
+
+#include <cstdint>
+
+namespace zotrain::device {
+
+inline constexpr char kRunMagic[8] = {'Z', 'T', 'D', 'E', 'V', 'R', 'U', 'N'};
+inline constexpr char kWeightsMagic[8] = {'Z', 'T', 'D', 'E', 'V', 'W', 'T', 'S'};
+inline constexpr uint32_t kVersion = 1;
+
+struct RunHeader {
+  char magic[8];
+  uint32_t version;
+  char model[52];   // the model's name, NUL-terminated
+  int32_t item[4];  // one example's shape, unused dimensions 0
+  int32_t classes;
+  int32_t batch;
+  int32_t steps;      // steps that follow, each: int32 rows, uint8 labels[batch],
+                      // int8 inputs[batch * item elements] (the first `rows` rows filled)
+  int32_t head;       // the first layer trained by backprop (QNetwork::allocate's head_start)
+  int32_t input_exp;  // the inputs' exponent
+  int32_t q, eps, bp_bits, zo_bits, loss_frac_bits, cyclic;
+  uint32_t zero_threshold;
+  uint64_t seed;
+};
+static_assert(sizeof(RunHeader) == 136, "RunHeader is written as is");
+
+// The weights file: kWeightsMagic, uint32 kVersion, uint32 weights, then per weight int32 layer,
+// int32 exponent, int64 elements, int8 mantissas[elements]; uint32 states, then per state int32
+// layer, int64 elements, int32 values[elements].
+
+}  // namespace zotrain::device
