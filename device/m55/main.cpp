@@ -17,6 +17,7 @@
 #include <cstring>
 #include <new>
 
+#include "instruction_clock.h"
 #include "nn/int8/int_loss.h"
 #include "semihosting.h"
 #include "train/device_run_format.h"
@@ -191,6 +192,8 @@ int main() {
   buffers.reserve(h.q);
   c.buffers = &buffers;
   g_training = true;
+  m55::start_instruction_clock();
+  uint64_t step_instructions = 0;  // in the steps alone (reading the batches aside)
   int64_t loss = 0, correct = 0, rows_seen = 0;
   for (int32_t s = 0; s < h.steps; ++s) {
     int32_t rows;
@@ -201,8 +204,10 @@ int main() {
     net.input().exp = h.input_exp;
     net.set_mode({true, zo::sample_seed(h.seed, s, -1), true});
     c.step = s;
+    const uint64_t before = m55::instructions();
     const int8::StepResult r =
         h.head > 0 ? int8::zo_step(net, rows, labels, c) : int8::bp_step(net, rows, labels, c);
+    step_instructions += m55::instructions() - before;
     loss += r.loss, correct += r.correct, rows_seen += rows;
     if ((s + 1) % chunk == 0 || s + 1 == h.steps) {
       // The integer loss is in 2^-kGradFracBits bits: nats = bits * ln 2.
@@ -229,5 +234,8 @@ int main() {
       static_cast<unsigned long>(sizeof g_arena), bytes(&__data_start, &__bss_end__),
       bytes(&end, sbrk(0)), static_cast<unsigned long>(stack_used(painted)));
   std::printf("heap calls during training: %ld\n", g_heap_calls);
+  if (h.steps > 0)
+    std::printf("instructions per step: %llu (counted when QEMU runs with -icount shift=0)\n",
+                static_cast<unsigned long long>(step_instructions / h.steps));
   return g_heap_calls == 0 ? 0 : 1;
 }

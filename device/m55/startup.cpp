@@ -13,6 +13,7 @@ void __libc_init_array();
 void initialise_monitor_handles();
 int main();
 [[noreturn]] void Reset_Handler();
+void SysTick_Handler();  // instruction_clock.cpp
 }
 
 namespace {
@@ -36,6 +37,8 @@ extern "C" [[noreturn]] void Reset_Handler() {
   std::exit(main());
 }
 
+// The Armv8-M exception vectors: stack, reset, NMI, HardFault, MemManage, BusFault, UsageFault,
+// SecureFault, four reserved, SVCall, DebugMonitor, reserved, PendSV, SysTick.
 __attribute__((section(".vectors"), used)) void (*const kVectors[16])() = {
     reinterpret_cast<void (*)()>(&__stack_top),
     Reset_Handler,
@@ -44,15 +47,15 @@ __attribute__((section(".vectors"), used)) void (*const kVectors[16])() = {
     fault_handler,
     fault_handler,
     fault_handler,
+    fault_handler,
     nullptr,
     nullptr,
     nullptr,
     nullptr,
     fault_handler,
-    fault_handler,
     nullptr,
     fault_handler,
-    fault_handler};
+    SysTick_Handler};
 
 // newlib 3.3's aligned_alloc calls posix_memalign, which its Arm build leaves out.
 extern "C" int posix_memalign(void** p, size_t alignment, size_t size) {

@@ -251,6 +251,14 @@ int64_t conv2d_s8_work_bytes(const Conv2dGeometry& g) {
   return bytes;
 }
 
+int64_t conv2d_s8_forward_work_bytes(const Conv2dGeometry& g) {
+  int64_t bytes = g.col_floats();  // an int8 patch matrix
+  for (const KernelSet* set : compiled_kernel_sets())
+    if (set->conv2d_s8_direct_work_bytes)
+      bytes = std::max(bytes, set->conv2d_s8_direct_work_bytes(g));
+  return bytes;
+}
+
 const char* int8_kernels_name() {
   return active_kernels().int8_name;
 }

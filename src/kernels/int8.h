@@ -64,6 +64,9 @@ void gemm_s8_ref(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, co
 // Convolution of `images` NCHW int8 images by int8 weights [out_c, in_c, k, k], no bias
 // (NITI's layers have none). `work` needs conv2d_s8_work_bytes(g) bytes.
 int64_t conv2d_s8_work_bytes(const Conv2dGeometry& g);
+// What conv2d_s8_forward alone needs (layers trained without backprop): its int8 patch matrix or
+// a direct kernel's scratch, in whichever compiled set.
+int64_t conv2d_s8_forward_work_bytes(const Conv2dGeometry& g);
 // y = w * x (int32, [images, out_c, out_h, out_w]; a few images at a time keep the buffer small).
 // The active instruction set's direct kernel where it has one, else patch matrices.
 void conv2d_s8_forward(const Conv2dGeometry& g, int64_t images, const int8_t* x, const int8_t* w,

@@ -1,5 +1,6 @@
 #include "train/int8_step.h"
 
+#include <algorithm>
 #include <vector>
 
 #include "kernels/int8.h"
@@ -107,21 +108,36 @@ StepResult zo_step(QNetwork& net, int64_t rows, const uint8_t* labels, const Ste
     if (exact) r.agree += sign == sign_of(plus.exact - minus.exact);
     return sign;
   };
-  // Body: W <- clip(W - g), g = Σ_s sign_s · z_s brought to zo_bits bits.
+  // Body: W <- clip(W - g), g = Σ_s sign_s · z_s brought to zo_bits bits. The sums go through
+  // the network's accumulators; a tensor larger than them is summed in chunks twice (its range
+  // first, then the move), drawing its z twice rather than holding an int32 copy of it.
   const auto update = [&](const zo::Samples<int>& samples) {
     int32_t* acc = net.accumulators();
+    const int64_t chunk = net.accumulator_elems();
     for (QWeight& w : net.weights()) {
       if (w.layer >= net.head() || !moves(w)) continue;
       const int64_t n = w.value.numel();
-      for (int64_t i = 0; i < n; ++i) acc[i] = 0;
-      for (size_t s = 0; s < samples.seeds.size(); ++s)
-        if (samples.g[s] != 0)
-          zo::accumulate_ternary(samples.seeds[s], w.tensor, cfg.zero_threshold, samples.g[s], acc,
-                                 n);
-      const int shift = kernels::range_bits(acc, n) - cfg.zo_bits;
-      for (int64_t i = 0; i < n; ++i)
-        w.value.data[i] =
-            kernels::clip_s8(w.value.data[i] - kernels::psto_shift(acc[i], shift > 0 ? shift : 0));
+      const auto sum = [&](int64_t b, int64_t e) {
+        for (int64_t i = 0; i < e - b; ++i) acc[i] = 0;
+        for (size_t s = 0; s < samples.seeds.size(); ++s)
+          if (samples.g[s] != 0)
+            zo::accumulate_ternary(samples.seeds[s], w.tensor, cfg.zero_threshold, samples.g[s],
+                                   acc, b, e);
+      };
+      int range = 0;
+      for (int64_t b = 0; b < n; b += chunk) {
+        const int64_t e = std::min(n, b + chunk);
+        sum(b, e);
+        range = std::max(range, kernels::range_bits(acc, e - b));
+      }
+      const int shift = std::max(range - cfg.zo_bits, 0);
+      for (int64_t b = 0; b < n; b += chunk) {
+        const int64_t e = std::min(n, b + chunk);
+        if (n > chunk) sum(b, e);  // else still in the accumulators
+        for (int64_t i = b; i < e; ++i)
+          w.value.data[i] =
+              kernels::clip_s8(w.value.data[i] - kernels::psto_shift(acc[i - b], shift));
+      }
     }
   };
   int64_t loss_sum = 0;

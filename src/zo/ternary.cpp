@@ -73,9 +73,9 @@ void add_ternary(uint64_t seed, uint32_t tensor, uint32_t threshold, int eps, co
 }
 
 void accumulate_ternary(uint64_t seed, uint32_t tensor, uint32_t threshold, int sign, int32_t* acc,
-                        int64_t n) {
-  for_each_chunk(seed, tensor, threshold, 0, n, [&](const int8_t* z, int64_t i0, int64_t i1) {
-    accumulate_chunk(z, sign, acc + i0, i1 - i0);
+                        int64_t begin, int64_t end) {
+  for_each_chunk(seed, tensor, threshold, begin, end, [&](const int8_t* z, int64_t i0, int64_t i1) {
+    accumulate_chunk(z, sign, acc + (i0 - begin), i1 - i0);
   });
 }
 

@@ -18,8 +18,9 @@ int ternary(uint64_t seed, uint32_t tensor, uint32_t threshold, uint64_t i);
 void add_ternary(uint64_t seed, uint32_t tensor, uint32_t threshold, int eps, const int8_t* src,
                  int8_t* dst, int64_t begin, int64_t end);
 
-// acc[i] += sign · z_i for i in [0, n).
+// acc[i - begin] += sign · z_i for i in [begin, end): a range of the tensor, into accumulators
+// for that range.
 void accumulate_ternary(uint64_t seed, uint32_t tensor, uint32_t threshold, int sign, int32_t* acc,
-                        int64_t n);
+                        int64_t begin, int64_t end);
 
 }  // namespace zotrain::zo

@@ -160,9 +160,11 @@ TEST(TernaryAccumulate, AddsSignTimesZ) {
     Rng rng(14, 0);
     for (auto& v : acc) v = static_cast<int32_t>(rng.below(2001)) - 1000;
     const std::vector<int32_t> start = acc;
-    accumulate_ternary(31, 6, threshold, 1, acc.data(), n);
-    accumulate_ternary(32, 6, threshold, -1, acc.data(), n);
-    accumulate_ternary(33, 6, threshold, 3, acc.data(), n);
+    accumulate_ternary(31, 6, threshold, 1, acc.data(), 0, n);
+    accumulate_ternary(32, 6, threshold, -1, acc.data(), 0, n);
+    // In two ranges (the update's chunks), one not on a sign block's boundary.
+    accumulate_ternary(33, 6, threshold, 3, acc.data(), 0, 700);
+    accumulate_ternary(33, 6, threshold, 3, acc.data() + 700, 700, n);
     int64_t changed = 0;
     for (int64_t i = 0; i < n; ++i) {
       const uint64_t u = static_cast<uint64_t>(i);
@@ -177,8 +179,8 @@ TEST(TernaryAccumulate, AddsSignTimesZ) {
   }
   // The same seed with opposite signs cancels exactly.
   std::vector<int32_t> acc(n, 0);
-  accumulate_ternary(40, 1, 0, 1, acc.data(), n);
-  accumulate_ternary(40, 1, 0, -1, acc.data(), n);
+  accumulate_ternary(40, 1, 0, 1, acc.data(), 0, n);
+  accumulate_ternary(40, 1, 0, -1, acc.data(), 0, n);
   EXPECT_EQ(acc, std::vector<int32_t>(n, 0));
 }
 

@@ -23,6 +23,9 @@ class Conv2d : public QLayer {
     return x[0] * std::max(g_.out_numel(), g_.in_numel());
   }
   int64_t work_bytes(const Shape&) const override { return kernels::conv2d_s8_work_bytes(g_); }
+  int64_t forward_work_bytes(const Shape&) const override {
+    return kernels::conv2d_s8_forward_work_bytes(g_);
+  }
 
   // The pooled output of a block of images follows the block's accumulators.
   int64_t max_pooled_acc_elems(const Shape& x, const kernels::Pool2dGeometry& pool) const override {

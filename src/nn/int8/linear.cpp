@@ -13,10 +13,13 @@ class Linear : public QLayer {
   Linear(int64_t in, int64_t out) : in_(in), out_(out) {}
 
   Shape weight_shape() const override { return Shape{out_, in_}; }
-  // The weight gradient, or blocks of rows of the output or input error.
-  int64_t acc_elems(const Shape&) const override {
-    return std::max(out_, in_) > out_ * in_ ? std::max(out_, in_) : out_ * in_;
+  // Blocks of rows of the output or input error: all rows, or as many as the weight gradient's
+  // accumulators would hold (its blocks, whether the layer has a gradient or not).
+  int64_t acc_elems(const Shape& x) const override {
+    const int64_t width = std::max(out_, in_);
+    return std::max(width, std::min(x[0] * width, out_ * in_));
   }
+  int64_t grad_acc_elems() const override { return out_ * in_; }
   int64_t stage_elems(const Shape& x) const override { return x[0] * std::max(out_, in_); }
 
   void forward(const QTensor& x, QTensor& y, const QExecContext& ctx) const override {

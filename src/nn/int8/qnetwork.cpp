@@ -56,9 +56,11 @@ ActivationPlan QNetwork::activations(int64_t batch, int h, const Graph& g) const
   return plan_activations(r);
 }
 
-// Elements of the largest int32 accumulators (of a layer output or input, backward, or of a
-// weight: the zeroth-order update sums its samples there) and int16 staging, bytes of kernel
-// scratch per worker, and the largest body weight (its perturbed copy).
+// Elements of the largest int32 accumulators (of a layer output or input, of a head layer's weight
+// gradient, and of the zeroth-order update: a body weight's samples are summed there, in chunks
+// of at most kUpdateChunk elements when the layers need fewer) and int16 staging, bytes of kernel
+// scratch per worker (of forward alone in the body), and the largest body weight (its perturbed
+// copy).
 QNetwork::Workspace QNetwork::workspace(int64_t batch, int h, const Graph& g) const {
   Workspace w;
   for (int i = 0; i < num_layers(); ++i) {
@@ -69,11 +71,11 @@ QNetwork::Workspace QNetwork::workspace(int64_t batch, int h, const Graph& g) co
     w.acc = std::max(
         {w.acc,
          pooled ? l.max_pooled_acc_elems(in, desc_.pool_windows(g.last_of(i))) : l.acc_elems(in),
-         weight});
+         i >= h ? l.grad_acc_elems() : std::min(weight, kUpdateChunk)});
     w.stage =
         std::max(w.stage, pooled ? l.max_pooled_stage_elems(in, desc_.pool_windows(g.last_of(i)))
                                  : l.stage_elems(in));
-    w.work = std::max(w.work, l.work_bytes(in));
+    w.work = std::max(w.work, i < h ? l.forward_work_bytes(in) : l.work_bytes(in));
     if (i < h) w.scratch = std::max(w.scratch, weight);
   }
   // One slice of accumulators and kernel scratch per worker, 64-byte aligned.
@@ -163,6 +165,7 @@ MemoryPlan QNetwork::layout(int64_t batch, int h, int threads, Arena* arena) {
   back_ = {at(acts.backward[0]), at(acts.backward[1])};
   acc_ = acc, stage_ = stage, ranges_ = ranges, work_ = work, scratch_ = scratch;
   acc_stride_ = ws.acc;
+  acc_elems_ = threads * ws.acc;
   work_stride_ = ws.work;
   return plan;
 }

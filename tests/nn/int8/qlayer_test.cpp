@@ -53,7 +53,9 @@ void check_layer(const LayerSpec& spec, const Shape& in_shape) {
   QBuffer w(ws.rank ? ws : Shape{1}, -8);
   fill(w, rng);
   if (ws.rank) q->bind(w.q);
-  std::vector<int32_t> acc(static_cast<size_t>(std::max<int64_t>(q->acc_elems(in_shape), 1)));
+  // Forward, backward and the weight gradient (the layer trained by backprop).
+  std::vector<int32_t> acc(
+      static_cast<size_t>(std::max({q->acc_elems(in_shape), q->grad_acc_elems(), int64_t{1}})));
   std::vector<uint8_t> work(static_cast<size_t>(std::max<int64_t>(q->work_bytes(in_shape), 1)));
   std::vector<int16_t> stage(static_cast<size_t>(std::max<int64_t>(q->stage_elems(in_shape), 1)));
   std::vector<int32_t> ranges(static_cast<size_t>(in_shape[0]));

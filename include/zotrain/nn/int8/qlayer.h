@@ -46,10 +46,14 @@ class QLayer {
     (void)in;
     return 0;
   }
+  // More scratch for the weight gradient (layers trained by backprop only).
+  virtual int64_t grad_acc_elems() const { return 0; }
   virtual int64_t work_bytes(const Shape& in) const {
     (void)in;
     return 0;
   }
+  // Of forward alone (layers trained without backprop).
+  virtual int64_t forward_work_bytes(const Shape& in) const { return work_bytes(in); }
   // int16 staging of a whole output (or input error) for per-tensor exponents, rows computed one
   // at a time into acc_elems() int32 accumulators.
   virtual int64_t stage_elems(const Shape& in) const {

@@ -81,8 +81,11 @@ class QNetwork {
   // pseudo-stochastic rounding.
   void update_head(int bits);
 
-  // int32 scratch of at least the largest weight's size, free between passes.
+  // int32 scratch of accumulator_elems() elements, free between passes: at least the largest
+  // body weight's size or kUpdateChunk, whichever is smaller.
   int32_t* accumulators() { return acc_; }
+  int64_t accumulator_elems() const { return acc_elems_; }
+  static constexpr int64_t kUpdateChunk = 4096;
 
   std::vector<QWeight>& weights() { return weights_; }
   const std::vector<QWeight>& weights() const { return weights_; }
@@ -124,6 +127,7 @@ class QNetwork {
   int32_t* ranges_ = nullptr;
   void* work_ = nullptr;
   int64_t acc_stride_ = 0, work_stride_ = 0;  // per worker, in elements and bytes
+  int64_t acc_elems_ = 0;                     // of all workers
   ThreadPool* pool_ = nullptr;
   PassMode mode_;
   bool averaging_ = false;  // inside average_stats
