@@ -18,6 +18,7 @@
 #include <new>
 
 #include "instruction_clock.h"
+#include "kernels/int8.h"
 #include "nn/int8/int_loss.h"
 #include "semihosting.h"
 #include "train/device_run_format.h"
@@ -104,6 +105,47 @@ void write_weights(const zotrain::QNetwork& net, const char* path) {
   if (std::fclose(f) != 0) fail("cannot write the weights file ", path);
 }
 
+// The int8 products this build runs (the Helium loops on an MVE target) against the reference
+// loop, bit for bit, on shapes with remainders in every dimension and the whole int8 range.
+void check_kernels() {
+  const int64_t shapes[][3] = {{1, 1, 1}, {3, 7, 5}, {5, 19, 37}, {6, 33, 150}, {2, 17, 400}};
+  uint32_t state = 12345;
+  const auto next = [&] {
+    state = state * 1664525u + 1013904223u;
+    return static_cast<int8_t>(state >> 24);
+  };
+  int checked = 0;
+  for (const auto& s : shapes)
+    for (const bool trans_a : {false, true})
+      for (const bool trans_b : {false, true}) {
+        const int64_t m = s[0], n = s[1], k = s[2];
+        int8_t* a = new int8_t[m * k];
+        int8_t* b = new int8_t[n * k];
+        int32_t* got = new int32_t[m * n];
+        int32_t* want = new int32_t[m * n];
+        for (int64_t i = 0; i < m * k; ++i) a[i] = i % 5 == 0 ? 0 : next();  // zeros are skipped
+        for (int64_t i = 0; i < n * k; ++i) b[i] = next();
+        for (int64_t i = 0; i < m * n; ++i) got[i] = want[i] = next();
+        const int64_t lda = trans_a ? m : k, ldb = trans_b ? k : n;
+        for (const bool accumulate : {false, true}) {
+          zotrain::kernels::gemm_s8(trans_a, trans_b, m, n, k, a, lda, b, ldb, got, n, accumulate);
+          zotrain::kernels::gemm_s8_ref(trans_a, trans_b, m, n, k, a, lda, b, ldb, want, n,
+                                        accumulate);
+          for (int64_t i = 0; i < m * n; ++i)
+            if (got[i] != want[i]) fail("gemm_s8 differs from the reference loop");
+          ++checked;
+        }
+        delete[] a, delete[] b, delete[] got, delete[] want;
+      }
+  std::printf("zotrain-m55: gemm_s8 (%s) equals the reference on %d cases\n",
+#if defined(__ARM_FEATURE_MVE)
+              "Helium",
+#else
+              "portable",
+#endif
+              checked);
+}
+
 }  // namespace
 
 void* operator new(size_t n) {
@@ -144,6 +186,7 @@ int main() {
   const long chunk = argc > 3 ? std::strtol(argv[3], nullptr, 10) : 10;
   if (chunk < 1) fail("CHUNK must be a positive number of steps, got ", argv[3]);
 
+  check_kernels();
   FILE* f = std::fopen(run_path, "rb");
   if (!f) fail("cannot open the run file ", run_path);
   device::RunHeader h;

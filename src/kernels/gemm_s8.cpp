@@ -1,9 +1,11 @@
 // int8 × int8 → int32 matrix products. The fast kernel has two loop orders, both written so that
 // GCC vectorizes the inner loop (16-bit products, 32-bit sums): rows of C as sums of scaled rows
 // of B when op(B) is B, and dot products when op(B) is B^T (rows of both operands contiguous).
-// x86-64 builds get an AVX2 clone chosen at load time; others the baseline code. The active
-// instruction set's kernel (kernel_set.h) replaces the dot products where it has one.
+// x86-64 builds get an AVX2 clone chosen at load time; targets with Helium (MVE) its build of
+// both (gemm_s8_mve.cpp); others the baseline code. The active instruction set's kernel
+// (kernel_set.h) replaces the dot products where it has one.
 #include "kernel_set.h"
+#include "kernels/gemm_s8_mve.h"
 #include "kernels/int8.h"
 #include "target_clones.h"
 
@@ -11,6 +13,10 @@ namespace zotrain::kernels {
 
 namespace {
 
+#if defined(__ARM_FEATURE_MVE)
+constexpr auto& gemm_rows = gemm_rows_mve;
+constexpr auto& gemm_dots = gemm_dots_mve;
+#else
 // C[i, :] (+)= Σ_k op(A)[i, k] · B[k, :], four rows of B at a time so that each pass over the
 // row of C does four products; zero entries of A (ReLU outputs) are skipped.
 ZT_CLONES void gemm_rows(bool trans_a, int64_t m, int64_t n, int64_t k, const int8_t* a,
@@ -58,6 +64,8 @@ ZT_CLONES void gemm_dots(int64_t m, int64_t n, int64_t k, const int8_t* a, int64
     }
   }
 }
+
+#endif
 
 }  // namespace
 
