@@ -5,6 +5,7 @@
 #include "kernels/int8.h"
 #include "kernels/philox_run.h"
 #include "kernels/target_clones.h"
+#include "zo/ternary_mve.h"
 #include "zotrain/zo/perturbation.h"
 
 namespace zotrain::zo {
@@ -24,9 +25,13 @@ ZT_CLONES void chunk_z(uint64_t seed, uint32_t tensor, uint32_t threshold, int64
   const int64_t blocks = (n + kSignsPerBlock - 1) / kSignsPerBlock;
   kernels::philox4x32_run(ua / kSignsPerBlock, tensor, kSignWord3, seed, blocks, signs);
   // Every sign of the blocks: z has room for kChunk.
+#if defined(__ARM_FEATURE_MVE)
+  mve::unpack_signs(signs, 4 * blocks, z);
+#else
   for (int64_t w = 0; w < 4 * blocks; ++w)
     for (int b = 0; b < 32; ++b)
       z[32 * w + b] = static_cast<int8_t>(static_cast<int>((signs[w] >> b) & 1u) * 2 - 1);
+#endif
   if (threshold == 0) return;
   const int64_t n_pairs = (n + 1) / 2;
   kernels::philox4x32_run(ua / 2, tensor, kPerturbationWord3, seed, n_pairs, pairs);
@@ -49,11 +54,18 @@ void for_each_chunk(uint64_t seed, uint32_t tensor, uint32_t threshold, int64_t 
 }
 
 ZT_CLONES void add_chunk(const int8_t* z, int eps, const int8_t* src, int8_t* dst, int64_t n) {
+#if defined(__ARM_FEATURE_MVE)
+  if (eps >= -127 && eps <= 127) return mve::add(z, eps, src, dst, n);
+#endif
   for (int64_t k = 0; k < n; ++k) dst[k] = kernels::clip_s8(src[k] + eps * z[k]);
 }
 
 ZT_CLONES void accumulate_chunk(const int8_t* z, int sign, int32_t* acc, int64_t n) {
+#if defined(__ARM_FEATURE_MVE)
+  mve::accumulate(z, sign, acc, n);
+#else
   for (int64_t k = 0; k < n; ++k) acc[k] += sign * z[k];
+#endif
 }
 
 }  // namespace
