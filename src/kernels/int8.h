@@ -29,6 +29,10 @@ inline int8_t clip_s8(int64_t v) {
   return static_cast<int8_t>(v > 127 ? 127 : (v < -127 ? -127 : v));
 }
 
+// w[i] = clip_s8(w[i] - psto_shift(acc[i], s)) for i < n (s >= 0): NITI's move of int8 weights by
+// int32 sums, in one vectorized pass.
+void subtract_psto_shifted(const int32_t* acc, int64_t n, int s, int8_t* w);
+
 enum class Rounding { kNearest, kPseudoStochastic };
 
 // Brings accumulators to at most `bits` bits: s = max(range_bits(acc) - bits, 0),

@@ -1,6 +1,7 @@
 #include "train/int8_step.h"
 
 #include <algorithm>
+#include <cstring>
 #include <vector>
 
 #include "kernels/int8.h"
@@ -72,7 +73,7 @@ StepResult zo_step(QNetwork& net, int64_t rows, const uint8_t* labels, const Ste
         if (moves(w))
           zo::add_ternary(seed, w.tensor, cfg.zero_threshold, eps, w.value.data, dst, b, e);
         else
-          for (int64_t i = b; i < e; ++i) dst[i] = w.value.data[i];
+          std::memcpy(dst + b, w.value.data + b, static_cast<size_t>(e - b));
       };
       const QWeightTransform perturbed = perturb;
       const QTensor logits = net.forward(rows, &perturbed);
@@ -134,9 +135,7 @@ StepResult zo_step(QNetwork& net, int64_t rows, const uint8_t* labels, const Ste
       for (int64_t b = 0; b < n; b += chunk) {
         const int64_t e = std::min(n, b + chunk);
         if (n > chunk) sum(b, e);  // else still in the accumulators
-        for (int64_t i = b; i < e; ++i)
-          w.value.data[i] =
-              kernels::clip_s8(w.value.data[i] - kernels::psto_shift(acc[i - b], shift));
+        kernels::subtract_psto_shifted(acc, e - b, shift, w.value.data + b);
       }
     }
   };

@@ -191,6 +191,26 @@ TEST(Int8PstoShift, MatchesDivisionReference) {
       ASSERT_EQ(kernels::psto_shift(x, s), psto_shift_reference(x, s)) << "x " << x << " s " << s;
 }
 
+// The weights' move by int32 sums in one pass equals the scalar rule, for every shift (the
+// 32-bit lanes up to 31, the scalar path past them) and the int32 extremes, on a length that is
+// no multiple of a vector.
+TEST(Int8PstoShift, SubtractShiftedEqualsTheScalarRule) {
+  Rng rng(105, 0);
+  for (int s = 0; s <= 34; ++s) {
+    std::vector<int32_t> acc(301);
+    for (int32_t& v : acc)
+      v = static_cast<int32_t>(rng.below(0xFFFFFFFFu)) >> static_cast<int>(rng.below(31));
+    acc[0] = INT32_MIN, acc[1] = INT32_MAX, acc[2] = 0, acc[3] = -1, acc[4] = 1;
+    std::vector<int8_t> w(acc.size());
+    for (int8_t& v : w) v = static_cast<int8_t>(static_cast<int>(rng.below(255)) - 127);
+    std::vector<int8_t> want = w;
+    for (size_t i = 0; i < acc.size(); ++i)
+      want[i] = kernels::clip_s8(w[i] - kernels::psto_shift(acc[i], s));
+    kernels::subtract_psto_shifted(acc.data(), static_cast<int64_t>(acc.size()), s, w.data());
+    ASSERT_EQ(w, want) << "s " << s;
+  }
+}
+
 // Whatever the bits, the result is floor or ceil of |x| / 2^s with the sign of x, exact when
 // nothing is discarded.
 TEST(Int8PstoShift, IsFloorOrCeilWithTheSignOfX) {
