@@ -16,6 +16,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <new>
+#include <vector>
 
 #include "instruction_clock.h"
 #include "kernels/int8.h"
@@ -87,21 +88,7 @@ void write_weights(const zotrain::QNetwork& net, const char* path) {
   const auto put = [&](const void* p, size_t n) {
     if (std::fwrite(p, 1, n, f) != n) fail("cannot write the weights file ", path);
   };
-  put(device::kWeightsMagic, 8);
-  put(&device::kVersion, 4);
-  const uint32_t weights = static_cast<uint32_t>(net.weights().size());
-  put(&weights, 4);
-  for (const QWeight& w : net.weights()) {
-    const int32_t layer = w.layer, exp = w.value.exp;
-    const int64_t n = w.value.numel();
-    put(&layer, 4), put(&exp, 4), put(&n, 8), put(w.value.data, static_cast<size_t>(n));
-  }
-  const uint32_t states = static_cast<uint32_t>(net.states().size());
-  put(&states, 4);
-  for (const QState& s : net.states()) {
-    const int32_t layer = s.layer;
-    put(&layer, 4), put(&s.elems, 8), put(s.data, static_cast<size_t>(s.elems) * 4);
-  }
+  device::put_weights(net, put);
   if (std::fclose(f) != 0) fail("cannot write the weights file ", path);
 }
 
@@ -119,23 +106,21 @@ void check_kernels() {
     for (const bool trans_a : {false, true})
       for (const bool trans_b : {false, true}) {
         const int64_t m = s[0], n = s[1], k = s[2];
-        int8_t* a = new int8_t[m * k];
-        int8_t* b = new int8_t[n * k];
-        int32_t* got = new int32_t[m * n];
-        int32_t* want = new int32_t[m * n];
+        std::vector<int8_t> a(static_cast<size_t>(m * k)), b(static_cast<size_t>(n * k));
+        std::vector<int32_t> got(static_cast<size_t>(m * n));
         for (int64_t i = 0; i < m * k; ++i) a[i] = i % 5 == 0 ? 0 : next();  // zeros are skipped
-        for (int64_t i = 0; i < n * k; ++i) b[i] = next();
-        for (int64_t i = 0; i < m * n; ++i) got[i] = want[i] = next();
+        for (int8_t& v : b) v = next();
+        for (int32_t& v : got) v = next();
+        std::vector<int32_t> want = got;
         const int64_t lda = trans_a ? m : k, ldb = trans_b ? k : n;
         for (const bool accumulate : {false, true}) {
-          zotrain::kernels::gemm_s8(trans_a, trans_b, m, n, k, a, lda, b, ldb, got, n, accumulate);
-          zotrain::kernels::gemm_s8_ref(trans_a, trans_b, m, n, k, a, lda, b, ldb, want, n,
-                                        accumulate);
-          for (int64_t i = 0; i < m * n; ++i)
-            if (got[i] != want[i]) fail("gemm_s8 differs from the reference loop");
+          zotrain::kernels::gemm_s8(trans_a, trans_b, m, n, k, a.data(), lda, b.data(), ldb,
+                                    got.data(), n, accumulate);
+          zotrain::kernels::gemm_s8_ref(trans_a, trans_b, m, n, k, a.data(), lda, b.data(), ldb,
+                                        want.data(), n, accumulate);
+          if (got != want) fail("gemm_s8 differs from the reference loop");
           ++checked;
         }
-        delete[] a, delete[] b, delete[] got, delete[] want;
       }
   std::printf("zotrain-m55: gemm_s8 (%s) equals the reference on %d cases\n",
 #if defined(__ARM_FEATURE_MVE)

@@ -253,35 +253,27 @@ void im2col_s8_padded(const Conv2dGeometry& g, const int8_t* x, int8_t* xp, int8
 
 }  // namespace
 
-int64_t conv2d_s8_work_bytes(const Conv2dGeometry& g) {
-  // An int8 patch matrix (forward), or an int32 one (input gradient), and the int32 weight
-  // gradient of one image; the weight gradient's layout (weight_gradient_layout); or a direct
-  // kernel's scratch, in whichever set is active.
-  const int64_t col = g.col_floats();
-  const int64_t dw = g.out_c * g.patch_size();
-  int64_t bytes =
-      col * static_cast<int64_t>(sizeof(int32_t)) + dw * static_cast<int64_t>(sizeof(int32_t));
-  const WeightGradientLayout wg = weight_gradient_layout(g);
-  bytes = wg.dw_image + dw * 4 > bytes ? wg.dw_image + dw * 4 : bytes;
-  // The most any compiled set's direct kernel takes, so that a plan does not depend on the CPU.
-  for (const KernelSet* set : compiled_kernel_sets()) {
-    if (!set->conv2d_s8_direct_work_bytes) continue;
-    const int64_t direct = set->conv2d_s8_direct_work_bytes(g);
-    bytes = direct > bytes ? direct : bytes;
-    if (backward_data_by_convolution(g)) {
-      const int64_t by_convolution =
-          flipped_bytes(g) + set->conv2d_s8_direct_work_bytes(transposed(g));
-      bytes = by_convolution > bytes ? by_convolution : bytes;
-    }
-  }
-  return bytes;
-}
-
 int64_t conv2d_s8_forward_work_bytes(const Conv2dGeometry& g) {
   int64_t bytes = g.col_floats();  // an int8 patch matrix
+  // The most any compiled set's direct kernel takes, so that a plan does not depend on the CPU.
   for (const KernelSet* set : compiled_kernel_sets())
     if (set->conv2d_s8_direct_work_bytes)
       bytes = std::max(bytes, set->conv2d_s8_direct_work_bytes(g));
+  return bytes;
+}
+
+int64_t conv2d_s8_work_bytes(const Conv2dGeometry& g) {
+  // The forward's; an int32 patch matrix (input gradient) and the int32 weight gradient of one
+  // image; the weight gradient's layout (weight_gradient_layout); or a direct kernel's input
+  // gradient by convolution, in whichever set is active.
+  const int64_t dw = g.out_c * g.patch_size();
+  const WeightGradientLayout wg = weight_gradient_layout(g);
+  int64_t bytes =
+      std::max({conv2d_s8_forward_work_bytes(g), (g.col_floats() + dw) * 4, wg.dw_image + dw * 4});
+  if (backward_data_by_convolution(g))
+    for (const KernelSet* set : compiled_kernel_sets())
+      if (set->conv2d_s8_direct_work_bytes)
+        bytes = std::max(bytes, flipped_bytes(g) + set->conv2d_s8_direct_work_bytes(transposed(g)));
   return bytes;
 }
 

@@ -7,6 +7,8 @@
 
 #include <cstdint>
 
+#include "zotrain/nn/int8/qnetwork.h"
+
 namespace zotrain::device {
 
 inline constexpr char kRunMagic[8] = {'Z', 'T', 'D', 'E', 'V', 'R', 'U', 'N'};
@@ -32,6 +34,22 @@ static_assert(sizeof(RunHeader) == 136, "RunHeader is written as is");
 
 // The weights file: kWeightsMagic, uint32 kVersion, uint32 weights, then per weight int32 layer,
 // int32 exponent, int64 elements, int8 mantissas[elements]; uint32 states, then per state int32
-// layer, int64 elements, int32 values[elements].
+// layer, int64 elements, int32 values[elements]. Written by put(bytes, count) calls.
+template <typename Put>
+void put_weights(const QNetwork& net, Put&& put) {
+  const uint32_t weights = static_cast<uint32_t>(net.weights().size());
+  const uint32_t states = static_cast<uint32_t>(net.states().size());
+  put(kWeightsMagic, 8), put(&kVersion, 4), put(&weights, 4);
+  for (const QWeight& w : net.weights()) {
+    const int32_t layer = w.layer, exp = w.value.exp;
+    const int64_t n = w.value.numel();
+    put(&layer, 4), put(&exp, 4), put(&n, 8), put(w.value.data, static_cast<size_t>(n));
+  }
+  put(&states, 4);
+  for (const QState& st : net.states()) {
+    const int32_t layer = st.layer;
+    put(&layer, 4), put(&st.elems, 8), put(st.data, static_cast<size_t>(st.elems) * 4);
+  }
+}
 
 }  // namespace zotrain::device

@@ -24,23 +24,11 @@ std::string read_all(const std::string& path) {
   return {std::istreambuf_iterator<char>(f), {}};
 }
 
-template <typename T>
-void put(std::string& out, const T& v) {
-  out.append(reinterpret_cast<const char*>(&v), sizeof v);
-}
-
 // The weights file the device program writes (device/m55/main.cpp), from a network here.
 std::string device_weights(const QNetwork& net) {
-  std::string out(device::kWeightsMagic, 8);
-  put(out, device::kVersion);
-  put(out, static_cast<uint32_t>(net.weights().size()));
-  for (const QWeight& w : net.weights()) {
-    put(out, static_cast<int32_t>(w.layer));
-    put(out, static_cast<int32_t>(w.value.exp));
-    put(out, static_cast<int64_t>(w.value.numel()));
-    out.append(reinterpret_cast<const char*>(w.value.data), static_cast<size_t>(w.value.numel()));
-  }
-  put(out, static_cast<uint32_t>(0));  // LeNet-5 has no integer states
+  std::string out;
+  device::put_weights(net,
+                      [&](const void* p, size_t n) { out.append(static_cast<const char*>(p), n); });
   return out;
 }
 
