@@ -4,6 +4,10 @@
 #include <cstdlib>
 #include <string>
 
+#if defined(__aarch64__)
+#include <sys/auxv.h>
+#endif
+
 #include "kernel_set.h"
 #include "kernels/gemm.h"
 #include "zotrain/core/error.h"
@@ -18,6 +22,13 @@ const KernelSet& kernels_for(KernelIsa isa) {
   if (isa == KernelIsa::kAvx2FmaVnni) {
     static const KernelSet set =
         with_vnni_int8(kAvx2FmaKernels, isa, "avx2+fma+vnni: the avx2+fma 6x16 tiles");
+    return set;
+  }
+#endif
+#if defined(__aarch64__)
+  if (isa == KernelIsa::kNeon) return kNeonKernels;
+  if (isa == KernelIsa::kNeonDotprod) {
+    static const KernelSet set = with_dotprod_int8(kNeonKernels);
     return set;
   }
 #endif
@@ -52,6 +63,12 @@ bool cpu_has_vnni() {
 #endif
 }
 
+#if defined(__aarch64__)
+bool cpu_has_dotprod() {
+  return (getauxval(AT_HWCAP) & HWCAP_ASIMDDP) != 0;
+}
+#endif
+
 const KernelSet& startup_kernels() {
   const char* env = std::getenv("ZOTRAIN_KERNELS");
   if (env && *env) {
@@ -63,8 +80,8 @@ const KernelSet& startup_kernels() {
         return kernels_for(isa);
       }
     ZT_THROW(InputError(std::string("ZOTRAIN_KERNELS=") + env +
-                        ": expected portable, avx2+fma, avx2+fma+vnni, avx2+fma+onednn or "
-                        "avx2+fma+onednn+vnni"));
+                        ": expected portable, avx2+fma, avx2+fma+vnni, avx2+fma+onednn, "
+                        "avx2+fma+onednn+vnni, neon or neon+dotprod"));
   }
   KernelIsa best = KernelIsa::kPortable;
   for (KernelIsa isa : kAllKernelIsas)
@@ -82,6 +99,10 @@ std::vector<const KernelSet*> compiled_kernel_sets() {
 #if defined(__x86_64__)
   sets.push_back(&kAvx2FmaKernels);
   sets.push_back(&kernels_for(KernelIsa::kAvx2FmaVnni));
+#endif
+#if defined(__aarch64__)
+  sets.push_back(&kNeonKernels);
+  sets.push_back(&kernels_for(KernelIsa::kNeonDotprod));
 #endif
 #if defined(ZOTRAIN_HAVE_ONEDNN) && defined(__x86_64__)
   sets.push_back(&onednn_kernels());
@@ -105,6 +126,15 @@ const char* kernel_isa_missing(KernelIsa isa) {
   const bool uses_onednn = isa == KernelIsa::kAvx2FmaOnednn || isa == KernelIsa::kAvx2FmaOnednnVnni;
   const bool uses_vnni = isa == KernelIsa::kAvx2FmaVnni || isa == KernelIsa::kAvx2FmaOnednnVnni;
   if (isa == KernelIsa::kPortable) return "";
+  if (isa == KernelIsa::kNeon || isa == KernelIsa::kNeonDotprod) {
+#if defined(__aarch64__)
+    return isa == KernelIsa::kNeonDotprod && !cpu_has_dotprod()
+               ? "a CPU with the dot-product instructions (asimddp)"
+               : "";
+#else
+    return "an aarch64 build";
+#endif
+  }
   if (!x86) return "an x86-64 build";
   if (uses_onednn && !onednn) return "a build with oneDNN";
   if (!cpu_has_avx2_fma()) return "a CPU with AVX2 and FMA";
@@ -147,6 +177,10 @@ const char* kernel_isa_name(KernelIsa isa) {
       return "avx2+fma+vnni";
     case KernelIsa::kAvx2FmaOnednnVnni:
       return "avx2+fma+onednn+vnni";
+    case KernelIsa::kNeon:
+      return "neon";
+    case KernelIsa::kNeonDotprod:
+      return "neon+dotprod";
   }
   return "?";
 }

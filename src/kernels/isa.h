@@ -1,10 +1,11 @@
 // The instruction sets the fast kernels (gemm_f32, conv2d_*) are compiled for. The library
 // carries a portable build of them and, on x86-64, an AVX2+FMA build, and with oneDNN (x86 only)
 // a set that runs oneDNN where it is faster; each x86 set has a "+vnni" twin whose int8 kernels
-// use AVX-512 VNNI on 256-bit registers. The last the CPU supports is chosen at the first
-// kernel call, unless the environment variable ZOTRAIN_KERNELS names another (kernel_isa_name).
-// Each set is self-consistent (results do not depend on blocking or thread count) but two sets
-// may differ in the last bits of f32 results; int8 results are the same bits in every set.
+// use AVX-512 VNNI on 256-bit registers. On AArch64: a NEON build and its "+dotprod" twin. The last
+// the CPU supports is chosen at the first kernel call, unless the environment variable
+// ZOTRAIN_KERNELS names another (kernel_isa_name). Each set is self-consistent (results do not
+// depend on blocking or thread count) but two sets may differ in the last bits of f32 results; int8
+// results are the same bits in every set.
 #pragma once
 
 namespace zotrain::kernels {
@@ -18,11 +19,15 @@ enum class KernelIsa {
   // vpdpbusd on 256-bit registers; CPUs with AVX-512 VL and VNNI).
   kAvx2FmaVnni,
   kAvx2FmaOnednnVnni,
+  kNeon,  // AArch64: vectors of 4 floats with fmla, int8 tiles by smull + sadalp (ARMv8.0)
+  // kNeon with the int8 tiles in the ARMv8.2 dot-product instructions (sdot; HWCAP_ASIMDDP).
+  kNeonDotprod,
 };
 // Every set, in order of preference (the last supported one is the default).
-constexpr KernelIsa kAllKernelIsas[] = {KernelIsa::kPortable, KernelIsa::kAvx2Fma,
-                                        KernelIsa::kAvx2FmaVnni, KernelIsa::kAvx2FmaOnednn,
-                                        KernelIsa::kAvx2FmaOnednnVnni};
+constexpr KernelIsa kAllKernelIsas[] = {KernelIsa::kPortable,          KernelIsa::kAvx2Fma,
+                                        KernelIsa::kAvx2FmaVnni,       KernelIsa::kAvx2FmaOnednn,
+                                        KernelIsa::kAvx2FmaOnednnVnni, KernelIsa::kNeon,
+                                        KernelIsa::kNeonDotprod};
 
 // Whether `isa` is compiled in and the CPU can run it.
 bool kernel_isa_supported(KernelIsa isa);
@@ -33,7 +38,8 @@ KernelIsa active_kernel_isa();
 // Makes the kernels run with `isa` (which must be supported), for tests and benchmarks that
 // compare the builds. Not safe while kernels run on other threads.
 void set_active_kernel_isa(KernelIsa isa);
-// "portable", "avx2+fma", "avx2+fma+vnni", "avx2+fma+onednn", "avx2+fma+onednn+vnni".
+// "portable", "avx2+fma", "avx2+fma+vnni", "avx2+fma+onednn", "avx2+fma+onednn+vnni", "neon",
+// "neon+dotprod".
 const char* kernel_isa_name(KernelIsa isa);
 
 }  // namespace zotrain::kernels

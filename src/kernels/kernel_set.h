@@ -94,6 +94,12 @@ extern const KernelSet kAvx2FmaKernels;
 // its f32 GEMM named `gemm_name` (a string that lives as long as the program).
 KernelSet with_vnni_int8(const KernelSet& base, KernelIsa isa, const char* gemm_name);
 #endif
+#if defined(__aarch64__)
+extern const KernelSet kNeonKernels;
+// `base` with the int8 convolution and A·Bᵀ in the dot-product instructions (int8_dotprod.cpp),
+// as set kNeonDotprod.
+KernelSet with_dotprod_int8(const KernelSet& base);
+#endif
 #if defined(ZOTRAIN_HAVE_ONEDNN) && defined(__x86_64__)
 const KernelSet& onednn_kernels();
 #endif

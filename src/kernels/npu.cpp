@@ -270,4 +270,9 @@ void clamp_s8(int64_t n, const int8_t* x, int32_t lo, int32_t hi, int8_t* y) {
   for (int64_t i = 0; i < n; ++i) y[i] = clamp_s8(x[i], lo, hi);
 }
 
+const char* npu_kernels_name() {
+  const KernelSet& set = active_kernels();
+  return set.requantize_s8 ? kernel_isa_name(set.isa) : kernel_isa_name(KernelIsa::kPortable);
+}
+
 }  // namespace zotrain::kernels

@@ -72,4 +72,8 @@ void add_s8(int64_t n, const int8_t* a, FixedMultiplier ma, const int8_t* b, Fix
 // y = clamp(x, lo, hi): a ReLU or ReLU6 that no producer could absorb.
 void clamp_s8(int64_t n, const int8_t* x, int32_t lo, int32_t hi, int8_t* y);
 
+// Which kernel set's depthwise taps, requantization and residual add run (the active set's name,
+// or "portable" where it has none), for `zotrain info`.
+const char* npu_kernels_name();
+
 }  // namespace zotrain::kernels

@@ -1,11 +1,15 @@
 #include <cstdio>
 #include <thread>
+#if defined(__aarch64__)
+#include <sys/auxv.h>
+#endif
 
 #include "commands.h"
 #include "kernels/conv2d.h"
 #include "kernels/gemm.h"
 #include "kernels/int8.h"
 #include "kernels/isa.h"
+#include "kernels/npu.h"
 #include "kernels/philox_run.h"
 #include "zotrain/dist/world.h"
 
@@ -33,7 +37,7 @@ void run_info() {
   std::printf(
       "npu int8 kernels (--precision int8-npu): conv, linear = int32 sums of the int8 kernels "
       "above; depthwise taps, requantization, residual add = %s; pooling = portable%s\n",
-      isa,
+      kernels::npu_kernels_name(),
 #if defined(__x86_64__)
       " (avx2 clone on avx2 cpus)"
 #else
@@ -53,8 +57,12 @@ void run_info() {
   if (__builtin_cpu_supports("avx512f")) std::printf(" avx512f");
   if (__builtin_cpu_supports("avx512vl")) std::printf(" avx512vl");
   if (__builtin_cpu_supports("avx512vnni")) std::printf(" avx512vnni");
+#elif defined(__aarch64__)
+  const unsigned long hwcap = getauxval(AT_HWCAP);
+  if (hwcap & HWCAP_ASIMD) std::printf(" asimd");
+  if (hwcap & HWCAP_ASIMDDP) std::printf(" asimddp");
 #else
-  std::printf(" (not x86-64)");
+  std::printf(" (neither x86-64 nor aarch64)");
 #endif
   std::printf("\n");
 }

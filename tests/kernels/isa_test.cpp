@@ -25,6 +25,12 @@ TEST(KernelIsa, TheBestSupportedSetIsActive) {
   EXPECT_EQ(std::string(kernels::kernel_isa_name(KernelIsa::kAvx2Fma)), "avx2+fma");
   EXPECT_EQ(std::string(kernels::kernel_isa_name(KernelIsa::kAvx2FmaOnednn)), "avx2+fma+onednn");
   EXPECT_EQ(std::string(kernels::kernel_isa_name(KernelIsa::kAvx2FmaVnni)), "avx2+fma+vnni");
+  EXPECT_EQ(std::string(kernels::kernel_isa_name(KernelIsa::kNeon)), "neon");
+  EXPECT_EQ(std::string(kernels::kernel_isa_name(KernelIsa::kNeonDotprod)), "neon+dotprod");
+#if defined(__aarch64__)
+  // Advanced SIMD is part of every AArch64 Linux CPU.
+  EXPECT_TRUE(kernels::kernel_isa_supported(KernelIsa::kNeon));
+#endif
   // A set is supported exactly when nothing is missing, and says what is.
   for (KernelIsa isa : kernels::kAllKernelIsas)
     EXPECT_EQ(kernels::kernel_isa_supported(isa), *kernels::kernel_isa_missing(isa) == '\0')

@@ -1,0 +1,82 @@
+// Internal to src/kernels: the register tiles of the int8 product C (+)= A · B^T, written once
+// for every instruction set's vectors: 3 x 4 dot products, each a vector of int32 partial sums
+// along k. The including file (gemm_s8_x86.h for AVX2 and AVX-512 VNNI, gemm_s8_neon.h for NEON
+// with and without the dot-product instructions) first defines, in namespace ZT_S8_NS:
+//   Sums                      a vector of int32 partial sums;
+//   Sums acc_zero()           its zero;
+//   void store_sums(const Sums (&acc)[4], int32_t* out)   out[j] = the sum of acc[j]'s lanes;
+//   struct Widened           the product step exact for every int8 pair, on 16 bytes of k
+//                            (kStep = 16) and on 8 (load<8>: 8 bytes and zeros above them);
+// and may define faster steps of its own (a struct with kStep, load<kStep> and dot) for
+// dot_tile and gemm_nt. Integer sums are exact in any order, so every build gives the portable
+// kernel's bits (tests/kernels/int8_test.cpp runs every set the CPU supports).
+#pragma once
+
+#include <cstdint>
+
+namespace zotrain::kernels::ZT_S8_NS {
+namespace {
+
+constexpr int kRowsA = 3, kRowsB = 4;  // a tile: 12 accumulators, 3 A vectors, a B vector
+
+template <class P, int K>
+ZT_S8_INLINE void dot_step(const int8_t* const (&a)[kRowsA], const int8_t* const (&b)[kRowsB],
+                           int64_t p, Sums (&acc)[kRowsA][kRowsB]) {
+  decltype(P::template load<K>(a[0])) av[kRowsA];
+#pragma GCC unroll 4
+  for (int i = 0; i < kRowsA; ++i) av[i] = P::template load<K>(a[i] + p);
+#pragma GCC unroll 4
+  for (int j = 0; j < kRowsB; ++j) {
+    const auto bv = P::template load<K>(b[j] + p);
+#pragma GCC unroll 4
+    for (int i = 0; i < kRowsA; ++i) acc[i][j] = P::dot(acc[i][j], av[i], bv);
+  }
+}
+
+// C[i][j] for the kRowsA x kRowsB rows a[i], b[j]: vector partial sums along k (P's whole
+// steps, then the rest under them in Widened's steps of 16 and 8, whose part-filled vectors
+// cost fewer multiplies than a wider step's would), then the lanes added, then the last k % 8
+// products. Rows past m or n are given as copies of the last one, and their results dropped.
+template <class P>
+ZT_S8 void dot_tile(int64_t k, const int8_t* const (&a)[kRowsA], const int8_t* const (&b)[kRowsB],
+                    int32_t (&out)[kRowsA][kRowsB]) {
+  Sums acc[kRowsA][kRowsB];
+#pragma GCC unroll 4
+  for (int i = 0; i < kRowsA; ++i)
+#pragma GCC unroll 4
+    for (int j = 0; j < kRowsB; ++j) acc[i][j] = acc_zero();
+  int64_t p = 0;
+  for (; p + P::kStep <= k; p += P::kStep) dot_step<P, P::kStep>(a, b, p, acc);
+  for (; p + 16 <= k; p += 16) dot_step<Widened, 16>(a, b, p, acc);
+  if (p + 8 <= k) dot_step<Widened, 8>(a, b, p, acc), p += 8;
+#pragma GCC unroll 4
+  for (int i = 0; i < kRowsA; ++i) {
+    store_sums(acc[i], out[i]);
+    for (int j = 0; j < kRowsB; ++j)
+      for (int64_t q = p; q < k; ++q) out[i][j] += a[i][q] * b[j][q];
+  }
+}
+
+// C (+)= A · B^T with C's element (i, j) at c + i * ci + j * cj, so that C^T = B · A^T can be
+// written through the same tiles.
+template <class P>
+ZT_S8 void gemm_nt(int64_t m, int64_t n, int64_t k, const int8_t* a, int64_t lda, const int8_t* b,
+                   int64_t ldb, int32_t* c, int64_t ci, int64_t cj, bool accumulate) {
+  for (int64_t i0 = 0; i0 < m; i0 += kRowsA)
+    for (int64_t j0 = 0; j0 < n; j0 += kRowsB) {
+      const int8_t* ar[kRowsA];
+      const int8_t* br[kRowsB];
+      for (int i = 0; i < kRowsA; ++i) ar[i] = a + (i0 + i < m ? i0 + i : m - 1) * lda;
+      for (int j = 0; j < kRowsB; ++j) br[j] = b + (j0 + j < n ? j0 + j : n - 1) * ldb;
+      int32_t out[kRowsA][kRowsB];
+      dot_tile<P>(k, ar, br, out);
+      for (int64_t i = 0; i < kRowsA && i0 + i < m; ++i)
+        for (int64_t j = 0; j < kRowsB && j0 + j < n; ++j) {
+          int32_t& cij = c[(i0 + i) * ci + (j0 + j) * cj];
+          cij = accumulate ? cij + out[i][j] : out[i][j];
+        }
+    }
+}
+
+}  // namespace
+}  // namespace zotrain::kernels::ZT_S8_NS

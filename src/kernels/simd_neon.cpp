@@ -1,0 +1,51 @@
+// The NEON build of the tiled kernels for AArch64: the portable set's source on the same vectors
+// of 4 floats, but with fused multiply-adds (fmla; the library is otherwise compiled without
+// fusion, so that the portable set gives x86's bits), and the NEON int8 kernels
+// (gemm_s8_neon.cpp).
+#include "kernel_set.h"
+
+#if defined(__aarch64__)
+
+#include "int8_neon.h"
+
+#define ZT_SIMD_NS neon
+#define ZT_SIMD_LANES 4
+#include "simd_kernels.h"
+
+namespace zotrain::kernels {
+
+const KernelSet kNeonKernels = {
+    .isa = KernelIsa::kNeon,
+    .gemm_name = "neon 6x8 tiles (fmla)",
+    .gemm = neon::gemm,
+    .conv2d_name = "neon implicit-GEMM tiles (fmla)",
+    .conv2d_forward_work = neon::conv2d_forward_work,
+    .conv2d_forward = neon::conv2d_forward,
+    .conv2d_weight_grad_work = neon::conv2d_weight_grad_work,
+    .conv2d_weight_grad = neon::conv2d_weight_grad,
+    .tap_sums = neon::tap_sums,
+    .tap_dots = neon::tap_dots,
+    .max_pool_2x2 = neon::max_pool_2x2,
+    .max_pool_2x2_s32 = neon::max_pool_2x2_s32,
+    .max_pool_2x2_backward_relu = neon::max_pool_2x2_backward_relu,
+    .int8_name =
+        "neon: conv2d as patch rows x weights and A.B^T, 3x4 dot tiles (smull + sadalp); the "
+        "other int8 kernels portable",
+    .conv2d_s8_direct_work_bytes = neon::conv2d_s8_direct_work_bytes,
+    .conv2d_s8_direct = neon::conv2d_s8_direct,
+    .gemm_s8_nt = neon::gemm_s8_nt,
+    .max_pool_2x2_s8 = nullptr,
+    .stage_s16 = nullptr,
+    .round_shift_s16 = nullptr,
+    .requantize_s8 = nullptr,
+    .depthwise_taps_s8 = nullptr,
+    .add_s8_steps = nullptr,
+    .quantize_s8 = nullptr,
+    .perturbation_name = "Philox one block at a time; Box-Muller on 8 lanes",
+    .philox4x32_run = nullptr,
+    .gaussian_pairs = nullptr,
+};
+
+}  // namespace zotrain::kernels
+
+#endif
