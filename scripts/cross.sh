@@ -2,7 +2,15 @@
 # Cross-builds zotrain for 64-bit ARM Linux (the Raspberry Pi Zero 2 class) and runs its tests
 # under qemu-aarch64, once as a Cortex-A53 (ARMv8.0: NEON, no dot product) and once as `max`.
 #
-#   scripts/cross.sh aarch64 [ctest arguments, e.g. -R Kernel]
+#   scripts/cross.sh aarch64 [--subset] [ctest arguments, e.g. -R Kernel]
+#
+# --subset runs, in place of the whole suite, the one-thread subset that CI runs (qemu-user hangs
+# in pthread_create on some hosts, so no test here may start a thread): the test suites that
+# start none (every kernel in every ARM kernel set, the integer ops, the models, the data
+# readers) under both CPUs, and scripts/replay.sh's short trainings, one per method and
+# precision, against this machine's x86 build (build/zotrain), which must give the same bits:
+# the f32 and int8-npu runs with the portable kernels on both sides, the NITI int8 runs with each
+# side's own kernels (the x86 sets against neon and neon+dotprod).
 #
 # 1. installs what it needs, only what is missing: g++-aarch64-linux-gnu, qemu-user, and the
 #    arm64 libraries by Debian's multiarch (dpkg --add-architecture arm64): zlib, libjpeg,
@@ -20,8 +28,19 @@ JOBS="${ZOTRAIN_JOBS:-$(nproc)}"
 say() { echo "cross: $*"; }
 die() { echo "cross: error: $*" >&2; exit 1; }
 
-[[ "${1:-}" == aarch64 ]] || die "usage: scripts/cross.sh aarch64 [ctest arguments]"
+[[ "${1:-}" == aarch64 ]] || die "usage: scripts/cross.sh aarch64 [--subset] [ctest arguments]"
 shift
+SUBSET=0
+if [[ "${1:-}" == --subset ]]; then
+  SUBSET=1
+  shift
+fi
+# The suites of the one-thread subset (gtest filter).
+SUBSET_SUITES="Arena.*:Tensor.*:MemoryPlanner.*:QTensorQuantize.*:Philox.*:Rng.*:TensorFile.*"
+SUBSET_SUITES+=":Batcher.*:Dataset*:Idx.*:ImageFolder.*:ImageSets.*:DataRegistry*:Rotat*"
+SUBSET_SUITES+=":Kernel*:Int8*:NpuKernels.*:PhiloxRun.*:Models.*"
+SUBSET_SUITES+=":ActivationPlan.*:Graph.*:IntLoss*:LayerSpec.*:LossSoftmaxCrossEntropy.*:Config.*"
+SUBSET_SUITES+=":Perturbation.*:Ternary*:ZoEstimator.*:Int8Step.*:DeviceRun.*-Int8Training.*"
 BUILD_DIR="$ROOT/build-aarch64"
 PACKAGES=(g++-aarch64-linux-gnu qemu-user zlib1g-dev:arm64 libjpeg62-turbo-dev:arm64
   libgtest-dev:arm64 libgmock-dev:arm64 libcli11-dev nlohmann-json3-dev libtoml11-dev)
@@ -56,6 +75,43 @@ cmake -S "$ROOT" -B "$BUILD_DIR" -DCMAKE_TOOLCHAIN_FILE="$ROOT/cmake/aarch64-lin
 cmake --build "$BUILD_DIR" -j"$JOBS" || die "build failed"
 say "zotrain for aarch64: $(stat -c %s "$BUILD_DIR/zotrain") bytes ($(aarch64-linux-gnu-size "$BUILD_DIR/zotrain" | awk 'NR == 2 {print $1 " text, " $2 " data, " $3 " bss"}'))"
 export ZOTRAIN_DATA="${ZOTRAIN_DATA:-$ROOT/data}"
+
+# replay CPU KERNELS REGEX: scripts/replay.sh's cases REGEX, the x86 build against the aarch64
+# CLI under qemu, both with kernel set KERNELS ("" for each side's own).
+replay() {
+  local cpu="$1" kernels="$2" only="$3" x86="$ROOT/build/zotrain"
+  if [[ ! -x "$x86" ]]; then
+    say "no x86 build at $x86: the replay against x86 is skipped (scripts/setup.sh makes one)"
+    return
+  fi
+  local base="$BUILD_DIR/replay-base.sh" new="$BUILD_DIR/replay-new.sh"
+  printf '#!/bin/sh
+%sexec "%s" "$@"
+' "${kernels:+ZOTRAIN_KERNELS=$kernels }" "$x86" >"$base"
+  printf '#!/bin/sh
+%sQEMU_CPU=%s exec qemu-aarch64 -L /usr/aarch64-linux-gnu "%s" "$@"
+' \
+    "${kernels:+ZOTRAIN_KERNELS=$kernels }" "$cpu" "$BUILD_DIR/zotrain" >"$new"
+  chmod +x "$base" "$new"
+  say "replay against x86 under -cpu $cpu, kernels ${kernels:-of each side}: $only"
+  "$ROOT/scripts/replay.sh" --base-bin "$base" --new-bin "$new" --keep-arena 0 --only "$only" \
+    --work "$BUILD_DIR/replay" | grep '^replay:' || die "aarch64 results differ from x86's"
+}
+
+if ((SUBSET)); then
+  for cpu in cortex-a53 max; do
+    say "the one-thread subset under qemu-aarch64 -cpu $cpu"
+    QEMU_CPU=$cpu qemu-aarch64 -L /usr/aarch64-linux-gnu "$BUILD_DIR/zotrain" info | sed 's/^/  /'
+    QEMU_CPU=$cpu timeout -s KILL 1200 qemu-aarch64 -L /usr/aarch64-linux-gnu \
+      "$BUILD_DIR/tests/zotrain_tests" --gtest_brief=1 --gtest_filter="$SUBSET_SUITES" ||
+      die "tests failed (or hung) under -cpu $cpu"
+    replay "$cpu" "" '^int8-lenet5-(bp|zo|elastic-frac8)$'
+  done
+  replay cortex-a53 portable '^(f32-lenet5-(bp|zo|elastic-forward)|npu-lenet5-cached)$'
+  say "done"
+  exit 0
+fi
+
 for cpu in cortex-a53 max; do
   say "tests under qemu-aarch64 -cpu $cpu"
   QEMU_CPU=$cpu qemu-aarch64 -L /usr/aarch64-linux-gnu "$BUILD_DIR/zotrain" info | sed 's/^/  /'

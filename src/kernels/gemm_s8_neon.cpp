@@ -4,7 +4,7 @@
 
 #include <arm_neon.h>
 
-#include "int8_neon.h"
+#include "neon.h"
 
 #define ZT_S8_NS neon
 #define ZT_S8_DOTPROD 0

@@ -1,6 +1,6 @@
-// The AArch64 int8 product C (+)= A · B^T and the convolution built on it, compiled twice from
-// this source: for plain NEON (gemm_s8_neon.cpp: smull + sadalp, the ARMv8.0 route of CPUs
-// without dot products, such as the Cortex-A53) and with the ARMv8.2 dot-product instructions
+// The AArch64 int8 product C (+)= A · B^T, compiled twice from this source: for plain NEON
+// (gemm_s8_neon.cpp: smull + sadalp, the ARMv8.0 route of CPUs without dot products, such as the
+// Cortex-A53) and with the ARMv8.2 dot-product instructions
 // (int8_dotprod.cpp: sdot). The including file defines ZT_S8_NS (the namespace) and
 // ZT_S8_DOTPROD (0 or 1), and for ZT_S8_DOTPROD switches the target on before including this.
 // The tiles are gemm_s8_tiles.h's, the x86 builds' source; integer sums are exact, so every
@@ -69,37 +69,6 @@ namespace zotrain::kernels::ZT_S8_NS {
 void gemm_s8_nt(int64_t m, int64_t n, int64_t k, const int8_t* a, int64_t lda, const int8_t* b,
                 int64_t ldb, int32_t* c, int64_t ldc, bool accumulate) {
   gemm_nt<Fast>(m, n, k, a, lda, b, ldb, c, ldc, 1, accumulate);
-}
-
-// The patches of one image as rows (out_plane() rows of patch_size() bytes, zeros over the
-// padding): the transpose of the patch matrix, so that each output is a dot product of two
-// contiguous rows.
-int64_t conv2d_s8_direct_work_bytes(const Conv2dGeometry& g) {
-  return g.out_plane() * g.patch_size();
-}
-
-void conv2d_s8_direct(const Conv2dGeometry& g, int64_t images, const int8_t* x, const int8_t* w,
-                      int32_t* y, void* work) {
-  int8_t* rows = static_cast<int8_t*>(work);
-  const int64_t patch = g.patch_size();
-  for (int64_t n = 0; n < images; ++n) {
-    const int8_t* xn = x + n * g.in_numel();
-    int8_t* row = rows;
-    for (int64_t oy = 0; oy < g.out_h; ++oy)
-      for (int64_t ox = 0; ox < g.out_w; ++ox)
-        for (int64_t c = 0; c < g.in_c; ++c)
-          for (int64_t ky = 0; ky < g.k; ++ky) {
-            const int64_t iy = oy * g.stride - g.pad + ky;
-            const int64_t ix0 = ox * g.stride - g.pad;
-            const int8_t* line = xn + (c * g.in_h + iy) * g.in_w;
-            for (int64_t kx = 0; kx < g.k; ++kx) {
-              const int64_t ix = ix0 + kx;
-              *row++ = iy >= 0 && iy < g.in_h && ix >= 0 && ix < g.in_w ? line[ix] : 0;
-            }
-          }
-    gemm_nt<Fast>(g.out_c, g.out_plane(), patch, w, patch, rows, patch, y + n * g.out_numel(),
-                  g.out_plane(), 1, false);
-  }
 }
 
 }  // namespace zotrain::kernels::ZT_S8_NS

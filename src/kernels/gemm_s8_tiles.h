@@ -19,63 +19,76 @@ namespace {
 
 constexpr int kRowsA = 3, kRowsB = 4;  // a tile: 12 accumulators, 3 A vectors, a B vector
 
-template <class P, int K>
-ZT_S8_INLINE void dot_step(const int8_t* const (&a)[kRowsA], const int8_t* const (&b)[kRowsB],
-                           int64_t p, Sums (&acc)[kRowsA][kRowsB]) {
-  decltype(P::template load<K>(a[0])) av[kRowsA];
+template <class P, int K, int RA>
+ZT_S8_INLINE void dot_step(const int8_t* const (&a)[RA], const int8_t* const (&b)[kRowsB],
+                           int64_t p, Sums (&acc)[RA][kRowsB]) {
+  decltype(P::template load<K>(a[0])) av[RA];
 #pragma GCC unroll 4
-  for (int i = 0; i < kRowsA; ++i) av[i] = P::template load<K>(a[i] + p);
+  for (int i = 0; i < RA; ++i) av[i] = P::template load<K>(a[i] + p);
 #pragma GCC unroll 4
   for (int j = 0; j < kRowsB; ++j) {
     const auto bv = P::template load<K>(b[j] + p);
 #pragma GCC unroll 4
-    for (int i = 0; i < kRowsA; ++i) acc[i][j] = P::dot(acc[i][j], av[i], bv);
+    for (int i = 0; i < RA; ++i) acc[i][j] = P::dot(acc[i][j], av[i], bv);
   }
 }
 
-// C[i][j] for the kRowsA x kRowsB rows a[i], b[j]: vector partial sums along k (P's whole
-// steps, then the rest under them in Widened's steps of 16 and 8, whose part-filled vectors
-// cost fewer multiplies than a wider step's would), then the lanes added, then the last k % 8
-// products. Rows past m or n are given as copies of the last one, and their results dropped.
-template <class P>
-ZT_S8 void dot_tile(int64_t k, const int8_t* const (&a)[kRowsA], const int8_t* const (&b)[kRowsB],
+// C[i][j] for the RA x kRowsB rows a[i], b[j]: vector partial sums along k (P's whole steps,
+// then the rest under them in Widened's steps of 16 and 8, whose part-filled vectors cost fewer
+// multiplies than a wider step's would), then the lanes added, then the last k % 8 products.
+// Columns past n are given as copies of the last one, and their results dropped.
+template <class P, int RA>
+ZT_S8 void dot_tile(int64_t k, const int8_t* const (&a)[RA], const int8_t* const (&b)[kRowsB],
                     int32_t (&out)[kRowsA][kRowsB]) {
-  Sums acc[kRowsA][kRowsB];
+  Sums acc[RA][kRowsB];
 #pragma GCC unroll 4
-  for (int i = 0; i < kRowsA; ++i)
+  for (int i = 0; i < RA; ++i)
 #pragma GCC unroll 4
     for (int j = 0; j < kRowsB; ++j) acc[i][j] = acc_zero();
   int64_t p = 0;
-  for (; p + P::kStep <= k; p += P::kStep) dot_step<P, P::kStep>(a, b, p, acc);
-  for (; p + 16 <= k; p += 16) dot_step<Widened, 16>(a, b, p, acc);
-  if (p + 8 <= k) dot_step<Widened, 8>(a, b, p, acc), p += 8;
+  for (; p + P::kStep <= k; p += P::kStep) dot_step<P, P::kStep, RA>(a, b, p, acc);
+  for (; p + 16 <= k; p += 16) dot_step<Widened, 16, RA>(a, b, p, acc);
+  if (p + 8 <= k) dot_step<Widened, 8, RA>(a, b, p, acc), p += 8;
 #pragma GCC unroll 4
-  for (int i = 0; i < kRowsA; ++i) {
+  for (int i = 0; i < RA; ++i) {
     store_sums(acc[i], out[i]);
     for (int j = 0; j < kRowsB; ++j)
       for (int64_t q = p; q < k; ++q) out[i][j] += a[i][q] * b[j][q];
   }
 }
 
+// The rows [i0, i0 + RA) of C (+)= A · B^T with C's element (i, j) at c + i * ci + j * cj.
+template <class P, int RA>
+ZT_S8 void gemm_nt_rows(int64_t i0, int64_t n, int64_t k, const int8_t* a, int64_t lda,
+                        const int8_t* b, int64_t ldb, int32_t* c, int64_t ci, int64_t cj,
+                        bool accumulate) {
+  const int8_t* ar[RA];
+  for (int i = 0; i < RA; ++i) ar[i] = a + (i0 + i) * lda;
+  for (int64_t j0 = 0; j0 < n; j0 += kRowsB) {
+    const int8_t* br[kRowsB];
+    for (int j = 0; j < kRowsB; ++j) br[j] = b + (j0 + j < n ? j0 + j : n - 1) * ldb;
+    int32_t out[kRowsA][kRowsB];
+    dot_tile<P, RA>(k, ar, br, out);
+    for (int64_t i = 0; i < RA; ++i)
+      for (int64_t j = 0; j < kRowsB && j0 + j < n; ++j) {
+        int32_t& cij = c[(i0 + i) * ci + (j0 + j) * cj];
+        cij = accumulate ? cij + out[i][j] : out[i][j];
+      }
+  }
+}
+
 // C (+)= A · B^T with C's element (i, j) at c + i * ci + j * cj, so that C^T = B · A^T can be
-// written through the same tiles.
+// written through the same tiles; the last m % kRowsA rows by tiles of their own height (a batch
+// of one image is one row).
 template <class P>
 ZT_S8 void gemm_nt(int64_t m, int64_t n, int64_t k, const int8_t* a, int64_t lda, const int8_t* b,
                    int64_t ldb, int32_t* c, int64_t ci, int64_t cj, bool accumulate) {
-  for (int64_t i0 = 0; i0 < m; i0 += kRowsA)
-    for (int64_t j0 = 0; j0 < n; j0 += kRowsB) {
-      const int8_t* ar[kRowsA];
-      const int8_t* br[kRowsB];
-      for (int i = 0; i < kRowsA; ++i) ar[i] = a + (i0 + i < m ? i0 + i : m - 1) * lda;
-      for (int j = 0; j < kRowsB; ++j) br[j] = b + (j0 + j < n ? j0 + j : n - 1) * ldb;
-      int32_t out[kRowsA][kRowsB];
-      dot_tile<P>(k, ar, br, out);
-      for (int64_t i = 0; i < kRowsA && i0 + i < m; ++i)
-        for (int64_t j = 0; j < kRowsB && j0 + j < n; ++j) {
-          int32_t& cij = c[(i0 + i) * ci + (j0 + j) * cj];
-          cij = accumulate ? cij + out[i][j] : out[i][j];
-        }
-    }
+  static_assert(kRowsA == 3, "gemm_nt's edge covers 1 and 2 rows");
+  int64_t i0 = 0;
+  for (; i0 + kRowsA <= m; i0 += kRowsA)
+    gemm_nt_rows<P, kRowsA>(i0, n, k, a, lda, b, ldb, c, ci, cj, accumulate);
+  if (m - i0 == 2) gemm_nt_rows<P, 2>(i0, n, k, a, lda, b, ldb, c, ci, cj, accumulate);
+  if (m - i0 == 1) gemm_nt_rows<P, 1>(i0, n, k, a, lda, b, ldb, c, ci, cj, accumulate);
 }
 
 }  // namespace

@@ -6,8 +6,8 @@
 
 #include <arm_neon.h>
 
-#include "int8_neon.h"
 #include "kernel_set.h"
+#include "neon.h"
 
 #pragma GCC push_options
 #pragma GCC target("arch=armv8.2-a+dotprod")
@@ -23,10 +23,8 @@ KernelSet with_dotprod_int8(const KernelSet& base) {
   set.isa = KernelIsa::kNeonDotprod;
   set.gemm_name = "neon+dotprod: the neon 6x8 tiles (fmla)";
   set.int8_name =
-      "neon+dotprod: conv2d as patch rows x weights and A.B^T, 3x4 dot tiles (sdot); the other "
-      "int8 kernels portable";
-  set.conv2d_s8_direct_work_bytes = neon_dotprod::conv2d_s8_direct_work_bytes;
-  set.conv2d_s8_direct = neon_dotprod::conv2d_s8_direct;
+      "neon+dotprod: A.B^T 3x4 dot tiles (sdot); conv2d by patch matrices and the other int8 "
+      "kernels portable (auto-vectorized)";
   set.gemm_s8_nt = neon_dotprod::gemm_s8_nt;
   return set;
 }

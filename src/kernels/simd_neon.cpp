@@ -6,7 +6,7 @@
 
 #if defined(__aarch64__)
 
-#include "int8_neon.h"
+#include "neon.h"
 
 #define ZT_SIMD_NS neon
 #define ZT_SIMD_LANES 4
@@ -29,10 +29,10 @@ const KernelSet kNeonKernels = {
     .max_pool_2x2_s32 = neon::max_pool_2x2_s32,
     .max_pool_2x2_backward_relu = neon::max_pool_2x2_backward_relu,
     .int8_name =
-        "neon: conv2d as patch rows x weights and A.B^T, 3x4 dot tiles (smull + sadalp); the "
-        "other int8 kernels portable",
-    .conv2d_s8_direct_work_bytes = neon::conv2d_s8_direct_work_bytes,
-    .conv2d_s8_direct = neon::conv2d_s8_direct,
+        "neon: A.B^T 3x4 dot tiles (smull + sadalp); conv2d by patch matrices and the other int8 "
+        "kernels portable (auto-vectorized)",
+    .conv2d_s8_direct_work_bytes = nullptr,
+    .conv2d_s8_direct = nullptr,
     .gemm_s8_nt = neon::gemm_s8_nt,
     .max_pool_2x2_s8 = nullptr,
     .stage_s16 = nullptr,
@@ -41,8 +41,8 @@ const KernelSet kNeonKernels = {
     .depthwise_taps_s8 = nullptr,
     .add_s8_steps = nullptr,
     .quantize_s8 = nullptr,
-    .perturbation_name = "Philox one block at a time; Box-Muller on 8 lanes",
-    .philox4x32_run = nullptr,
+    .perturbation_name = "Philox 8 blocks at a time on 128 bits; Box-Muller on 8 lanes",
+    .philox4x32_run = neon::philox4x32_run,
     .gaussian_pairs = nullptr,
 };
 

@@ -1,0 +1,22 @@
+// Internal to src/kernels: the AArch64 kernels the ARM kernel sets (kernel_set.h) point to. The
+// int8 A·Bᵀ (gemm_s8_neon.h) is built for plain NEON (namespace neon, gemm_s8_neon.cpp) and with
+// the dot-product instructions (namespace neon_dotprod, int8_dotprod.cpp, only called on CPUs
+// that have them).
+#pragma once
+
+#include <cstdint>
+
+namespace zotrain::kernels::neon {
+// C (+)= A · B^T (gemm_s8 with op(A) = A, op(B) = B^T) in 3 x 4 register tiles.
+void gemm_s8_nt(int64_t m, int64_t n, int64_t k, const int8_t* a, int64_t lda, const int8_t* b,
+                int64_t ldb, int32_t* c, int64_t ldc, bool accumulate);
+// philox4x32_run (kernels/philox_run.h) for the first blocks rounded down to 8; returns how many
+// (philox_neon.cpp).
+int64_t philox4x32_run(uint64_t j0, uint32_t c2, uint32_t c3, uint64_t key, int64_t blocks,
+                       uint32_t* out);
+}  // namespace zotrain::kernels::neon
+
+namespace zotrain::kernels::neon_dotprod {
+void gemm_s8_nt(int64_t m, int64_t n, int64_t k, const int8_t* a, int64_t lda, const int8_t* b,
+                int64_t ldb, int32_t* c, int64_t ldc, bool accumulate);
+}  // namespace zotrain::kernels::neon_dotprod
