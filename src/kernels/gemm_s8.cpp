@@ -71,7 +71,10 @@ ZT_CLONES void gemm_dots(int64_t m, int64_t n, int64_t k, const int8_t* a, int64
 
 void gemm_s8(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const int8_t* a,
              int64_t lda, const int8_t* b, int64_t ldb, int32_t* c, int64_t ldc, bool accumulate) {
-  if (!trans_b) return gemm_rows(trans_a, m, n, k, a, lda, b, ldb, c, ldc, accumulate);
+  if (!trans_b) {
+    const auto fast = active_kernels().gemm_s8_nn;
+    return (fast ? fast : gemm_rows)(trans_a, m, n, k, a, lda, b, ldb, c, ldc, accumulate);
+  }
   if (!trans_a) {
     const auto fast = active_kernels().gemm_s8_nt;
     return (fast ? fast : gemm_dots)(m, n, k, a, lda, b, ldb, c, ldc, accumulate);

@@ -23,8 +23,8 @@ KernelSet with_dotprod_int8(const KernelSet& base) {
   set.isa = KernelIsa::kNeonDotprod;
   set.gemm_name = "neon+dotprod: the neon 6x8 tiles (fmla)";
   set.int8_name =
-      "neon+dotprod: A.B^T 3x4 dot tiles (sdot); conv2d by patch matrices and the other int8 "
-      "kernels portable (auto-vectorized)";
+      "neon+dotprod: A.B 4x16 tiles (smlal by element; conv2d by patch matrices), A.B^T 3x4 dot "
+      "tiles (sdot); the other int8 kernels portable";
   set.gemm_s8_nt = neon_dotprod::gemm_s8_nt;
   return set;
 }

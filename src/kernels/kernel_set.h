@@ -48,6 +48,10 @@ struct KernelSet {
   int64_t (*conv2d_s8_direct_work_bytes)(const Conv2dGeometry& g);
   void (*conv2d_s8_direct)(const Conv2dGeometry& g, int64_t images, const int8_t* x,
                            const int8_t* w, int32_t* y, void* work);
+  // gemm_s8 for op(B) = B (the convolution's W · patches where no direct kernel runs, the
+  // backward products); null in sets without one.
+  void (*gemm_s8_nn)(bool trans_a, int64_t m, int64_t n, int64_t k, const int8_t* a, int64_t lda,
+                     const int8_t* b, int64_t ldb, int32_t* c, int64_t ldc, bool accumulate);
   // gemm_s8 for op(A) = A, op(B) = B^T (the linear layers' forward); null in sets without one.
   void (*gemm_s8_nt)(int64_t m, int64_t n, int64_t k, const int8_t* a, int64_t lda, const int8_t* b,
                      int64_t ldb, int32_t* c, int64_t ldc, bool accumulate);

@@ -7,6 +7,10 @@
 #include <cstdint>
 
 namespace zotrain::kernels::neon {
+// C (+)= op(A) · B (gemm_s8 with op(B) = B) in register tiles of 4 rows by 16 columns
+// (gemm_s8_rows_neon.cpp).
+void gemm_s8_nn(bool trans_a, int64_t m, int64_t n, int64_t k, const int8_t* a, int64_t lda,
+                const int8_t* b, int64_t ldb, int32_t* c, int64_t ldc, bool accumulate);
 // C (+)= A · B^T (gemm_s8 with op(A) = A, op(B) = B^T) in 3 x 4 register tiles.
 void gemm_s8_nt(int64_t m, int64_t n, int64_t k, const int8_t* a, int64_t lda, const int8_t* b,
                 int64_t ldb, int32_t* c, int64_t ldc, bool accumulate);

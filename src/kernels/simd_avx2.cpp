@@ -45,6 +45,7 @@ const KernelSet kAvx2FmaKernels = {
         "operand is nonnegative), 2x2 max pool, requantization, Philox x8",
     .conv2d_s8_direct_work_bytes = avx2::conv2d_s8_direct_work_bytes,
     .conv2d_s8_direct = avx2::conv2d_s8_direct,
+    .gemm_s8_nn = nullptr,
     .gemm_s8_nt = avx2::gemm_s8_nt,
     .max_pool_2x2_s8 = avx2::max_pool_2x2_s8,
     .stage_s16 = avx2::stage_s16,

@@ -29,10 +29,11 @@ const KernelSet kNeonKernels = {
     .max_pool_2x2_s32 = neon::max_pool_2x2_s32,
     .max_pool_2x2_backward_relu = neon::max_pool_2x2_backward_relu,
     .int8_name =
-        "neon: A.B^T 3x4 dot tiles (smull + sadalp); conv2d by patch matrices and the other int8 "
-        "kernels portable (auto-vectorized)",
+        "neon: A.B 4x16 tiles (smlal by element; conv2d by patch matrices), A.B^T 3x4 dot tiles "
+        "(smull + sadalp); the other int8 kernels portable",
     .conv2d_s8_direct_work_bytes = nullptr,
     .conv2d_s8_direct = nullptr,
+    .gemm_s8_nn = neon::gemm_s8_nn,
     .gemm_s8_nt = neon::gemm_s8_nt,
     .max_pool_2x2_s8 = nullptr,
     .stage_s16 = nullptr,

@@ -25,6 +25,7 @@ const KernelSet kPortableKernels = {
     .int8_name = "portable: conv2d by int8 patch matrices + gemm_s8 (auto-vectorized)",
     .conv2d_s8_direct_work_bytes = nullptr,
     .conv2d_s8_direct = nullptr,
+    .gemm_s8_nn = nullptr,
     .gemm_s8_nt = nullptr,
     .max_pool_2x2_s8 = nullptr,
     .stage_s16 = nullptr,

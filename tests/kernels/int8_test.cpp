@@ -412,6 +412,9 @@ std::vector<GemmCase> gemm_cases() {
       cases.push_back({ta, tb, 6, 784, 25, 0, 0, 0});
       cases.push_back({ta, tb, 16, 100, 150, 1, 2, 3});
       cases.push_back({ta, tb, 32, 120, 400, 0, 5, 0});
+      // k over more than two of the NEON row tiles' 512-step blocks; 4 + 1 rows, 16 + 16 + 8 + 3
+      // columns.
+      cases.push_back({ta, tb, 5, 43, 1100, 1, 0, 2});
     }
   return cases;
 }
