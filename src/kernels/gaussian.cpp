@@ -1,11 +1,12 @@
-// Box-Muller over vectors of L lanes (GCC vector types): 8 in gaussian_pairs' clones (AVX2
-// registers in the AVX2 clone, two SSE registers in the baseline one), 16 in the AVX-512 build
-// (one 512-bit register). Lanes are independent and every operation is the same IEEE operation
-// at any width, so the widths give the same bits. The polynomials are Cephes' logf, sinf and cosf
-// (about one ulp); the angle's range reduction is exact because a = 2 pi V with V a multiple of
-// 2^-24: 4 V = n + x exactly, n an integer, x in [-1/2, 1/2), and a = n pi/2 + x pi/2.
-// CMakeLists.txt compiles this file with -ffp-contract=off, so no target fuses a multiply and an
-// add.
+// Box-Muller over vectors of L lanes (GCC vector types): on x86-64 8 in gaussian_pairs' clones
+// (AVX2 registers in the AVX2 clone, two SSE registers in the baseline one), 16 in the AVX-512
+// build (one 512-bit register); 4 elsewhere (one NEON register on AArch64, where GCC turned the
+// 8-lane code into scalar selects and conversions: 73 instructions a pair on a Cortex-A53). Lanes
+// are independent and every operation is the same IEEE operation at any width, so the widths give
+// the same bits. The polynomials are Cephes' logf, sinf and cosf (about one ulp); the angle's range
+// reduction is exact because a = 2 pi V with V a multiple of 2^-24: 4 V = n + x exactly, n an
+// integer, x in [-1/2, 1/2), and a = n pi/2 + x pi/2. CMakeLists.txt compiles this file with
+// -ffp-contract=off, so no target fuses a multiply and an add.
 #include "kernels/gaussian.h"
 
 #include <cstring>
@@ -101,7 +102,12 @@ ZT_INLINE void unit_words(const uint32_t* words, typename Lanes<L>::I& u, typena
   std::memcpy(&b, words + L, sizeof b);
   std::memcpy(&c, words + 2 * L, sizeof c);
   std::memcpy(&d, words + 3 * L, sizeof d);
-  if constexpr (L == 8) {
+  if constexpr (L == 4) {
+    const I ab = ZT_SHUFFLE(a, b, 0, 4, 1, 5);  // u0, u1, v0, v1
+    const I cd = ZT_SHUFFLE(c, d, 0, 4, 1, 5);  // u2, u3, v2, v3
+    u = ZT_SHUFFLE(ab, cd, 0, 1, 4, 5);
+    v = ZT_SHUFFLE(ab, cd, 2, 3, 6, 7);
+  } else if constexpr (L == 8) {
     const I ab = ZT_SHUFFLE(a, b, 0, 4, 8, 12, 1, 5, 9, 13);  // u0..u3, v0..v3
     const I cd = ZT_SHUFFLE(c, d, 0, 4, 8, 12, 1, 5, 9, 13);  // u4..u7, v4..v7
     u = ZT_SHUFFLE(ab, cd, 0, 1, 2, 3, 8, 9, 10, 11);
@@ -141,7 +147,10 @@ ZT_INLINE void full_lanes(const uint32_t* words, float* z) {
   F z0, z1;
   box_muller<L>(u, v, z0, z1);
   F lo, hi;
-  if constexpr (L == 8) {
+  if constexpr (L == 4) {
+    lo = ZT_SHUFFLE(z0, z1, 0, 4, 1, 5);
+    hi = ZT_SHUFFLE(z0, z1, 2, 6, 3, 7);
+  } else if constexpr (L == 8) {
     lo = ZT_SHUFFLE(z0, z1, 0, 8, 1, 9, 2, 10, 3, 11);
     hi = ZT_SHUFFLE(z0, z1, 4, 12, 5, 13, 6, 14, 7, 15);
   } else {
@@ -175,15 +184,21 @@ ZT_INLINE void pairs_in_lanes(int64_t pairs, const uint32_t* words, float* z) {
   }
 }
 
-ZT_CLONES void gaussian_pairs_8(int64_t pairs, const uint32_t* words, float* z) {
-  pairs_in_lanes<8>(pairs, words, z);
+#if defined(__x86_64__)
+constexpr int kBaseLanes = 8;
+#else
+constexpr int kBaseLanes = 4;
+#endif
+
+ZT_CLONES void gaussian_pairs_base(int64_t pairs, const uint32_t* words, float* z) {
+  pairs_in_lanes<kBaseLanes>(pairs, words, z);
 }
 
 }  // namespace
 
 void gaussian_pairs(int64_t pairs, const uint32_t* words, float* z) {
   if (const auto wide = active_kernels().gaussian_pairs) return wide(pairs, words, z);
-  gaussian_pairs_8(pairs, words, z);
+  gaussian_pairs_base(pairs, words, z);
 }
 
 #if defined(__x86_64__)

@@ -42,7 +42,7 @@ const KernelSet kNeonKernels = {
     .depthwise_taps_s8 = nullptr,
     .add_s8_steps = nullptr,
     .quantize_s8 = nullptr,
-    .perturbation_name = "Philox 8 blocks at a time on 128 bits; Box-Muller on 8 lanes",
+    .perturbation_name = "Philox 8 blocks at a time on 128 bits; Box-Muller on 4 lanes",
     .philox4x32_run = neon::philox4x32_run,
     .gaussian_pairs = nullptr,
 };

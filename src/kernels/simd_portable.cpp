@@ -35,7 +35,8 @@ const KernelSet kPortableKernels = {
     .add_s8_steps = nullptr,
     .quantize_s8 = nullptr,
     .perturbation_name =
-        "Philox one block at a time; Box-Muller on 8 lanes (the avx2 clone on avx2 cpus)",
+        "Philox one block at a time; Box-Muller on 8 lanes on x86-64 (the avx2 clone on avx2 "
+        "cpus), on 4 elsewhere",
     .philox4x32_run = nullptr,
     .gaussian_pairs = nullptr,
 };

@@ -60,7 +60,8 @@ TEST(KernelGaussian, DoesNotDependOnTheRun) {
   }
 }
 
-// Every kernel set (16 lanes in the AVX-512 ones) gives the bits of the 8-lane build, for runs
+// Every kernel set (16 lanes in the AVX-512 ones) gives the bits of the base build (8 lanes on
+// x86-64, 4 elsewhere; scripts/cross.sh --subset compares the two architectures), for runs
 // of every length around both widths.
 TEST(KernelGaussian, SameBitsInEveryKernelSet) {
   const std::vector<uint32_t> w = test_words();
