@@ -39,7 +39,7 @@ ZT_S8_INLINE void dot_step(const int8_t* const (&a)[RA], const int8_t* const (&b
 // Columns past n are given as copies of the last one, and their results dropped.
 template <class P, int RA>
 ZT_S8 void dot_tile(int64_t k, const int8_t* const (&a)[RA], const int8_t* const (&b)[kRowsB],
-                    int32_t (&out)[kRowsA][kRowsB]) {
+                    int32_t (&out)[RA][kRowsB]) {
   Sums acc[RA][kRowsB];
 #pragma GCC unroll 4
   for (int i = 0; i < RA; ++i)
@@ -67,7 +67,7 @@ ZT_S8 void gemm_nt_rows(int64_t i0, int64_t n, int64_t k, const int8_t* a, int64
   for (int64_t j0 = 0; j0 < n; j0 += kRowsB) {
     const int8_t* br[kRowsB];
     for (int j = 0; j < kRowsB; ++j) br[j] = b + (j0 + j < n ? j0 + j : n - 1) * ldb;
-    int32_t out[kRowsA][kRowsB];
+    int32_t out[RA][kRowsB];
     dot_tile<P, RA>(k, ar, br, out);
     for (int64_t i = 0; i < RA; ++i)
       for (int64_t j = 0; j < kRowsB && j0 + j < n; ++j) {
