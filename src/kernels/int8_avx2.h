@@ -41,7 +41,7 @@ void add_s8_steps(int64_t n, const int8_t* a, FixedMultiplier ma, const int8_t* 
 // The NPU's quantize_s8 (npu.h).
 void quantize_s8(const float* x, int64_t n, double scale, int8_t* y);
 
-// philox4x32_run (kernels/philox_run.h) for the first blocks rounded down to 8; returns how many.
+// philox4x32_run (kernels/philox_run.h) for all the blocks, 8 at a time; returns how many.
 int64_t philox4x32_run(uint64_t j0, uint32_t c2, uint32_t c3, uint64_t key, int64_t blocks,
                        uint32_t* out);
 
@@ -49,8 +49,8 @@ int64_t philox4x32_run(uint64_t j0, uint32_t c2, uint32_t c3, uint64_t key, int6
 
 namespace zotrain::kernels::avx512 {
 
-// The same on 512-bit registers (AVX-512F), rounded down to 16 blocks; for the sets that
-// require AVX-512.
+// The same on 512-bit registers (AVX-512F), 16 blocks at a time; for the sets that require
+// AVX-512.
 int64_t philox4x32_run(uint64_t j0, uint32_t c2, uint32_t c3, uint64_t key, int64_t blocks,
                        uint32_t* out);
 

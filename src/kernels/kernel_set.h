@@ -76,8 +76,8 @@ struct KernelSet {
                        FixedMultiplier mb, FixedMultiplier down, int32_t lo, int32_t hi, int8_t* y);
   // quantize_s8 (npu.h), null in sets without it.
   void (*quantize_s8)(const float* x, int64_t n, double scale, int8_t* y);
-  // What the perturbation kernels run, for `zotrain info`; philox4x32_run for a prefix of the
-  // blocks, returning its length; null in sets without one.
+  // What the perturbation kernels run, for `zotrain info`; philox4x32_run for the blocks (or a
+  // prefix of them), returning how many it ran; null in sets without one.
   const char* perturbation_name;
   int64_t (*philox4x32_run)(uint64_t j0, uint32_t c2, uint32_t c3, uint64_t key, int64_t blocks,
                             uint32_t* out);

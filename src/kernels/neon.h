@@ -14,7 +14,7 @@ void gemm_s8_nn(bool trans_a, int64_t m, int64_t n, int64_t k, const int8_t* a, 
 // C (+)= A · B^T (gemm_s8 with op(A) = A, op(B) = B^T) in 3 x 4 register tiles.
 void gemm_s8_nt(int64_t m, int64_t n, int64_t k, const int8_t* a, int64_t lda, const int8_t* b,
                 int64_t ldb, int32_t* c, int64_t ldc, bool accumulate);
-// philox4x32_run (kernels/philox_run.h) for the first blocks rounded down to 8; returns how many
+// philox4x32_run (kernels/philox_run.h) for all the blocks, 8 at a time; returns how many
 // (philox_neon.cpp).
 int64_t philox4x32_run(uint64_t j0, uint32_t c2, uint32_t c3, uint64_t key, int64_t blocks,
                        uint32_t* out);

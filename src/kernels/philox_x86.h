@@ -96,41 +96,59 @@ ZT_PHILOX_INLINE void store_blocks(const V (&c)[4], uint32_t* out) {
 }
 #endif
 
+// H vectors of blocks, counters j0 + [0, H kLanes), into c. Two vectors make two independent
+// chains of dependent multiplies, which keep the multiplier busy while each waits.
+template <int H>
+ZT_PHILOX_INLINE void blocks_of(uint64_t j0, uint32_t c2, uint32_t c3, uint64_t key, V (&c)[H][4]) {
+  const V m0 = splat(kPhiloxM0), m1 = splat(kPhiloxM1);
+  for (int h = 0; h < H; ++h) {
+    // Counter j + l whole in each 64-bit lane: its low word in place, its high word shifted.
+    const V j = add64(splat(j0 + static_cast<uint64_t>(kLanes * h)), lane_index());
+    c[h][0] = j;
+    c[h][1] = high32(j);
+    c[h][2] = splat(c2);
+    c[h][3] = splat(c3);
+  }
+  uint32_t k0 = static_cast<uint32_t>(key), k1 = static_cast<uint32_t>(key >> 32);
+  for (int round = 0; round < 10; ++round) {
+    const V key0 = splat(k0), key1 = splat(k1);
+    for (int h = 0; h < H; ++h) {
+      const V p0 = mul32(c[h][0], m0), p1 = mul32(c[h][2], m1);
+      c[h][0] = xor3(high32(p1), c[h][1], key0);
+      c[h][1] = p1;
+      c[h][2] = xor3(high32(p0), c[h][3], key1);
+      c[h][3] = p0;
+    }
+    k0 += kPhiloxW0;
+    k1 += kPhiloxW1;
+  }
+}
+
 }  // namespace
 
-// philox4x32_run (kernels/philox_run.h) for the first blocks rounded down to 2 kLanes; returns
-// how many. Two vectors at a time: two independent chains of dependent multiplies keep the
-// multiplier busy while each waits.
+// philox4x32_run (kernels/philox_run.h) for all the blocks; returns how many. A remainder of
+// fewer than kLanes blocks runs a whole vector into a buffer: a perturbation's chunk or a
+// tensor's end is rarely a multiple of the vectors.
 ZT_PHILOX int64_t philox4x32_run(uint64_t j0, uint32_t c2, uint32_t c3, uint64_t key,
                                  int64_t blocks, uint32_t* out) {
-  const V m0 = splat(kPhiloxM0), m1 = splat(kPhiloxM1);
   int64_t b = 0;
   for (; b + 2 * kLanes <= blocks; b += 2 * kLanes) {
     V c[2][4];
-    for (int h = 0; h < 2; ++h) {
-      // Counter j + l whole in each 64-bit lane: its low word in place, its high word shifted.
-      const V j = add64(splat(j0 + static_cast<uint64_t>(b + kLanes * h)), lane_index());
-      c[h][0] = j;
-      c[h][1] = high32(j);
-      c[h][2] = splat(c2);
-      c[h][3] = splat(c3);
-    }
-    uint32_t k0 = static_cast<uint32_t>(key), k1 = static_cast<uint32_t>(key >> 32);
-    for (int round = 0; round < 10; ++round) {
-      const V key0 = splat(k0), key1 = splat(k1);
-      for (int h = 0; h < 2; ++h) {
-        const V p0 = mul32(c[h][0], m0), p1 = mul32(c[h][2], m1);
-        c[h][0] = xor3(high32(p1), c[h][1], key0);
-        c[h][1] = p1;
-        c[h][2] = xor3(high32(p0), c[h][3], key1);
-        c[h][3] = p0;
-      }
-      k0 += kPhiloxW0;
-      k1 += kPhiloxW1;
-    }
+    blocks_of<2>(j0 + static_cast<uint64_t>(b), c2, c3, key, c);
     for (int h = 0; h < 2; ++h) store_blocks(c[h], out + 4 * (b + kLanes * h));
   }
-  return b;
+  for (; b < blocks; b += kLanes) {
+    V c[1][4];
+    blocks_of<1>(j0 + static_cast<uint64_t>(b), c2, c3, key, c);
+    if (b + kLanes <= blocks) {
+      store_blocks(c[0], out + 4 * b);
+      continue;
+    }
+    uint32_t words[4 * kLanes];
+    store_blocks(c[0], words);
+    for (int64_t w = 0; w < 4 * (blocks - b); ++w) out[4 * b + w] = words[w];
+  }
+  return blocks;
 }
 
 }  // namespace zotrain::kernels::ZT_PHILOX_NS

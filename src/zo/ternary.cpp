@@ -57,7 +57,16 @@ ZT_CLONES void add_chunk(const int8_t* z, int eps, const int8_t* src, int8_t* ds
 #if defined(__ARM_FEATURE_MVE)
   if (eps >= -127 && eps <= 127) return mve::add(z, eps, src, dst, n);
 #endif
-  for (int64_t k = 0; k < n; ++k) dst[k] = kernels::clip_s8(src[k] + eps * z[k]);
+  if (eps < -127 || eps > 127) {
+    for (int64_t k = 0; k < n; ++k) dst[k] = kernels::clip_s8(src[k] + eps * z[k]);
+    return;
+  }
+  // An int8 eps times z fits 16 bits with src added, so the loop vectorizes in 16-bit lanes.
+  const auto e = static_cast<int8_t>(eps);
+  for (int64_t k = 0; k < n; ++k) {
+    const auto v = static_cast<int16_t>(src[k] + static_cast<int16_t>(e * z[k]));
+    dst[k] = static_cast<int8_t>(v > 127 ? 127 : (v < -127 ? -127 : v));
+  }
 }
 
 ZT_CLONES void accumulate_chunk(const int8_t* z, int sign, int32_t* acc, int64_t n) {

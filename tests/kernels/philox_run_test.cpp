@@ -17,7 +17,7 @@ namespace {
 TEST(PhiloxRun, EqualsOneBlockAtATime) {
   test::for_each_kernel_isa([] {
     for (uint64_t j0 : {uint64_t{0}, uint64_t{5}, (uint64_t{1} << 32) - 3, uint64_t{0x1234567890}})
-      for (int64_t blocks : {0, 1, 7, 8, 9, 15, 16, 17, 23, 33, 64}) {
+      for (int64_t blocks : {0, 1, 4, 7, 8, 9, 12, 15, 16, 17, 23, 24, 33, 64}) {
         SCOPED_TRACE(::testing::Message() << "j0 " << j0 << " blocks " << blocks);
         const uint64_t key = 0xDEADBEEF12345678u + j0;
         std::vector<uint32_t> out(4 * blocks + 1, 0xABCDu);

@@ -1,10 +1,11 @@
 // The integer ZO step's update (int8_step.h) against the rule applied to whole tensors: with
 // accumulators smaller than a weight, the chunked sums (range first, then the move) give what
-// summing the whole tensor at once gives.
+// summing the whole tensor at once gives; with one sample, the one-pass move gives it too.
 #include "train/int8_step.h"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <vector>
 
 #include "kernels/int8.h"
@@ -16,7 +17,8 @@
 namespace zotrain {
 namespace {
 
-TEST(Int8Step, ZoUpdateInChunksEqualsTheRuleOnWholeTensors) {
+// One Full ZO step of LeNet-5 at batch 1 with q samples, checked weight by weight.
+void check_zo_update(int q, int zo_bits) {
   const ModelSpec m = lenet5(Shape{1, 28, 28}, 10);
   const Network desc(m.item_shape, m.layers);
   QNetwork net(desc);
@@ -36,15 +38,20 @@ TEST(Int8Step, ZoUpdateInChunksEqualsTheRuleOnWholeTensors) {
     before.emplace_back(w.value.data, w.value.data + w.value.numel());
 
   int8::StepConfig cfg;
-  cfg.seed = 7, cfg.step = 3, cfg.q = 3, cfg.eps = 7, cfg.zo_bits = 2;
+  cfg.seed = 7, cfg.step = 3, cfg.q = q, cfg.eps = 7, cfg.zo_bits = zo_bits;
   cfg.zero_threshold = zo::zero_threshold(0.3);
+  cfg.loss_frac_bits = 8;  // fine enough that the samples do not tie
   int8::StepBuffers buffers;
   cfg.buffers = &buffers;
   net.set_mode({true, 0, false});
   int8::zo_step(net, 1, &label, cfg);
 
   const zo::Samples<int>& samples = buffers.samples;
-  ASSERT_EQ(samples.seeds.size(), 3u);
+  ASSERT_EQ(samples.seeds.size(), static_cast<size_t>(q));
+  // q > 1: more than one sample with a sign, so that the sums (not the one-pass move) run.
+  const auto signed_samples =
+      std::count_if(samples.g.begin(), samples.g.end(), [](int g) { return g != 0; });
+  ASSERT_EQ(signed_samples, q) << "the case needs every sample's losses apart";
   int moved = 0;
   for (size_t k = 0; k < net.weights().size(); ++k) {
     const QWeight& w = net.weights()[k];
@@ -62,6 +69,14 @@ TEST(Int8Step, ZoUpdateInChunksEqualsTheRuleOnWholeTensors) {
     }
   }
   EXPECT_GT(moved, 1000);  // the step moved the body (not a vacuous comparison)
+}
+
+TEST(Int8Step, ZoUpdateInChunksEqualsTheRuleOnWholeTensors) {
+  check_zo_update(3, 2);
+}
+
+TEST(Int8Step, OneSampleUpdateInOnePassEqualsTheRule) {
+  check_zo_update(1, 1);
 }
 
 }  // namespace
