@@ -7,8 +7,8 @@
 
 #include "core/memory_planner.h"
 #include "nn/batch_norm.h"
+#include "zo/ternary.h"
 #include "zotrain/core/error.h"
-#include "zotrain/zo/perturbation.h"
 
 namespace zotrain {
 
@@ -113,18 +113,7 @@ void NpuNetwork::plan_values() {
 
 // One buffer of the program: what it is for and its plan row.
 struct NpuNetwork::Slot {
-  enum Role {
-    kInput,
-    kValues,
-    kWork,
-    kWeightScratch,
-    kZScratch,
-    kQWeight,
-    kQBias,
-    kBias,
-    kMaster,
-    kLogits
-  };
+  enum Role { kInput, kValues, kWork, kWeightScratch, kQWeight, kQBias, kBias, kMaster, kLogits };
   Role role;
   int index;  // value or node index
   MemoryRow row;
@@ -161,8 +150,6 @@ std::vector<NpuNetwork::Slot> NpuNetwork::slots(int threads) const {
     add(Slot::kWork, 0, -1, "workspace", Bucket::kWorkspace, work_stride_ * threads);
   if (max_weights_ > 0) {
     add(Slot::kWeightScratch, 0, -1, "perturbed weights", Bucket::kWorkspace, max_weights_);
-    add(Slot::kZScratch, 0, -1, "perturbation", Bucket::kWorkspace,
-        max_weights_ * static_cast<int64_t>(sizeof(float)));
   }
   add(Slot::kLogits, 0, -1, "logits", Bucket::kForward,
       batch_ * classes_ * static_cast<int64_t>(sizeof(float)));
@@ -220,9 +207,6 @@ void NpuNetwork::allocate(Arena& arena) {
         break;
       case Slot::kWeightScratch:
         wscratch_ = {reinterpret_cast<int8_t*>(bytes), static_cast<size_t>(max_weights_)};
-        break;
-      case Slot::kZScratch:
-        zscratch_ = {f, static_cast<size_t>(max_weights_)};
         break;
       case Slot::kLogits:
         logits_ = Tensor(f, Shape{batch_, classes_});
@@ -581,20 +565,12 @@ const int8_t* NpuNetwork::weights_for(const Node& n, const Perturb* perturb) {
   if (!perturb || n.layer < perturb->first_layer) return n.qweight.data();
   const NpuParam& p = params_[n.param];
   const int64_t size = n.weights;
-  // z (0 or ±1) as the host's seed replay draws it, scaled by the sign; any split of the range
-  // draws the same values.
+  // z (0 or ±1) as the host's seed replay draws it (the ternary z is the sparse Rademacher
+  // one, element for element), added in integers; any split of the range draws the same values.
+  const uint32_t threshold = zo::zero_threshold(perturb->p_zero);
   parallel_for(pool_, size, [&](int64_t b, int64_t e) {
-    std::fill(zscratch_.begin() + b, zscratch_.begin() + e, 0.0f);
-    zo::add_perturbation({zo::Distribution::kRademacher, perturb->p_zero}, perturb->seed,
-                         static_cast<uint32_t>(p.param_index), static_cast<float>(perturb->sign),
-                         zscratch_.data() + b, zscratch_.data() + b, b, e);
-    // Pointers in locals: the int8 stores may alias the vectors' own pointers, which would be
-    // reloaded every element and keep the loop from vectorizing.
-    int8_t* w = wscratch_.data();
-    const int8_t* q = n.qweight.data();
-    const float* z = zscratch_.data();
-    for (int64_t i = b; i < e; ++i)
-      w[i] = kernels::clamp_s8(q[i] + static_cast<int32_t>(z[i]), -127, 127);
+    zo::add_ternary(perturb->seed, static_cast<uint32_t>(p.param_index), threshold, perturb->sign,
+                    n.qweight.data(), wscratch_.data(), b, e);
   });
   return wscratch_.data();
 }

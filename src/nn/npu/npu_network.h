@@ -197,7 +197,6 @@ class NpuNetwork {
   std::span<int8_t> work_, wscratch_;  // work_: one slice of work_stride_ bytes per worker
   int64_t work_stride_ = 0, max_weights_ = 0;
   ThreadPool* pool_ = nullptr;
-  std::span<float> zscratch_;
   Tensor logits_;
 };
 
