@@ -24,6 +24,10 @@ void conv2d_s8_direct(const Conv2dGeometry& g, int64_t images, const int8_t* x, 
 void gemm_s8_nt(int64_t m, int64_t n, int64_t k, const int8_t* a, int64_t lda, const int8_t* b,
                 int64_t ldb, int32_t* c, int64_t ldc, bool accumulate);
 
+// C (+)= op(A) · B (gemm_s8 with B not transposed) in 4 x 16 register tiles of int16 pairs.
+void gemm_s8_nn(bool trans_a, int64_t m, int64_t n, int64_t k, const int8_t* a, int64_t lda,
+                const int8_t* b, int64_t ldb, int32_t* c, int64_t ldc, bool accumulate);
+
 // int8 max pooling, 2x2 windows of stride 2, for out_w >= 4.
 void max_pool_2x2_s8(const Pool2dGeometry& g, int64_t planes, const int8_t* x, int8_t* y);
 

@@ -6,6 +6,7 @@
 #define ZT_S8_TARGET "avx2,avx512vl,avx512vnni"
 #define ZT_S8_VNNI 1
 #include "conv_s8_x86.h"
+#include "gemm_s8_rows_x86.h"
 #include "gemm_s8_x86.h"
 #include "kernel_set.h"
 #include "kernels/gaussian.h"
@@ -18,9 +19,10 @@ KernelSet with_vnni_int8(const KernelSet& base, KernelIsa isa, const char* gemm_
   set.gemm_name = gemm_name;
   set.int8_name =
       "avx512-vnni on 256 bits: conv2d direct 6x16 tiles (vpdpwssd), A.B^T 3x4 dot tiles "
-      "(vpdpbusd where an operand is nonnegative), the other int8 kernels avx2's";
+      "(vpdpbusd where an operand is nonnegative), A.B 4x16 tiles (vpdpwssd), the other int8 kernels avx2's";
   set.conv2d_s8_direct_work_bytes = vnni::conv2d_s8_direct_work_bytes;
   set.conv2d_s8_direct = vnni::conv2d_s8_direct;
+  set.gemm_s8_nn = vnni::gemm_s8_nn;
   set.gemm_s8_nt = vnni::gemm_s8_nt;
   // The sets that need AVX-512 VL and VNNI have AVX-512F: the perturbations' words and Gaussian
   // values on 512 bits.
