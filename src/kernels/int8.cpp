@@ -366,7 +366,10 @@ void max_pool2d_s8_forward(const Pool2dGeometry& g, int64_t planes, const int8_t
 
 void max_pool2d_s8_backward(const Pool2dGeometry& g, int64_t planes, const int8_t* x,
                             const int8_t* dy, int8_t* dx) {
-  if (is_2x2_stride_2(g)) return max_pool_2x2_s8_backward(g, planes, x, dy, dx);
+  if (is_2x2_stride_2(g)) {
+    const auto fast = active_kernels().max_pool_2x2_s8_backward;
+    return (fast && g.out_w >= 4 ? fast : max_pool_2x2_s8_backward)(g, planes, x, dy, dx);
+  }
   max_pool_backward_any(g, planes, x, dy, dx);
 }
 

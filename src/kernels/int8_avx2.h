@@ -28,8 +28,10 @@ void gemm_s8_nt(int64_t m, int64_t n, int64_t k, const int8_t* a, int64_t lda, c
 void gemm_s8_nn(bool trans_a, int64_t m, int64_t n, int64_t k, const int8_t* a, int64_t lda,
                 const int8_t* b, int64_t ldb, int32_t* c, int64_t ldc, bool accumulate);
 
-// int8 max pooling, 2x2 windows of stride 2, for out_w >= 4.
+// int8 max pooling, 2x2 windows of stride 2, for out_w >= 4, and its backward.
 void max_pool_2x2_s8(const Pool2dGeometry& g, int64_t planes, const int8_t* x, int8_t* y);
+void max_pool_2x2_s8_backward(const Pool2dGeometry& g, int64_t planes, const int8_t* x,
+                              const int8_t* dy, int8_t* dx);
 
 // stage_s16 (kernels/int8.h), and the int16 -> int8 rounding shift of finish_s16.
 int stage_s16(const int32_t* acc, int64_t n, int16_t* stage);

@@ -55,8 +55,11 @@ struct KernelSet {
   // gemm_s8 for op(A) = A, op(B) = B^T (the linear layers' forward); null in sets without one.
   void (*gemm_s8_nt)(int64_t m, int64_t n, int64_t k, const int8_t* a, int64_t lda, const int8_t* b,
                      int64_t ldb, int32_t* c, int64_t ldc, bool accumulate);
-  // int8 max pooling, 2x2 windows of stride 2, for out_w >= 4; null in sets without one.
+  // int8 max pooling, 2x2 windows of stride 2, for out_w >= 4, and its backward; null in sets
+  // without them.
   void (*max_pool_2x2_s8)(const Pool2dGeometry& g, int64_t planes, const int8_t* x, int8_t* y);
+  void (*max_pool_2x2_s8_backward)(const Pool2dGeometry& g, int64_t planes, const int8_t* x,
+                                   const int8_t* dy, int8_t* dx);
   // stage_s16 and the int16 -> int8 rounding shift of finish_s16; null in sets without them.
   int (*stage_s16)(const int32_t* acc, int64_t n, int16_t* stage);
   void (*round_shift_s16)(const int16_t* stage, int64_t n, int s, int8_t* out);

@@ -48,6 +48,7 @@ const KernelSet kAvx2FmaKernels = {
     .gemm_s8_nn = avx2::gemm_s8_nn,
     .gemm_s8_nt = avx2::gemm_s8_nt,
     .max_pool_2x2_s8 = avx2::max_pool_2x2_s8,
+    .max_pool_2x2_s8_backward = avx2::max_pool_2x2_s8_backward,
     .stage_s16 = avx2::stage_s16,
     .round_shift_s16 = avx2::round_shift_s16,
     .requantize_s8 = avx2::requantize_s8,

@@ -36,6 +36,7 @@ const KernelSet kNeonKernels = {
     .gemm_s8_nn = neon::gemm_s8_nn,
     .gemm_s8_nt = neon::gemm_s8_nt,
     .max_pool_2x2_s8 = nullptr,
+    .max_pool_2x2_s8_backward = nullptr,
     .stage_s16 = nullptr,
     .round_shift_s16 = nullptr,
     .requantize_s8 = nullptr,

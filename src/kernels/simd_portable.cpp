@@ -28,6 +28,7 @@ const KernelSet kPortableKernels = {
     .gemm_s8_nn = nullptr,
     .gemm_s8_nt = nullptr,
     .max_pool_2x2_s8 = nullptr,
+    .max_pool_2x2_s8_backward = nullptr,
     .stage_s16 = nullptr,
     .round_shift_s16 = nullptr,
     .requantize_s8 = nullptr,
