@@ -1,10 +1,13 @@
 #!/usr/bin/python3
 """Plots bench/batch_sizes.sh --json output: ms per step against the batch size (log-log), one
-line per step of zotrain and of PyTorch, so the crossover points are visible.
+line per step of zotrain and of PyTorch, so the crossover points are visible. Several runs'
+output in one file (cat'ed) give the median of their medians per point, and the Markdown table
+of those is printed.
 
     bench/plot_batch_sizes.py RESULTS.jsonl OUT.png
 """
 import json
+import statistics
 import sys
 from collections import defaultdict
 
@@ -17,14 +20,17 @@ import matplotlib.pyplot as plt  # noqa: E402
 def main():
     if len(sys.argv) != 3:
         sys.exit(__doc__)
-    lines = defaultdict(dict)
+    runs = defaultdict(lambda: defaultdict(list))
     for line in open(sys.argv[1]):
         d = json.loads(line)
         if d["step"] == "pytorch":
             for kind in ("bp", "zo"):
-                lines[f"PyTorch {kind.upper()}"][d["batch"]] = d[kind]["ms_median"]
+                runs[f"PyTorch {kind.upper()}"][d["batch"]].append(d[kind]["ms_median"])
         else:
-            lines[d["step"]][d["batch"]] = d["ms_median"]
+            runs[d["step"]][d["batch"]].append(d["ms_median"])
+    lines = {name: {b: statistics.median(v) for b, v in points.items()}
+             for name, points in runs.items()}
+    print_table(lines, max(len(v) for points in runs.values() for v in points.values()))
     fig, ax = plt.subplots(figsize=(7, 4.5))
     for name, points in lines.items():
         batches = sorted(points)
@@ -39,6 +45,15 @@ def main():
     ax.legend(fontsize=8)
     fig.tight_layout()
     fig.savefig(sys.argv[2], dpi=110)
+
+
+def print_table(lines, runs):
+    names = list(lines)
+    print(f"| batch (median of {runs} runs, ms) | " + " | ".join(names) + " |")
+    print("|---" * (len(names) + 1) + "|")
+    for b in sorted({b for points in lines.values() for b in points}):
+        print(f"| {b} | " + " | ".join(f"{lines[n][b]:.3f}" if b in lines[n] else "" for n in names)
+              + " |")
 
 
 if __name__ == "__main__":
