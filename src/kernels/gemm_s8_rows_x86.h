@@ -17,7 +17,7 @@ constexpr int64_t kNnKc = 512;   // k a block (even): the block's packed A stays
 
 // acc (+)= the tile's products over the block's kc2 pairs of k steps: pa holds each pair's 4
 // rows of A as int32 words (A[i, p] low, A[i, p + 1] high; rows past the tile zero), b0 B's row
-// at the block's first step and the tile's first column, ldb2 two of B's rows. The accumulators
+// at the block's first step and the tile's first column, ldb B's row stride. The accumulators
 // hold columns {0-3, 8-11} (lo) and {4-7, 12-15} (hi): vpunpck interleaves within 128-bit lanes.
 template <int RA>
 ZT_S8_INLINE void nn_tile_block(int64_t kc2, const int32_t* pa, const int8_t* b0, int64_t ldb,
