@@ -1,5 +1,5 @@
-// The AVX2 build of the x86 int8 kernels of gemm_s8_x86.h and gemm_s8_rows_x86.h (int8_x86_dot.h: int8_vnni.cpp is the
-// AVX-512 VNNI build of the same source).
+// The AVX2 build of the x86 int8 kernels of gemm_s8_x86.h and gemm_s8_rows_x86.h (int8_x86_dot.h:
+// int8_vnni.cpp is the AVX-512 VNNI build of the same source).
 #if defined(__x86_64__)
 
 #define ZT_S8_NS avx2

@@ -19,7 +19,8 @@ KernelSet with_vnni_int8(const KernelSet& base, KernelIsa isa, const char* gemm_
   set.gemm_name = gemm_name;
   set.int8_name =
       "avx512-vnni on 256 bits: conv2d direct 6x16 tiles (vpdpwssd), A.B^T 3x4 dot tiles "
-      "(vpdpbusd where an operand is nonnegative), A.B 4x16 tiles (vpdpwssd), the other int8 kernels avx2's";
+      "(vpdpbusd where an operand is nonnegative), A.B 4x16 tiles (vpdpwssd), the other int8 "
+      "kernels avx2's";
   set.conv2d_s8_direct_work_bytes = vnni::conv2d_s8_direct_work_bytes;
   set.conv2d_s8_direct = vnni::conv2d_s8_direct;
   set.gemm_s8_nn = vnni::gemm_s8_nn;

@@ -42,7 +42,8 @@ const KernelSet kAvx2FmaKernels = {
     .max_pool_2x2_backward_relu = avx2::max_pool_2x2_backward_relu,
     .int8_name =
         "avx2: conv2d direct 6x16 tiles, A.B^T 3x4 dot tiles (u8 x s8 vpmaddubsw where an "
-        "operand is nonnegative), A.B 4x16 tiles (vpmaddwd), 2x2 max pool, requantization, Philox x8",
+        "operand is nonnegative), A.B 4x16 tiles (vpmaddwd), 2x2 max pool, requantization, Philox "
+        "x8",
     .conv2d_s8_direct_work_bytes = avx2::conv2d_s8_direct_work_bytes,
     .conv2d_s8_direct = avx2::conv2d_s8_direct,
     .gemm_s8_nn = avx2::gemm_s8_nn,
