@@ -19,7 +19,8 @@ constexpr int64_t kNnKc = 512;   // k a block (even): the block's packed A stays
 // rows of A as int32 words (A[i, p] low, A[i, p + 1] high; rows past the tile zero), b0 B's row
 // at the block's first step and the tile's first column, ldb B's row stride. The accumulators
 // hold columns {0-3, 8-11} (lo) and {4-7, 12-15} (hi): vpunpck interleaves within 128-bit lanes.
-template <int RA>
+// kOdd: one step alone (an odd block's last), paired with zeros.
+template <int RA, bool kOdd = false>
 ZT_S8_INLINE void nn_tile_block(int64_t kc2, const int32_t* pa, const int8_t* b0, int64_t ldb,
                                 __m256i (&lo)[kNnRows], __m256i (&hi)[kNnRows]) {
   for (int64_t q = 0; q < kc2; ++q, b0 += 2 * ldb) {
@@ -28,7 +29,8 @@ ZT_S8_INLINE void nn_tile_block(int64_t kc2, const int32_t* pa, const int8_t* b0
     if (_mm_testz_si128(a4, a4)) continue;
     const __m256i r0 = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b0)));
     const __m256i r1 =
-        _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b0 + ldb)));
+        kOdd ? _mm256_setzero_si256()
+             : _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b0 + ldb)));
     const __m256i bl = _mm256_unpacklo_epi16(r0, r1), bh = _mm256_unpackhi_epi16(r0, r1);
 #pragma GCC unroll 4
     for (int i = 0; i < RA; ++i) {
@@ -40,16 +42,16 @@ ZT_S8_INLINE void nn_tile_block(int64_t kc2, const int32_t* pa, const int8_t* b0
 }
 
 // Rows [0, RA) of C at c, its columns [0, cols) (cols <= 16), over `pairs` pairs of k steps
-// packed in pa from B at b0 (row stride ldb), then, if `tail` is not null, one more pair from the
-// two 16-byte rows at tail (an odd block's last step and zeros). load_c: C holds a partial sum.
+// packed in pa from B at b0 (row stride ldb), then, if `odd` is not null, the odd block's last
+// step from B's row at odd. load_c: C holds a partial sum.
 // RA below 4 for the last rows (a batch of one image is one row).
 template <int RA>
 ZT_S8 void nn_tile(int64_t cols, int64_t pairs, const int32_t* pa, const int8_t* b0, int64_t ldb,
-                   const int8_t* tail, int32_t* c, int64_t ldc, bool load_c) {
+                   const int8_t* odd, int32_t* c, int64_t ldc, bool load_c) {
   __m256i lo[kNnRows], hi[kNnRows];
   for (int i = 0; i < RA; ++i) lo[i] = hi[i] = _mm256_setzero_si256();
   nn_tile_block<RA>(pairs, pa, b0, ldb, lo, hi);
-  if (tail) nn_tile_block<RA>(1, pa + kNnRows * pairs, tail, kNnCols, lo, hi);
+  if (odd) nn_tile_block<RA, true>(1, pa + kNnRows * pairs, odd, 0, lo, hi);
   for (int i = 0; i < RA; ++i) {
     int32_t out[kNnCols];
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(out),
@@ -63,17 +65,17 @@ ZT_S8 void nn_tile(int64_t cols, int64_t pairs, const int32_t* pa, const int8_t*
 
 // nn_tile for `rows` (1..4) rows.
 ZT_S8_INLINE void nn_tile_rows(int rows, int64_t cols, int64_t pairs, const int32_t* pa,
-                               const int8_t* b0, int64_t ldb, const int8_t* tail, int32_t* c,
+                               const int8_t* b0, int64_t ldb, const int8_t* odd, int32_t* c,
                                int64_t ldc, bool load_c) {
   switch (rows) {
     case 4:
-      return nn_tile<4>(cols, pairs, pa, b0, ldb, tail, c, ldc, load_c);
+      return nn_tile<4>(cols, pairs, pa, b0, ldb, odd, c, ldc, load_c);
     case 3:
-      return nn_tile<3>(cols, pairs, pa, b0, ldb, tail, c, ldc, load_c);
+      return nn_tile<3>(cols, pairs, pa, b0, ldb, odd, c, ldc, load_c);
     case 2:
-      return nn_tile<2>(cols, pairs, pa, b0, ldb, tail, c, ldc, load_c);
+      return nn_tile<2>(cols, pairs, pa, b0, ldb, odd, c, ldc, load_c);
     default:
-      return nn_tile<1>(cols, pairs, pa, b0, ldb, tail, c, ldc, load_c);
+      return nn_tile<1>(cols, pairs, pa, b0, ldb, odd, c, ldc, load_c);
   }
 }
 
@@ -81,7 +83,7 @@ ZT_S8_INLINE void nn_tile_rows(int rows, int64_t cols, int64_t pairs, const int3
 
 // gemm_s8 with B not transposed. The columns past the last whole tile run from a copy of B's
 // last n % 16 columns padded with zeros to 16 (no load past B's end); an odd block's last step is
-// paired with a zero row.
+// paired with zeros.
 ZT_S8 void gemm_s8_nn(bool trans_a, int64_t m, int64_t n, int64_t k, const int8_t* a, int64_t lda,
                       const int8_t* b, int64_t ldb, int32_t* c, int64_t ldc, bool accumulate) {
   if (k == 0 && !accumulate)
@@ -108,13 +110,9 @@ ZT_S8 void gemm_s8_nn(bool trans_a, int64_t m, int64_t n, int64_t k, const int8_
           pa[kNnRows * q + i] = static_cast<int32_t>(static_cast<uint16_t>(at(i, 2 * q)) |
                                                      static_cast<uint32_t>(at(i, 2 * q + 1)) << 16);
       int32_t* ci = c + i0 * ldc;
-      for (int64_t j = 0; j < whole; j += kNnCols) {
-        int8_t tail[2 * kNnCols] = {};
-        if (kc % 2)
-          for (int64_t t = 0; t < kNnCols; ++t) tail[t] = bk[(kc - 1) * ldb + j + t];
-        nn_tile_rows(rows, kNnCols, pairs, pa, bk + j, ldb, kc % 2 ? tail : nullptr, ci + j, ldc,
-                     load_c);
-      }
+      for (int64_t j = 0; j < whole; j += kNnCols)
+        nn_tile_rows(rows, kNnCols, pairs, pa, bk + j, ldb,
+                     kc % 2 ? bk + (kc - 1) * ldb + j : nullptr, ci + j, ldc, load_c);
       if (rest > 0)
         nn_tile_rows(rows, rest, (kc + 1) / 2, pa, edge, kNnCols, nullptr, ci + whole, ldc, load_c);
     }

@@ -115,18 +115,18 @@ StepResult zo_step(QNetwork& net, int64_t rows, const uint8_t* labels, const Ste
   const auto update = [&](const zo::Samples<int>& samples) {
     int32_t* acc = net.accumulators();
     const int64_t chunk = net.accumulator_elems();
-    // One sample with a sign (q = 1, or the others' losses tied): g = ±z is already within
-    // zo_bits >= 1 bits, so the move is W <- clip(W ∓ z), one pass that draws z once.
-    int moving = -1;
-    for (size_t s = 0; s < samples.seeds.size(); ++s)
-      if (samples.g[s] != 0) moving = moving == -1 ? static_cast<int>(s) : -2;
-    if (moving == -1) return;
-    if (moving >= 0 && samples.g[moving] != 1 && samples.g[moving] != -1) moving = -2;
+    // The samples' g are signs. With only one of them nonzero (q = 1, or the others' losses
+    // tied), g = ±z is already within zo_bits >= 1 bits: the move is W <- clip(W ∓ z), one pass
+    // that draws z once.
+    size_t signed_samples = 0, last = 0;
+    for (size_t s = 0; s < samples.g.size(); ++s)
+      if (samples.g[s] != 0) ++signed_samples, last = s;
+    if (signed_samples == 0) return;
     for (QWeight& w : net.weights()) {
       if (w.layer >= net.head() || !moves(w)) continue;
       const int64_t n = w.value.numel();
-      if (moving >= 0) {
-        zo::add_ternary(samples.seeds[moving], w.tensor, cfg.zero_threshold, -samples.g[moving],
+      if (signed_samples == 1) {
+        zo::add_ternary(samples.seeds[last], w.tensor, cfg.zero_threshold, -samples.g[last],
                         w.value.data, w.value.data, 0, n);
         continue;
       }

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 
-#include "kernels/int8.h"
 #include "kernels/philox_run.h"
 #include "kernels/target_clones.h"
 #include "zo/ternary_mve.h"
@@ -57,12 +56,10 @@ ZT_CLONES void add_chunk(const int8_t* z, int eps, const int8_t* src, int8_t* ds
 #if defined(__ARM_FEATURE_MVE)
   if (eps >= -127 && eps <= 127) return mve::add(z, eps, src, dst, n);
 #endif
-  if (eps < -127 || eps > 127) {
-    for (int64_t k = 0; k < n; ++k) dst[k] = kernels::clip_s8(src[k] + eps * z[k]);
-    return;
-  }
-  // An int8 eps times z fits 16 bits with src added, so the loop vectorizes in 16-bit lanes.
-  const auto e = static_cast<int8_t>(eps);
+  // z is -1, 0 or 1, and an eps past ±255 clips every int8 src as ±255 does: so e z (at most
+  // 255 · 128 in size for any int8) and src + e z fit 16 bits, and the loop vectorizes in 16-bit
+  // lanes.
+  const auto e = static_cast<int16_t>(eps < -255 ? -255 : (eps > 255 ? 255 : eps));
   for (int64_t k = 0; k < n; ++k) {
     const auto v = static_cast<int16_t>(src[k] + static_cast<int16_t>(e * z[k]));
     dst[k] = static_cast<int8_t>(v > 127 ? 127 : (v < -127 ? -127 : v));
