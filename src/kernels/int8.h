@@ -81,7 +81,9 @@ const char* int8_kernels_name();
 // dx = dL/dx for int8 dy (int32, overwritten).
 void conv2d_s8_backward_data(const Conv2dGeometry& g, int64_t images, const int8_t* dy,
                              const int8_t* w, int32_t* dx, void* work);
-// dw += Σ over images of dy * im2col(x)^T (int64: large batches would overflow int32).
+// dw += Σ over images of dy * im2col(x)^T (int64: large batches would overflow int32), the
+// images in products of conv2d_s8_weight_gradient_images(g) at a time.
+int64_t conv2d_s8_weight_gradient_images(const Conv2dGeometry& g);
 void conv2d_s8_backward_weight(const Conv2dGeometry& g, int64_t images, const int8_t* x,
                                const int8_t* dy, int64_t* dw, void* work);
 

@@ -38,8 +38,8 @@ int stage_s16(const int32_t* acc, int64_t n, int16_t* stage);
 void round_shift_s16(const int16_t* stage, int64_t n, int s, int8_t* out);
 
 // The NPU kernels' requantize_s8, depthwise_taps_s8 and add_s8_steps (kernel_set.h).
-void requantize_s8(int64_t n, const int32_t* acc, FixedMultiplier mult, int32_t lo, int32_t hi,
-                   int8_t* y);
+void requantize_s8(int64_t n, const int32_t* acc, int32_t bias, FixedMultiplier mult, int32_t lo,
+                   int32_t hi, int8_t* y);
 void depthwise_taps_s8(int64_t n, int taps, const int8_t* w, const int64_t* off, const int8_t* in,
                        int32_t bias, FixedMultiplier mult, int32_t lo, int32_t hi, int8_t* y);
 void add_s8_steps(int64_t n, const int8_t* a, FixedMultiplier ma, const int8_t* b,

@@ -64,9 +64,9 @@ struct KernelSet {
   int (*stage_s16)(const int32_t* acc, int64_t n, int16_t* stage);
   void (*round_shift_s16)(const int16_t* stage, int64_t n, int s, int8_t* out);
   // The NPU kernels' fixed-point requantization (npu.h), null in sets without them; lo and hi lie
-  // in [-128, 127]. y[j] = clamp(requantize(acc[j], mult), lo, hi) for j < n:
-  void (*requantize_s8)(int64_t n, const int32_t* acc, FixedMultiplier mult, int32_t lo, int32_t hi,
-                        int8_t* y);
+  // in [-128, 127]. y[j] = clamp(requantize(acc[j] + bias, mult), lo, hi) for j < n:
+  void (*requantize_s8)(int64_t n, const int32_t* acc, int32_t bias, FixedMultiplier mult,
+                        int32_t lo, int32_t hi, int8_t* y);
   // the depthwise convolution's y[q] = clamp(requantize(bias + sum over taps t of w[t] *
   // in[q + off[t]], mult), lo, hi) for q in [0, n) rounded up to whole vectors of at most
   // kMaxDepthwiseLanes outputs (in and y have room), taps <= kMaxDepthwiseTaps;

@@ -55,21 +55,31 @@ void quantize_s8_portable(const float* x, int64_t n, double scale, int8_t* y) {
 }
 
 // The portable requantize_s8 (kernel_set.h).
-void requantize_s8(int64_t n, const int32_t* acc, FixedMultiplier mult, int32_t lo, int32_t hi,
-                   int8_t* y) {
-  for (int64_t j = 0; j < n; ++j) y[j] = clamp_s8(requantize(acc[j], mult), lo, hi);
+void requantize_s8(int64_t n, const int32_t* acc, int32_t bias, FixedMultiplier mult, int32_t lo,
+                   int32_t hi, int8_t* y) {
+  for (int64_t j = 0; j < n; ++j) y[j] = clamp_s8(requantize(acc[j] + bias, mult), lo, hi);
 }
 
 // y[i, o, j] = clamp(requantize(bias[o] + sums[i, o, j])) for `images` outputs [out_c, positions],
 // the bias added in place first, so that the requantization runs over all of them at once.
+// The bias added as the sums are read, a plane at a time, for planes of 64 positions or more;
+// smaller planes (a call each would cost its set-up and a partial last vector) and a linear
+// layer's (one position) have it added to their sums first.
 ZT_CLONES void requantize_sums(int64_t images, int64_t out_c, int64_t positions, int32_t* sums,
                                const int32_t* bias, FixedMultiplier mult, int32_t lo, int32_t hi,
                                int8_t* y) {
-  if (bias)
-    for (int64_t plane = 0; plane < images * out_c; ++plane)
-      for (int64_t j = 0; j < positions; ++j) sums[plane * positions + j] += bias[plane % out_c];
+  constexpr int64_t kPlaneAtATime = 64;
   const auto fast = active_kernels().requantize_s8;
-  (fast ? fast : requantize_s8)(images * out_c * positions, sums, mult, lo, hi, y);
+  const auto rq = fast ? fast : requantize_s8;
+  if (!bias || positions < kPlaneAtATime) {
+    if (bias)
+      for (int64_t plane = 0; plane < images * out_c; ++plane)
+        for (int64_t j = 0; j < positions; ++j) sums[plane * positions + j] += bias[plane % out_c];
+    return rq(images * out_c * positions, sums, 0, mult, lo, hi, y);
+  }
+  for (int64_t plane = 0; plane < images * out_c; ++plane)
+    rq(positions, sums + plane * positions, bias[plane % out_c], mult, lo, hi,
+       y + plane * positions);
 }
 
 // The portable depthwise_taps_s8 (kernel_set.h), over exactly n outputs, kBlock int32 sums at a
@@ -88,7 +98,7 @@ ZT_CLONES void depthwise_taps_s8(int64_t n, int taps, const int8_t* w, const int
       const int8_t* __restrict src = in + q0 + off[t];
       for (int64_t q = 0; q < len; ++q) acc[q] += static_cast<int16_t>(wt * src[q]);
     }
-    requantize_s8(len, acc, mult, lo, hi, y + q0);
+    requantize_s8(len, acc, 0, mult, lo, hi, y + q0);
   }
 }
 

@@ -151,10 +151,11 @@ ZT_AVX2_INLINE void widen(const int8_t* p, __m256i& a, __m256i& b) {
 
 // requantize_s8 of 16 int32; their in-order halves interleaved by 128 bits into Narrow's order.
 struct RequantizeS8 {
+  __m256i bias;
   Requantizer rq;
   Narrow narrow;
   ZT_AVX2_INLINE void operator()(const int32_t* p, int8_t* y) const {
-    const __m256i v0 = load(p), v1 = load(p + 8);
+    const __m256i v0 = _mm256_add_epi32(load(p), bias), v1 = _mm256_add_epi32(load(p + 8), bias);
     narrow(rq(_mm256_permute2x128_si256(v0, v1, 0x20)), rq(_mm256_permute2x128_si256(v0, v1, 0x31)),
            y);
   }
@@ -227,9 +228,9 @@ ZT_AVX2_INLINE void depthwise_taps(int64_t n, int taps, const int8_t* w, const i
 
 }  // namespace
 
-ZT_AVX2 void requantize_s8(int64_t n, const int32_t* acc, FixedMultiplier mult, int32_t lo,
-                           int32_t hi, int8_t* y) {
-  const RequantizeS8 fn{Requantizer(mult), Narrow(lo, hi)};
+ZT_AVX2 void requantize_s8(int64_t n, const int32_t* acc, int32_t bias, FixedMultiplier mult,
+                           int32_t lo, int32_t hi, int8_t* y) {
+  const RequantizeS8 fn{_mm256_set1_epi32(bias), Requantizer(mult), Narrow(lo, hi)};
   for_each_vector<16>(n, y, fn, acc);
 }
 

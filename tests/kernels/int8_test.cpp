@@ -618,23 +618,30 @@ TEST(Int8Conv2d, BackwardDataMatchesReference) {
 }
 
 // dw += the weight gradient summed over the images: starts from nonzero values. Inputs over the
-// int8 range and in [0, 127] (ReLU outputs: patches the AVX2 kernel multiplies as unsigned).
+// int8 range and in [0, 127] (ReLU outputs: patches the x86 kernels multiply as unsigned); 3
+// images, and twice the images of one product and one more (a last, partial product).
 TEST(Int8Conv2d, BackwardWeightAddsIntoDw) {
-  for (const auto& s : conv_cases(3))
-    for (int lo : {-127, 0}) {
-      SCOPED_TRACE(describe(s) + " inputs from " + std::to_string(lo));
-      auto g = geometry(s);
-      std::vector<int8_t> x = random_s8(s.x_numel(), 114, 0, lo),
-                          dy = random_s8(s.y_numel(), 114, 1);
-      Rng rng(114, 2);
-      std::vector<int64_t> dw(s.w_numel());
-      for (auto& v : dw) v = random_int(rng, 40);
-      ref::Vec want = ref::conv2d_backward_weight(s, to_double(x), to_double(dy));
-      for (int64_t i = 0; i < s.w_numel(); ++i) want[i] += static_cast<double>(dw[i]);
-      Work work(kernels::conv2d_s8_work_bytes(g));
-      kernels::conv2d_s8_backward_weight(g, s.n, x.data(), dy.data(), dw.data(), work.data());
-      for (int64_t i = 0; i < s.w_numel(); ++i) ASSERT_EQ(static_cast<double>(dw[i]), want[i]) << i;
-    }
+  test::for_each_kernel_isa([] {
+    for (auto s : conv_cases(3))
+      for (int64_t images :
+           {int64_t{3}, 2 * kernels::conv2d_s8_weight_gradient_images(geometry(s)) + 1})
+        for (int lo : {-128, 0}) {
+          s.n = images;
+          SCOPED_TRACE(describe(s) + " inputs from " + std::to_string(lo));
+          auto g = geometry(s);
+          std::vector<int8_t> x = random_s8(s.x_numel(), 114, 0, lo),
+                              dy = random_s8(s.y_numel(), 114, 1, -128);
+          Rng rng(114, 2);
+          std::vector<int64_t> dw(s.w_numel());
+          for (auto& v : dw) v = random_int(rng, 40);
+          ref::Vec want = ref::conv2d_backward_weight(s, to_double(x), to_double(dy));
+          for (int64_t i = 0; i < s.w_numel(); ++i) want[i] += static_cast<double>(dw[i]);
+          Work work(kernels::conv2d_s8_work_bytes(g));
+          kernels::conv2d_s8_backward_weight(g, s.n, x.data(), dy.data(), dw.data(), work.data());
+          for (int64_t i = 0; i < s.w_numel(); ++i)
+            ASSERT_EQ(static_cast<double>(dw[i]), want[i]) << i;
+        }
+  });
 }
 
 // ---- ReLU and max pooling: the f32 kernels on the same values ----

@@ -252,7 +252,7 @@ TEST(NpuKernels, PoolsAndAddMatchDoubleArithmetic) {
 }
 
 // Each instruction set's requantization of int32 values against the scalar requantize: the
-// values are the biases of a linear layer and of a depthwise convolution that add up nothing
+// values are the biases of a linear layer and of convolutions that add up nothing
 // (zero inputs or weights), chosen around the extremes of int32 and on rounding ties.
 TEST(NpuKernels, RequantizationIsScalarRequantizeOnEveryIsa) {
   Rng rng(11, 4);
@@ -295,6 +295,17 @@ TEST(NpuKernels, RequantizationIsScalarRequantizeOnEveryIsa) {
       for (int64_t c = 0; c < n; ++c)
         for (int64_t j = 0; j < 4; ++j)
           ASSERT_EQ(dy[c * 4 + j], expected[c]) << "channel " << c << " " << m.m0 << " " << m.shift;
+      // 9x9 planes of a 1x1 convolution, one channel per bias: the bias added as a plane is
+      // requantized (planes of 64 positions or more), over vectors and a tail.
+      const kernels::NpuConvGeometry planes{1, 9, 9, n, 1, 1, 0, 1};
+      const auto px = random_bytes(81, rng);
+      std::vector<int8_t> py(static_cast<size_t>(n * 81));
+      std::vector<int8_t> pwork(static_cast<size_t>(planes.work_bytes()));
+      kernels::conv_s8(planes, 1, px.data(), dw.data(), bias.data(), m, -128, 127, py.data(),
+                       pwork.data());
+      for (int64_t c = 0; c < n; ++c)
+        for (int64_t j = 0; j < 81; ++j)
+          ASSERT_EQ(py[c * 81 + j], expected[c]) << "plane " << c << " " << m.m0 << " " << m.shift;
     });
   }
 }
