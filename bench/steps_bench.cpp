@@ -147,6 +147,7 @@ const StepCase kSteps[] = {
     {"FullZO-lanes", "zo", 0, "f32", false, true},
     {"ElasticZO", "elastic", 2, "f32", false, false},
     {"ElasticZO-lanes", "elastic", 2, "f32", false, true},
+    {"INT8-BP", "bp", 0, "int8", false, false},  // NITI's integer backprop
     {"INT8*-ZO", "zo", 0, "int8", false, false},
     {"INT8*-ElasticZO", "elastic", 2, "int8", false, false},
     {"NPU-ZO", "zo", 0, "int8-npu", false, false},
