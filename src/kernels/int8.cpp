@@ -215,10 +215,11 @@ int64_t flipped_bytes(const Conv2dGeometry& g) {
 
 namespace {
 
-// conv2d_s8_backward_weight's scratch for `images` images a product (weight_gradient_images): the
-// int8 patch matrices side by side, [patch, images * out_plane], and 32 bytes of slack; with
-// more than one image, their dy side by side, [out_c, images * out_plane]; the padded images
-// (stride 1) and 32 bytes of slack; the int32 weight gradient of one product (byte offsets).
+// conv2d_s8_backward_weight's scratch for `images` images a product
+// (conv2d_s8_weight_gradient_images): the int8 patch matrices side by side, [patch, images *
+// out_plane], and 32 bytes of slack; with more than one image, their dy side by side, [out_c,
+// images * out_plane]; the padded images (stride 1) and 32 bytes of slack; the int32 weight
+// gradient of one product (byte offsets).
 struct WeightGradientLayout {
   int64_t images, dy, image, dw_image, end;
 };
