@@ -262,6 +262,9 @@ void validate(const TrainConfig& c) {
   need(c.int_eps >= 1 && c.int_eps <= 127, "int_eps", "an integer in [1, 127]");
   parse_bp_bits(c.bp_bits);
   need(c.zo_bits >= 1 && c.zo_bits <= 15, "zo_bits", "an integer in [1, 15]");
+  for (const auto& [epoch, fraction] : parse_zo_move(c.zo_move))
+    need(fraction == 1 || (c.precision == Precision::kInt8 && c.method != Method::kBp), "zo_move",
+         "1 unless precision is int8 and method zo or elastic (the integer ZO step)");
   need(c.loss_frac_bits >= 0 && c.loss_frac_bits <= 16, "loss_frac_bits", "an integer in [0, 16]");
   need(c.bn_stats_batches >= 0 && c.bn_stats_batches <= 1 << 20, "bn_stats_batches",
        "an integer in [0, 2^20]");
@@ -317,6 +320,12 @@ std::vector<std::pair<int, double>> parse_bp_bits(const std::string& text) {
   return parse_schedule(
       "bp_bits", text, [](double b) { return b >= 1 && b <= 15 && b == static_cast<int>(b); },
       "a bit width in [1, 15]", "5,10:4,15:3", 5.0);
+}
+
+std::vector<std::pair<int, double>> parse_zo_move(const std::string& text) {
+  return parse_schedule(
+      "zo_move", text, [](double f) { return f > 0 && f <= 1; }, "a fraction in (0, 1]", "1,50:0.5",
+      1.0);
 }
 
 double schedule_at(const std::vector<std::pair<int, double>>& schedule, int epoch) {

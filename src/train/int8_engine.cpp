@@ -267,6 +267,8 @@ int8::StepConfig int8_step_config(const TrainConfig& cfg, int epoch) {
   c.seed = cfg.seed;
   c.eps = cfg.int_eps;
   c.zero_threshold = zo::zero_threshold(schedule_at(parse_sparsity(cfg.sparsity), epoch));
+  c.move_threshold =
+      zo::move_threshold(c.zero_threshold, schedule_at(parse_zo_move(cfg.zo_move), epoch));
   c.bp_bits = static_cast<int>(schedule_at(parse_bp_bits(cfg.bp_bits), epoch));
   c.zo_bits = cfg.zo_bits;
   c.loss_frac_bits = cfg.loss_frac_bits;

@@ -109,9 +109,11 @@ StepResult zo_step(QNetwork& net, int64_t rows, const uint8_t* labels, const Ste
     if (exact) r.agree += sign == sign_of(plus.exact - minus.exact);
     return sign;
   };
-  // Body: W <- clip(W - g), g = Σ_s sign_s · z_s brought to zo_bits bits. The sums go through
+  // Body: W <- clip(W - g), g = Σ_s sign_s · z_s brought to zo_bits bits (z restricted to the
+  // moved fraction). The sums go through
   // the network's accumulators; a tensor larger than them is summed in chunks twice (its range
   // first, then the move), drawing its z twice rather than holding an int32 copy of it.
+  const uint32_t moved = std::max(cfg.zero_threshold, cfg.move_threshold);
   const auto update = [&](const zo::Samples<int>& samples) {
     int32_t* acc = net.accumulators();
     const int64_t chunk = net.accumulator_elems();
@@ -126,16 +128,15 @@ StepResult zo_step(QNetwork& net, int64_t rows, const uint8_t* labels, const Ste
       if (w.layer >= net.head() || !moves(w)) continue;
       const int64_t n = w.value.numel();
       if (signed_samples == 1) {
-        zo::add_ternary(samples.seeds[last], w.tensor, cfg.zero_threshold, -samples.g[last],
-                        w.value.data, w.value.data, 0, n);
+        zo::add_ternary(samples.seeds[last], w.tensor, moved, -samples.g[last], w.value.data,
+                        w.value.data, 0, n);
         continue;
       }
       const auto sum = [&](int64_t b, int64_t e) {
         for (int64_t i = 0; i < e - b; ++i) acc[i] = 0;
         for (size_t s = 0; s < samples.seeds.size(); ++s)
           if (samples.g[s] != 0)
-            zo::accumulate_ternary(samples.seeds[s], w.tensor, cfg.zero_threshold, samples.g[s],
-                                   acc, b, e);
+            zo::accumulate_ternary(samples.seeds[s], w.tensor, moved, samples.g[s], acc, b, e);
       };
       int range = 0;
       for (int64_t b = 0; b < n; b += chunk) {

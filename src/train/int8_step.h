@@ -26,8 +26,11 @@ struct StepConfig {
   int q = 1;          // perturbation samples
   int eps = 1;        // perturbation radius in weight mantissa units
   uint32_t zero_threshold = 0;  // sparsity of z (zo::zero_threshold)
-  int bp_bits = 5;              // bit width of the head's updates
-  int zo_bits = 1;              // bit width of the body's updates
+  // The body's move touches the z of this threshold when it is higher (zo::move_threshold: a
+  // random fraction of the perturbed weights, an integer step below one unit on average).
+  uint32_t move_threshold = 0;
+  int bp_bits = 5;         // bit width of the head's updates
+  int zo_bits = 1;         // bit width of the body's updates
   int loss_frac_bits = 0;  // fraction bits of the integer loss whose sign drives ZO (0: Eq. 12)
   // Block-coordinate ZO (zo_layer_scale cyclic): step t perturbs and moves only the body's
   // (t mod L)-th layer with weights, so each step's ±1 moves touch one layer.

@@ -10,6 +10,11 @@ namespace zotrain::zo {
 // The mask threshold for a zero probability: element zeroed when (mask word >> 8) < threshold,
 // the integer form of perturbation.h's test. Computed once per epoch, outside the training step.
 uint32_t zero_threshold(double p_zero);
+// The threshold of a move that touches the fraction `fraction` in (0, 1] of the elements z
+// perturbs under `zero_threshold`: the elements whose mask word passes this higher threshold,
+// with the same z there, a uniformly random subset of the perturbed ones (the mask words are
+// uniform and independent of the signs). fraction 1 gives zero_threshold itself.
+uint32_t move_threshold(uint32_t zero_threshold, double fraction);
 
 // z_i of tensor `tensor` under `seed`.
 int ternary(uint64_t seed, uint32_t tensor, uint32_t threshold, uint64_t i);

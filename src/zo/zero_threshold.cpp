@@ -13,4 +13,9 @@ uint32_t zero_threshold(double p_zero) {
   return t <= 0 ? 0 : (t >= 16777216.0 ? 16777216u : static_cast<uint32_t>(t));
 }
 
+uint32_t move_threshold(uint32_t zero_threshold, double fraction) {
+  const double kept = std::round(fraction * (16777216.0 - zero_threshold));
+  return 16777216u - static_cast<uint32_t>(kept);
+}
+
 }  // namespace zotrain::zo

@@ -39,6 +39,28 @@ TEST(Config, SchedulesWithATrailingCommaAreRefused) {
   EXPECT_EQ(parse_sparsity("0.33,20:0.5").size(), 2u);
 }
 
+// The integer move fraction: a schedule of fractions in (0, 1], below 1 only for the integer
+// ZO step.
+TEST(Config, ZoMoveIsAFractionForTheIntegerZoStepOnly) {
+  EXPECT_EQ(parse_zo_move("1,50:0.5,75:0.25").size(), 3u);
+  for (const char* bad : {"0", "1.5", "-0.5", "0.5,"}) EXPECT_THROW(parse_zo_move(bad), InputError);
+  TrainConfig c;
+  c.precision = Precision::kInt8;
+  c.zo_move = "1,50:0.5";
+  EXPECT_NO_THROW(validate(c));
+  for (const auto& [precision, method] :
+       {std::pair{Precision::kF32, Method::kElastic}, std::pair{Precision::kInt8, Method::kBp}}) {
+    TrainConfig bad = c;
+    bad.precision = precision, bad.method = method;
+    try {
+      validate(bad);
+      ADD_FAILURE() << "accepted zo_move for a step that is not the integer ZO step";
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find("zo_move"), std::string::npos) << e.what();
+    }
+  }
+}
+
 TEST(Config, ChoicesAreEnumsWrittenByNameAndFlagsAreBooleans) {
   TrainConfig c;
   c.method = Method::kZo;

@@ -96,6 +96,15 @@ TEST(DeviceRun, RefusesWhatTheDeviceDoesNotRun) {
   cfg.val_size = 16;
   Trainer f32(cfg);  // precision f32
   EXPECT_THROW(f32.write_device_run(dir.file("run.ztd")), InputError);
+  cfg.precision = Precision::kInt8;
+  cfg.zo_move = "1,5:0.5";  // a partial move from epoch 5: the device moves every weight
+  Trainer partial(cfg);
+  try {
+    partial.write_device_run(dir.file("run.ztd"));
+    ADD_FAILURE() << "a run with zo_move below 1 was packed";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("zo_move"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 // The integer ZO step's update (int8_step.h) against the rule applied to whole tensors: with
 // accumulators smaller than a weight, the chunked sums (range first, then the move) give what
-// summing the whole tensor at once gives; with one sample, the one-pass move gives it too.
+// summing the whole tensor at once gives; with one sample, the one-pass move gives it too; a
+// partial move (zo_move) moves the given fraction of the perturbed weights and no other.
 #include "train/int8_step.h"
 
 #include <gtest/gtest.h>
@@ -17,8 +18,9 @@
 namespace zotrain {
 namespace {
 
-// One Full ZO step of LeNet-5 at batch 1 with q samples, checked weight by weight.
-void check_zo_update(int q, int zo_bits) {
+// One Full ZO step of LeNet-5 at batch 1 with q samples, moving `fraction` of the perturbed
+// weights, checked weight by weight.
+void check_zo_update(int q, int zo_bits, double fraction = 1.0) {
   const ModelSpec m = lenet5(Shape{1, 28, 28}, 10);
   const Network desc(m.item_shape, m.layers);
   QNetwork net(desc);
@@ -40,6 +42,7 @@ void check_zo_update(int q, int zo_bits) {
   int8::StepConfig cfg;
   cfg.seed = 7, cfg.step = 3, cfg.q = q, cfg.eps = 7, cfg.zo_bits = zo_bits;
   cfg.zero_threshold = zo::zero_threshold(0.3);
+  cfg.move_threshold = zo::move_threshold(cfg.zero_threshold, fraction);
   cfg.loss_frac_bits = 8;  // fine enough that the samples do not tie
   int8::StepBuffers buffers;
   cfg.buffers = &buffers;
@@ -53,14 +56,20 @@ void check_zo_update(int q, int zo_bits) {
       std::count_if(samples.g.begin(), samples.g.end(), [](int g) { return g != 0; });
   ASSERT_EQ(signed_samples, q) << "the case needs every sample's losses apart";
   int moved = 0;
+  int64_t perturbed = 0, in_move = 0;  // z nonzero in the passes, in the move
   for (size_t k = 0; k < net.weights().size(); ++k) {
     const QWeight& w = net.weights()[k];
     const int64_t n = w.value.numel();
     std::vector<int32_t> acc(static_cast<size_t>(n), 0);
     for (size_t s = 0; s < samples.seeds.size(); ++s)
-      for (int64_t i = 0; i < n; ++i)
-        acc[i] += samples.g[s] * zo::ternary(samples.seeds[s], w.tensor, cfg.zero_threshold,
-                                             static_cast<uint64_t>(i));
+      for (int64_t i = 0; i < n; ++i) {
+        const auto e = static_cast<uint64_t>(i);
+        const int z = zo::ternary(samples.seeds[s], w.tensor, cfg.zero_threshold, e);
+        const int z_moved = zo::ternary(samples.seeds[s], w.tensor, cfg.move_threshold, e);
+        ASSERT_TRUE(z_moved == 0 || z_moved == z) << "a moved weight outside the perturbation";
+        perturbed += z != 0, in_move += z_moved != 0;
+        acc[i] += samples.g[s] * z_moved;
+      }
     const int shift = std::max(kernels::range_bits(acc.data(), n) - cfg.zo_bits, 0);
     for (int64_t i = 0; i < n; ++i) {
       const int8_t want = kernels::clip_s8(before[k][i] - kernels::psto_shift(acc[i], shift));
@@ -68,7 +77,9 @@ void check_zo_update(int q, int zo_bits) {
       moved += want != before[k][i];
     }
   }
-  EXPECT_GT(moved, 1000);  // the step moved the body (not a vacuous comparison)
+  EXPECT_GT(moved, 1000 * fraction);  // the step moved the body (not a vacuous comparison)
+  // The moved share of the perturbed weights: binomial, n > 30,000 here, so within 0.02.
+  EXPECT_NEAR(static_cast<double>(in_move) / static_cast<double>(perturbed), fraction, 0.02);
 }
 
 TEST(Int8Step, ZoUpdateInChunksEqualsTheRuleOnWholeTensors) {
@@ -77,6 +88,13 @@ TEST(Int8Step, ZoUpdateInChunksEqualsTheRuleOnWholeTensors) {
 
 TEST(Int8Step, OneSampleUpdateInOnePassEqualsTheRule) {
   check_zo_update(1, 1);
+}
+
+TEST(Int8Step, PartialMoveMovesAFractionOfThePerturbedWeights) {
+  check_zo_update(1, 1, 0.25);
+  check_zo_update(3, 2, 0.5);
+  EXPECT_EQ(zo::move_threshold(zo::zero_threshold(0.9), 1.0), zo::zero_threshold(0.9));
+  EXPECT_EQ(zo::move_threshold(0, 0.5), 1u << 23);
 }
 
 }  // namespace

@@ -135,7 +135,9 @@ struct TrainConfig {
   int int_eps = 1;                        // int8 ZO: perturbation radius, in weight mantissa units
   std::string bp_bits = "5,10:4,15:3";    // int8: bit width of the BP updates, or a schedule
   int zo_bits = 1;                        // int8: bit width of the ZO updates
-  int loss_frac_bits = 0;                 // int8 ZO: fraction bits of the integer loss (0: Eq. 12)
+  std::string zo_move = "1";      // int8 ZO: fraction of the perturbed body weights a step moves,
+                                  // or a schedule "F0,EPOCH:F1,..." (an integer learning rate)
+  int loss_frac_bits = 0;         // int8 ZO: fraction bits of the integer loss (0: Eq. 12)
   bool sign_agreement = false;    // int8 ZO: also compute the float loss difference and record
                                   // how often its sign agrees (metrics.jsonl)
   int64_t bn_stats_batches = 64;  // int8 with batch norm: training batches whose statistics are
@@ -267,6 +269,9 @@ void visit_config(Config& c, Visitor&& v) {
   v("int_eps", c.int_eps, "int8 ZO perturbation radius in weight mantissa units (1..127)");
   v("bp_bits", c.bp_bits, "int8: bit width of BP updates, or a schedule B0,EPOCH:B,...");
   v("zo_bits", c.zo_bits, "int8: bit width of ZO updates");
+  v("zo_move", c.zo_move,
+    "int8 ZO: fraction in (0, 1] of the perturbed body weights a step moves (a random subset, "
+    "drawn from the perturbation's mask), or a schedule F0,EPOCH:F,...");
   v("loss_frac_bits", c.loss_frac_bits,
     "int8 ZO: fraction bits of the integer loss (0: the paper's Eq. 12, floors)");
   v("sign_agreement", c.sign_agreement,
@@ -297,6 +302,8 @@ std::vector<std::pair<int, double>> parse_schedule(const std::string& key, const
                                                    const std::string& example, double before);
 // The int8 BP bit-width schedule.
 std::vector<std::pair<int, double>> parse_bp_bits(const std::string& text);
+// The int8 ZO move-fraction schedule.
+std::vector<std::pair<int, double>> parse_zo_move(const std::string& text);
 // The value in force at a 0-based epoch.
 double schedule_at(const std::vector<std::pair<int, double>>& schedule, int epoch);
 
