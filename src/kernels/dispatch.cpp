@@ -19,11 +19,7 @@ namespace {
 const KernelSet& kernels_for(KernelIsa isa) {
 #if defined(__x86_64__)
   if (isa == KernelIsa::kAvx2Fma) return kAvx2FmaKernels;
-  if (isa == KernelIsa::kAvx2FmaVnni) {
-    static const KernelSet set =
-        with_vnni_int8(kAvx2FmaKernels, isa, "avx2+fma+vnni: the avx2+fma 6x16 tiles");
-    return set;
-  }
+  if (isa == KernelIsa::kAvx2FmaVnni) return avx512_vnni_kernels();
 #endif
 #if defined(__aarch64__)
   if (isa == KernelIsa::kNeon) return kNeonKernels;
@@ -34,11 +30,7 @@ const KernelSet& kernels_for(KernelIsa isa) {
 #endif
 #if defined(ZOTRAIN_HAVE_ONEDNN) && defined(__x86_64__)
   if (isa == KernelIsa::kAvx2FmaOnednn) return onednn_kernels();
-  if (isa == KernelIsa::kAvx2FmaOnednnVnni) {
-    static const KernelSet set =
-        with_vnni_int8(onednn_kernels(), isa, "avx2+fma+onednn+vnni: the avx2+fma 6x16 tiles");
-    return set;
-  }
+  if (isa == KernelIsa::kAvx2FmaOnednnVnni) return onednn_vnni_kernels();
 #endif
   (void)isa;
   return kPortableKernels;
@@ -93,6 +85,15 @@ const KernelSet& startup_kernels() {
 std::atomic<const KernelSet*> active{nullptr};
 
 }  // namespace
+
+#if defined(__x86_64__)
+const KernelSet& avx512_vnni_kernels() {
+  static const KernelSet set =
+      with_vnni_int8(with_avx512_f32(kAvx2FmaKernels), KernelIsa::kAvx2FmaVnni,
+                     "avx2+fma+vnni: avx-512 8x16 tiles");
+  return set;
+}
+#endif
 
 std::vector<const KernelSet*> compiled_kernel_sets() {
   std::vector<const KernelSet*> sets{&kPortableKernels};

@@ -1,11 +1,12 @@
 // The instruction sets the fast kernels (gemm_f32, conv2d_*) are compiled for. The library
 // carries a portable build of them and, on x86-64, an AVX2+FMA build, and with oneDNN (x86 only)
 // a set that runs oneDNN where it is faster; each x86 set has a "+vnni" twin whose int8 kernels
-// use AVX-512 VNNI on 256-bit registers. On AArch64: a NEON build and its "+dotprod" twin. The last
-// the CPU supports is chosen at the first kernel call, unless the environment variable
-// ZOTRAIN_KERNELS names another (kernel_isa_name). Each set is self-consistent (results do not
-// depend on blocking or thread count) but two sets may differ in the last bits of f32 results; int8
-// results are the same bits in every set.
+// use AVX-512 VNNI on 256-bit registers and whose f32 tiles run on 512-bit vectors. On AArch64: a
+// NEON build and its "+dotprod" twin. The last the CPU supports is chosen at the first kernel
+// call, unless the environment variable ZOTRAIN_KERNELS names another (kernel_isa_name). Each set
+// is self-consistent (results do not depend on blocking or thread count); the portable, AVX2 and
+// NEON sets may differ in the last bits of f32 results (fused multiply-adds or not, lane sums), a
+// "+vnni" twin gives its set's f32 bits, and int8 results are the same bits in every set.
 #pragma once
 
 namespace zotrain::kernels {
@@ -16,7 +17,9 @@ enum class KernelIsa {
   // kAvx2Fma with oneDNN's sgemm for 1x1 stride-1 convolutions (builds that found oneDNN).
   kAvx2FmaOnednn,
   // kAvx2Fma and kAvx2FmaOnednn with the int8 convolution and A·Bᵀ in AVX-512 VNNI (vpdpwssd,
-  // vpdpbusd on 256-bit registers; CPUs with AVX-512 VL and VNNI).
+  // vpdpbusd on 256-bit registers; CPUs with AVX-512 VL and VNNI), and the f32 GEMM,
+  // convolution forward, depthwise taps and pooling on 512-bit vectors (the AVX2 sets' bits).
+  // The "+vnni" sets are the AVX-512 sets.
   kAvx2FmaVnni,
   kAvx2FmaOnednnVnni,
   kNeon,  // AArch64: vectors of 4 floats with fmla, int8 tiles by smull + sadalp (ARMv8.0)

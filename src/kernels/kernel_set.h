@@ -89,7 +89,7 @@ struct KernelSet {
 };
 
 // The widest vector of any set, in floats.
-constexpr int64_t kMaxLanes = 8;
+constexpr int64_t kMaxLanes = 16;
 // depthwise_taps_s8's widest vector, in outputs, and its most taps (a 7x7 kernel).
 constexpr int64_t kMaxDepthwiseLanes = 16;
 constexpr int kMaxDepthwiseTaps = 49;
@@ -100,6 +100,11 @@ extern const KernelSet kAvx2FmaKernels;
 // `base` with the int8 convolution and A·Bᵀ of AVX-512 VNNI (int8_vnni.cpp), as set `isa`,
 // its f32 GEMM named `gemm_name` (a string that lives as long as the program).
 KernelSet with_vnni_int8(const KernelSet& base, KernelIsa isa, const char* gemm_name);
+// `base` with the f32 GEMM, convolution forward, depthwise taps and pooling on 512-bit vectors
+// (simd_avx512.cpp): the same bits as the AVX2 build.
+KernelSet with_avx512_f32(const KernelSet& base);
+// The set kAvx2FmaVnni: kAvx2FmaKernels with both.
+const KernelSet& avx512_vnni_kernels();
 #endif
 #if defined(__aarch64__)
 extern const KernelSet kNeonKernels;
@@ -108,7 +113,9 @@ extern const KernelSet kNeonKernels;
 KernelSet with_dotprod_int8(const KernelSet& base);
 #endif
 #if defined(ZOTRAIN_HAVE_ONEDNN) && defined(__x86_64__)
+// kAvx2FmaKernels, and avx512_vnni_kernels(), with oneDNN's sgemm for the 1x1 convolutions.
 const KernelSet& onednn_kernels();
+const KernelSet& onednn_vnni_kernels();
 #endif
 
 // Every set compiled in, supported by the CPU or not (for scratch sizes that serve them all).

@@ -7,22 +7,10 @@
 
 #include "int8_avx2.h"
 
-#if defined(__clang__)
-#pragma clang attribute push(__attribute__((target("avx2,fma"))), apply_to = function)
-#else
-#pragma GCC push_options
-#pragma GCC target("avx2,fma")
-#endif
-
 #define ZT_SIMD_NS avx2
 #define ZT_SIMD_LANES 8
+#define ZT_SIMD_TARGET "avx2,fma"
 #include "simd_kernels.h"
-
-#if defined(__clang__)
-#pragma clang attribute pop
-#else
-#pragma GCC pop_options
-#endif
 
 namespace zotrain::kernels {
 

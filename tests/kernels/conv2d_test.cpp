@@ -3,8 +3,10 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <string>
 #include <vector>
 
+#include "kernels/gemm.h"
 #include "kernels/kernel_isas.h"
 #include "kernels/reference.h"
 #include "test_util.h"
@@ -104,6 +106,54 @@ TEST(KernelConv2d, ForwardDoesNotDependOnTheImageBlocks) {
       EXPECT_TRUE(test::bitwise_equal(single, whole));
     }
   });
+}
+
+// The AVX-512 f32 kernels of the "+vnni" sets are the AVX2 source at 16 lanes: every output is
+// the same chain of fused multiply-adds in reduction order, so both give the same bits, for the
+// convolution forward (and with it backward data at stride 1), the GEMM and the pooling. So a
+// CPU without AVX-512 runs, in the AVX2 set, the arithmetic that the AVX-512 one runs.
+TEST(KernelConv2d, Avx512GivesTheAvx2Bits) {
+  using kernels::KernelIsa;
+  test::report_kernel_isas();
+  if (!kernels::kernel_isa_supported(KernelIsa::kAvx2FmaVnni))
+    GTEST_SKIP() << "avx2+fma+vnni needs " << kernels::kernel_isa_missing(KernelIsa::kAvx2FmaVnni);
+  const KernelIsa before = kernels::active_kernel_isa();
+  const auto run = [](KernelIsa isa, const auto& f) {
+    kernels::set_active_kernel_isa(isa);
+    return f();
+  };
+  for (const auto& s : conv_cases(3)) {
+    SCOPED_TRACE(describe(s));
+    const auto g = geometry(s);
+    Tensor x = random_uniform(Shape{s.x_numel()}, 4, 0),
+           w = random_uniform(Shape{s.w_numel()}, 4, 1);
+    Tensor b = random_uniform(Shape{s.out_c}, 4, 2);
+    const auto forward = [&] {
+      Tensor y = Tensor::zeros(Shape{s.y_numel()});
+      Work work(kernels::conv2d_forward_work(g));
+      kernels::conv2d_forward(g, s.n, x.data(), w.data(), b.data(), y.data(), work.data());
+      return y;
+    };
+    EXPECT_TRUE(test::bitwise_equal(run(KernelIsa::kAvx2Fma, forward),
+                                    run(KernelIsa::kAvx2FmaVnni, forward)));
+  }
+  Rng rng(5, 0);
+  for (int i = 0; i < 40; ++i) {
+    const int64_t m = 1 + rng.below(40), n = 1 + rng.below(80), k = 1 + rng.below(600);
+    const bool ta = i % 2, tb = i / 2 % 2;
+    SCOPED_TRACE(std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k));
+    Tensor a = random_uniform(Shape{m * k}, 6, i), bm = random_uniform(Shape{k * n}, 7, i);
+    Tensor c0 = random_uniform(Shape{m * n}, 8, i);
+    const auto gemm = [&] {
+      Tensor c = c0.clone();
+      kernels::gemm_f32(ta, tb, m, n, k, 1.5f, a.data(), ta ? m : k, bm.data(), tb ? k : n,
+                        i % 3 ? 0.5f : 0.0f, c.data(), n);
+      return c;
+    };
+    EXPECT_TRUE(
+        test::bitwise_equal(run(KernelIsa::kAvx2Fma, gemm), run(KernelIsa::kAvx2FmaVnni, gemm)));
+  }
+  kernels::set_active_kernel_isa(before);
 }
 
 TEST(KernelConv2d, BackwardDataMatchesReference) {
