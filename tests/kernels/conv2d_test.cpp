@@ -110,8 +110,9 @@ TEST(KernelConv2d, ForwardDoesNotDependOnTheImageBlocks) {
 
 // The AVX-512 f32 kernels of the "+vnni" sets are the AVX2 source at 16 lanes: every output is
 // the same chain of fused multiply-adds in reduction order, so both give the same bits, for the
-// convolution forward (and with it backward data at stride 1), the GEMM and the pooling. So a
-// CPU without AVX-512 runs, in the AVX2 set, the arithmetic that the AVX-512 one runs.
+// convolution forward (and with it backward data at stride 1) and the GEMM (the pooling only
+// selects); the weight gradient, whose lane sums depend on the lanes, runs the AVX2 build in
+// both. So a CPU without AVX-512 runs, in the AVX2 set, the arithmetic that the AVX-512 one runs.
 TEST(KernelConv2d, Avx512GivesTheAvx2Bits) {
   using kernels::KernelIsa;
   test::report_kernel_isas();
@@ -136,6 +137,16 @@ TEST(KernelConv2d, Avx512GivesTheAvx2Bits) {
     };
     EXPECT_TRUE(test::bitwise_equal(run(KernelIsa::kAvx2Fma, forward),
                                     run(KernelIsa::kAvx2FmaVnni, forward)));
+    Tensor dy = random_uniform(Shape{s.y_numel()}, 4, 3);
+    const auto weight_grad = [&] {
+      Tensor dw = random_uniform(Shape{s.w_numel()}, 4, 4), db = Tensor::zeros(Shape{s.out_c});
+      Work work(kernels::conv2d_backward_weight_work(g));
+      kernels::conv2d_backward_weight(g, 0, s.out_c, s.n, x.data(), dy.data(), dw.data(), db.data(),
+                                      work.data());
+      return dw;
+    };
+    EXPECT_TRUE(test::bitwise_equal(run(KernelIsa::kAvx2Fma, weight_grad),
+                                    run(KernelIsa::kAvx2FmaVnni, weight_grad)));
   }
   Rng rng(5, 0);
   for (int i = 0; i < 40; ++i) {
