@@ -39,6 +39,10 @@ typedef float V __attribute__((vector_size(kLanes * sizeof(float))));
 constexpr int kMR = kLanes == 16 ? 8 : 6;
 constexpr int kNV = kLanes == 16 ? 1 : 2;
 constexpr int kNR = kNV * kLanes;  // tile columns
+// Channel-rows convolutions (below) tile positions, not channels: there 16 lanes take two
+// vectors, 8 x 32 tiles (LeNet-5's conv1: 6 channels x 32 positions).
+constexpr int kRowNV = kLanes == 16 ? 2 : kNV;
+constexpr int kRowNR = kRowNV * kLanes;
 // GEMM reduction block: a packed B panel of kKC x kNR floats (16 KB) stays in L1.
 constexpr int64_t kKC = 256;
 
@@ -72,15 +76,15 @@ struct Indexed {  // a table of offsets: the taps of a convolution window
   ZT_INLINE int64_t operator()(int64_t p) const { return offset[p]; }
 };
 
-template <int MR>
-using Acc = V[MR][kNV];
+template <int MR, int NV = kNV>
+using Acc = V[MR][NV];
 
 // acc(i, j) = sum over p < kc, in increasing p, of A(i, p) * B(p, j), with A(i, p) =
 // a[i][ai(p)] and B(p, j) = b[bi(p) + j] for j < NV * kLanes: the tile's first NV vectors of
 // columns (a narrow tile, NV = 1, computes its columns by the same operations as a wide one).
 template <int MR, int NV = kNV, class AI, class BI>
 ZT_INLINE void tile_product(int64_t kc, const float* const (&a)[MR], AI ai, const float* b, BI bi,
-                            Acc<MR>& acc) {
+                            Acc<MR, NV>& acc) {
 #pragma GCC unroll 8
   for (int i = 0; i < MR; ++i) {
 #pragma GCC unroll 8
@@ -153,8 +157,8 @@ inline void pack_b(bool trans_b, const float* b, int64_t ldb, int64_t pc, int64_
 enum class Update { kOverwrite, kScale, kAdd };
 
 template <int MR, int NV = kNV>
-ZT_INLINE void store_gemm_tile(const Acc<MR>& acc, float* c, int64_t ldc, int64_t nr, float alpha,
-                               float beta, Update update) {
+ZT_INLINE void store_gemm_tile(const Acc<MR, NV>& acc, float* c, int64_t ldc, int64_t nr,
+                               float alpha, float beta, Update update) {
   // One expression for full and partial tiles, so that both round the same way.
   auto combine = [&](V t, V old) {
     if (update == Update::kOverwrite) return t * alpha;
@@ -182,7 +186,7 @@ ZT_INLINE void store_gemm_tile(const Acc<MR>& acc, float* c, int64_t ldc, int64_
 template <int MR, int NV>
 void gemm_tile(bool trans_a, const float* a, int64_t lda, int64_t kc, const float* panel, float* c,
                int64_t ldc, int64_t nr, float alpha, float beta, Update update) {
-  Acc<MR> acc;
+  Acc<MR, NV> acc;
   const float* rows[MR];
   if (!trans_a) {
     for (int i = 0; i < MR; ++i) rows[i] = a + i * lda;
@@ -236,7 +240,7 @@ void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alp
 // Two ways to run a convolution as register tiles without building the patch matrix; both sum
 // the taps (channel, kernel row, kernel column) in the same order, so they give the same values.
 //
-// Channel rows (stride 1 only): a tile is MR output channels x kNR consecutive positions of the
+// Channel rows (stride 1 only): a tile is MR output channels x kRowNR consecutive positions of the
 // output laid out with the padded input's row length wp. Then tap t of output position q reads
 // padded input element off[t] + q, so the B rows of a tile are contiguous runs of the padded
 // image; the wp - out_w columns past each output row are computed and dropped.
@@ -249,7 +253,7 @@ struct ConvPlan {
   bool channel_rows;
   int64_t hp, wp;     // rows and row length of the padded image
   int64_t padded;     // floats of the padded copy of one image (0: the input is read in place)
-  int64_t positions;  // channel rows: output positions computed, a multiple of kNR
+  int64_t positions;  // channel rows: output positions computed, a multiple of kRowNR
   int64_t panels;     // pixel rows: panels of kNR output channels
 };
 
@@ -269,7 +273,7 @@ inline ConvPlan conv_plan(const Conv2dGeometry& g) {
   const double pixel_rows_use = static_cast<double>(g.out_c) / static_cast<double>(p.panels * kNR);
   p.channel_rows = g.stride == 1 && channel_rows_use >= pixel_rows_use;
   if (p.channel_rows) {
-    p.positions = round_up(g.out_h * p.wp, kNR);
+    p.positions = round_up(g.out_h * p.wp, kRowNR);
     // The last tile reads up to the last tap's offset past its last position.
     const int64_t last_tap = ((g.in_c - 1) * p.hp + g.k - 1) * p.wp + g.k - 1;
     p.padded = p.positions + last_tap;
@@ -310,12 +314,12 @@ inline void pad_image(const Conv2dGeometry& g, int64_t hp, int64_t wp, const flo
 // the wp-long rows. Vectors that lie in the valid part of one output row are stored whole, the
 // others in runs of lanes within one row, dropping the lanes past out_w.
 template <int MR>
-ZT_INLINE void store_channel_rows(const Acc<MR>& acc, const Conv2dGeometry& g, int64_t wp,
+ZT_INLINE void store_channel_rows(const Acc<MR, kRowNV>& acc, const Conv2dGeometry& g, int64_t wp,
                                   int64_t o0, int64_t oh, int64_t ow, const float* b, float* y) {
   const int64_t plane = g.out_plane();
   V bias[MR];
   for (int i = 0; i < MR; ++i) bias[i] = splat(b ? b[o0 + i] : 0.0f);
-  for (int v = 0; v < kNV; ++v) {
+  for (int v = 0; v < kRowNV; ++v) {
     int64_t r = oh, c = ow + v * kLanes;
     if (c + kLanes <= g.out_w) {
       for (int i = 0; i < MR; ++i)
@@ -349,17 +353,17 @@ inline void conv_channel_rows(const Conv2dGeometry& g, const ConvPlan& p, int64_
     pad_image(g, p.hp, p.wp, x + n * g.in_numel(), xp);
     float* yn = y + n * g.out_numel();
     int64_t oh = 0, ow = 0;  // of position q0
-    for (int64_t q0 = 0; q0 < p.positions; q0 += kNR) {
+    for (int64_t q0 = 0; q0 < p.positions; q0 += kRowNR) {
       for (int64_t o0 = 0; o0 < g.out_c; o0 += kMR)
         with_rows(min64(kMR, g.out_c - o0), [&](auto rows) {
           constexpr int MR = decltype(rows)::value;
           const float* wr[MR];
           for (int i = 0; i < MR; ++i) wr[i] = w + (o0 + i) * taps;
-          Acc<MR> acc;
-          tile_product<MR>(taps, wr, Contiguous{}, xp + q0, Indexed{off}, acc);
+          Acc<MR, kRowNV> acc;
+          tile_product<MR, kRowNV>(taps, wr, Contiguous{}, xp + q0, Indexed{off}, acc);
           store_channel_rows<MR>(acc, g, p.wp, o0, oh, ow, b, yn);
         });
-      for (ow += kNR; ow >= p.wp;) ow -= p.wp, ++oh;
+      for (ow += kRowNR; ow >= p.wp;) ow -= p.wp, ++oh;
     }
   }
 }
