@@ -109,10 +109,10 @@ StepResult zo_step(QNetwork& net, int64_t rows, const uint8_t* labels, const Ste
     if (exact) r.agree += sign == sign_of(plus.exact - minus.exact);
     return sign;
   };
-  // Body: W <- clip(W - g), g = Σ_s sign_s · z_s brought to zo_bits bits (z restricted to the
-  // moved fraction). The sums go through
-  // the network's accumulators; a tensor larger than them is summed in chunks twice (its range
-  // first, then the move), drawing its z twice rather than holding an int32 copy of it.
+  // Body: W <- clip(W - g), g = Σ_s sign_s · z_s brought to zo_bits bits, z restricted to the
+  // moved fraction (zo_move). The sums go through the network's accumulators; a tensor larger
+  // than them is summed in chunks twice (its range first, then the move), drawing its z twice
+  // rather than holding an int32 copy of it.
   const uint32_t moved = std::max(cfg.zero_threshold, cfg.move_threshold);
   const auto update = [&](const zo::Samples<int>& samples) {
     int32_t* acc = net.accumulators();
