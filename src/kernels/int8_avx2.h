@@ -59,5 +59,8 @@ namespace zotrain::kernels::avx512 {
 // AVX-512.
 int64_t philox4x32_run(uint64_t j0, uint32_t c2, uint32_t c3, uint64_t key, int64_t blocks,
                        uint32_t* out);
+// requantize_s8 on 16 lanes (requant_s8_avx512.cpp).
+void requantize_s8(int64_t n, const int32_t* acc, int32_t bias, FixedMultiplier mult, int32_t lo,
+                   int32_t hi, int8_t* y);
 
 }  // namespace zotrain::kernels::avx512

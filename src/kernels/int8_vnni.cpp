@@ -19,8 +19,8 @@ KernelSet with_vnni_int8(const KernelSet& base, KernelIsa isa, const char* gemm_
   set.gemm_name = gemm_name;
   set.int8_name =
       "avx512-vnni on 256 bits: conv2d direct 6x16 tiles (vpdpwssd), A.B^T 3x4 dot tiles "
-      "(vpdpbusd where an operand is nonnegative), A.B 4x16 tiles (vpdpwssd), the other int8 "
-      "kernels avx2's";
+      "(vpdpbusd where an operand is nonnegative), A.B 4x16 tiles (vpdpwssd), the NPU "
+      "requantization on 512 bits, the other int8 kernels avx2's";
   set.conv2d_s8_direct_work_bytes = vnni::conv2d_s8_direct_work_bytes;
   set.conv2d_s8_direct = vnni::conv2d_s8_direct;
   set.gemm_s8_nn = vnni::gemm_s8_nn;
@@ -30,6 +30,7 @@ KernelSet with_vnni_int8(const KernelSet& base, KernelIsa isa, const char* gemm_
   set.perturbation_name =
       "Philox 16 blocks at a time on 512 bits; Box-Muller on 16 lanes (avx-512)";
   set.philox4x32_run = avx512::philox4x32_run;
+  set.requantize_s8 = avx512::requantize_s8;
   set.gaussian_pairs = avx512::gaussian_pairs;
   return set;
 }
