@@ -1,6 +1,7 @@
 // Internal to src/kernels: the AVX2 kernels of the integer path and the NPU kernels
 // (conv_s8_avx2.cpp, gemm_s8_avx2.cpp, pool_s8_avx2.cpp, requant_s8_avx2.cpp, philox_avx2.cpp),
-// and the AVX-512 Philox (philox_avx512.cpp), which the x86 kernel sets (kernel_set.h) point to.
+// and the AVX-512 Philox and requantization (philox_avx512.cpp, requant_s8_avx512.cpp), which the
+// x86 kernel sets (kernel_set.h) point to.
 // Only called on CPUs with AVX2. The AVX-512 VNNI builds of the convolution and A·Bᵀ stay inside
 // int8_vnni.cpp (with_vnni_int8).
 #pragma once
@@ -10,6 +11,26 @@
 #include "kernels/conv2d.h"
 #include "kernels/npu.h"
 #include "zotrain/kernels/pool.h"
+
+namespace zotrain::kernels {
+
+// requantize (npu.h) as the vector builds compute it, on magnitudes: sign(x) * (((|x| * m0 +
+// half) >> right) << left), the product unsigned 32 x 32 -> 64 bits and the shifts logical;
+// right = 64 (a multiplier below 2^-32) gives 0.
+struct VectorRequantShifts {
+  int64_t half;
+  int right, left;
+};
+inline VectorRequantShifts vector_requant_shifts(FixedMultiplier m) {
+  const int r = 31 - m.shift;
+  return {r > 0 && r <= 62 ? int64_t{1} << (r - 1) : 0,
+          r > 62  ? 64
+          : r > 0 ? r
+                  : 0,
+          r < 0 ? -r : 0};
+}
+
+}  // namespace zotrain::kernels
 
 namespace zotrain::kernels::avx2 {
 

@@ -104,11 +104,11 @@ struct Requantizer {
   __m256i m0, half;
   __m128i right, left;
   ZT_AVX2_INLINE explicit Requantizer(FixedMultiplier m) {
-    const int r = 31 - m.shift;
+    const VectorRequantShifts s = vector_requant_shifts(m);
     m0 = _mm256_set1_epi32(m.m0);
-    half = _mm256_set1_epi64x(r > 0 && r <= 62 ? int64_t{1} << (r - 1) : 0);
-    right = _mm_cvtsi32_si128(r > 62 ? 64 : r > 0 ? r : 0);
-    left = _mm_cvtsi32_si128(r < 0 ? -r : 0);
+    half = _mm256_set1_epi64x(s.half);
+    right = _mm_cvtsi32_si128(s.right);
+    left = _mm_cvtsi32_si128(s.left);
   }
   // The even lanes of v.
   ZT_AVX2_INLINE __m256i rounded(__m256i v) const {

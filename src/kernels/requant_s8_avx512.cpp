@@ -19,16 +19,14 @@
 
 namespace zotrain::kernels::avx512 {
 
-// Each lane is sign(x) * ((|x| * m0 + half) >> right) << left, as the AVX2 Requantizer: |x| <=
-// 2^31 and m0 < 2^31 multiply exactly as unsigned 32 x 32 -> 64 bits (even and odd lanes apart),
-// the sum stays below 2^63, and shifting by 64 gives 0 for multipliers below 2^-32.
+// Each lane as vector_requant_shifts says, as the AVX2 Requantizer: |x| <= 2^31 and m0 < 2^31
+// multiply exactly as unsigned 32 x 32 -> 64 bits (even and odd lanes apart), and the sum stays
+// below 2^63.
 ZT_AVX512 void requantize_s8(int64_t n, const int32_t* acc, int32_t bias, FixedMultiplier mult,
                              int32_t lo, int32_t hi, int8_t* y) {
-  const int r = 31 - mult.shift;
-  const __m512i m0 = _mm512_set1_epi32(mult.m0);
-  const __m512i half = _mm512_set1_epi64(r > 0 && r <= 62 ? int64_t{1} << (r - 1) : 0);
-  const __m128i right = _mm_cvtsi32_si128(r > 62 ? 64 : r > 0 ? r : 0);
-  const __m128i left = _mm_cvtsi32_si128(r < 0 ? -r : 0);
+  const VectorRequantShifts s = vector_requant_shifts(mult);
+  const __m512i m0 = _mm512_set1_epi32(mult.m0), half = _mm512_set1_epi64(s.half);
+  const __m128i right = _mm_cvtsi32_si128(s.right), left = _mm_cvtsi32_si128(s.left);
   const __m512i b = _mm512_set1_epi32(bias), low = _mm512_set1_epi32(lo),
                 high = _mm512_set1_epi32(hi), zero = _mm512_setzero_si512();
   for (int64_t i = 0; i < n; i += 16) {
