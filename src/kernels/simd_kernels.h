@@ -588,13 +588,22 @@ void tap_dots(int64_t n, const float* a, const int64_t* off, const float* in, fl
 
 // ---- Max pooling, 2x2 windows of stride 2 ----
 //
-// A vector of kLanes elements (floats, or the int32 accumulators of the int8 path) of a row holds
-// kLanes / 2 windows' upper (a, b) or lower (c, d) pairs. The maximum is taken in the scalar
-// kernel's order (pool_walk.h): b over a, then c, then d, each only when strictly greater, so
-// that ties, -0 against 0 and NaNs come out the same bit for bit. A row's last vector overlaps
-// the one before; rows of fewer windows run the same selects on scalars.
+// A vector of L elements (floats, or the int32 accumulators of the int8 path) of a row holds
+// L / 2 windows' upper (a, b) or lower (c, d) pairs. The maximum is taken in the scalar kernel's
+// order (pool_walk.h): b over a, then c, then d, each only when strictly greater, so that ties,
+// -0 against 0 and NaNs come out the same bit for bit. A row's last vector overlaps the one
+// before. L is kLanes, or half of it on 16 lanes for rows of 4 to 7 windows (LeNet-5's 10-wide
+// second convolution), which would otherwise fall to scalars; rows of fewer windows than half a
+// vector run the same selects on scalars.
 
-typedef int VI __attribute__((vector_size(kLanes * sizeof(int))));
+template <int L, class T>
+struct VectorOf {
+  typedef T type __attribute__((vector_size(L * sizeof(T))));
+};
+template <int L, class T>
+using VTn = typename VectorOf<L, T>::type;
+template <int L>
+using VIn = VTn<L, int>;
 
 template <class T>
 ZT_INLINE T later_if_greater(T earlier, T later) {
@@ -602,46 +611,53 @@ ZT_INLINE T later_if_greater(T earlier, T later) {
 }
 
 // Lane i takes lane from(i).
-template <class F>
-ZT_INLINE VI lane_map(F from) {
-  VI m;
-  for (int i = 0; i < kLanes; ++i) m[i] = from(i);
+template <int L, class F>
+ZT_INLINE VIn<L> lane_map(F from) {
+  VIn<L> m;
+  for (int i = 0; i < L; ++i) m[i] = from(i);
   return m;
 }
 
-// Lanes of a (then b, from kLanes on) in the order of m: GCC's __builtin_shuffle. Clang's
+// Lanes of a (then b, from L on) in the order of m: GCC's __builtin_shuffle. Clang's
 // shufflevector takes constant indices only, so there a loop (Clang builds: the fuzzers).
-template <class T>
-ZT_INLINE T permute(T a, VI m) {
+template <class T, class M>
+ZT_INLINE T permute(T a, M m) {
 #if defined(__clang__)
   T out;
-  for (int i = 0; i < kLanes; ++i) out[i] = a[m[i]];
+  for (int i = 0; i < static_cast<int>(sizeof m / sizeof m[0]); ++i) out[i] = a[m[i]];
   return out;
 #else
   return __builtin_shuffle(a, m);
 #endif
 }
 
-template <class T>
-ZT_INLINE T permute(T a, T b, VI m) {
+template <class T, class M>
+ZT_INLINE T permute(T a, T b, M m) {
 #if defined(__clang__)
+  constexpr int n = sizeof m / sizeof m[0];
   T out;
-  for (int i = 0; i < kLanes; ++i) out[i] = m[i] < kLanes ? a[m[i]] : b[m[i] - kLanes];
+  for (int i = 0; i < n; ++i) out[i] = m[i] < n ? a[m[i]] : b[m[i] - n];
   return out;
 #else
   return __builtin_shuffle(a, b, m);
 #endif
 }
 
+// The lanes a row of out_w windows takes: kLanes, or half of them on 16 lanes for rows too
+// narrow for a whole vector.
+constexpr bool half_vectors(int64_t out_w) {
+  return kLanes == 16 && out_w < kLanes / 2;
+}
+
 // With kRange (int32 only), also returns range_bits of every element it reads: all of x when
 // in_h and in_w are even.
-template <class T, bool kRange = false>
-int max_pool_2x2_of(const Pool2dGeometry& g, int64_t planes, const T* x, T* y) {
-  typedef T VT __attribute__((vector_size(kLanes * sizeof(T))));
+template <class T, bool kRange, int L>
+int max_pool_2x2_lanes(const Pool2dGeometry& g, int64_t planes, const T* x, T* y) {
+  typedef VTn<L, T> VT;
   static_assert(sizeof(T) == sizeof(int), "lane maps are int vectors");
-  constexpr int64_t kWindows = kLanes / 2;
-  const VI swap = lane_map([](int i) { return i ^ 1; });              // b <-> a, d <-> c
-  const VI evens = lane_map([](int i) { return (2 * i) % kLanes; });  // results to the front
+  constexpr int64_t kWindows = L / 2;
+  const VIn<L> swap = lane_map<L>([](int i) { return i ^ 1; });         // b <-> a, d <-> c
+  const VIn<L> evens = lane_map<L>([](int i) { return (2 * i) % L; });  // results to the front
   // The sizes are copied out of g, which the byte-wise stores could alias.
   const int64_t in_w = g.in_w, in_plane = g.in_plane(), out_h = g.out_h, out_w = g.out_w;
   T lo = 0, hi = 0;
@@ -679,10 +695,16 @@ int max_pool_2x2_of(const Pool2dGeometry& g, int64_t planes, const T* x, T* y) {
       }
     }
   if constexpr (!kRange) return 0;
-  for (int i = 0; i < kLanes; ++i) lo = vlo[i] < lo ? vlo[i] : lo, hi = vhi[i] > hi ? vhi[i] : hi;
+  for (int i = 0; i < L; ++i) lo = vlo[i] < lo ? vlo[i] : lo, hi = vhi[i] > hi ? vhi[i] : hi;
   const int64_t neg = -static_cast<int64_t>(lo);
   const auto m = static_cast<unsigned long long>(hi > neg ? hi : neg);
   return m ? 64 - __builtin_clzll(m) : 0;  // std::bit_width, which this file may not include
+}
+
+template <class T, bool kRange = false>
+int max_pool_2x2_of(const Pool2dGeometry& g, int64_t planes, const T* x, T* y) {
+  if (half_vectors(g.out_w)) return max_pool_2x2_lanes<T, kRange, kLanes / 2>(g, planes, x, y);
+  return max_pool_2x2_lanes<T, kRange, kLanes>(g, planes, x, y);
 }
 
 void max_pool_2x2(const Pool2dGeometry& g, int64_t planes, const float* x, float* y) {
@@ -702,7 +724,8 @@ int max_pool_2x2_s32(const Pool2dGeometry& g, int64_t planes, const int32_t* x, 
 ZT_INLINE int as_mask(bool b) {
   return -static_cast<int>(b);
 }
-ZT_INLINE VI as_mask(VI m) {
+template <class M>
+ZT_INLINE M as_mask(M m) {
   return m;
 }
 
@@ -724,17 +747,20 @@ ZT_INLINE Routing<T> route(T a, T b, T c, T d, T dy, T cap) {
   return {~(to_b | to_c | to_d), to_b & ~(to_c | to_d), to_c & ~to_d, to_d, passes ? dy : T{}};
 }
 
-// The vectors as in max_pool_2x2_of: each window's routing is worked out on its even lane and
+// The vectors as in max_pool_2x2_lanes: each window's routing is worked out on its even lane and
 // spread to the pair.
-void max_pool_2x2_backward_relu(const Pool2dGeometry& g, int64_t planes, const float* x,
-                                const float* dy, float* dx, float cap) {
-  constexpr int64_t kWindows = kLanes / 2;
-  const VI swap = lane_map([](int i) { return i ^ 1; });
-  const VI dup_window = lane_map([](int i) { return i / 2; });  // dy of window w to 2w, 2w + 1
-  const VI dup_even = lane_map([](int i) { return i & ~1; });   // lane 2w to 2w + 1
+template <int L>
+void max_pool_2x2_backward_relu_lanes(const Pool2dGeometry& g, int64_t planes, const float* x,
+                                      const float* dy, float* dx, float cap) {
+  typedef VTn<L, float> VF;
+  constexpr int64_t kWindows = L / 2;
+  const VIn<L> swap = lane_map<L>([](int i) { return i ^ 1; });
+  const VIn<L> dup_window =
+      lane_map<L>([](int i) { return i / 2; });  // dy of window w to 2w, 2w + 1
+  const VIn<L> dup_even = lane_map<L>([](int i) { return i & ~1; });  // lane 2w to 2w + 1
   // Lane 2w from the first vector's lane 2w, lane 2w + 1 from the second's lane 2w.
-  const VI left_right = lane_map([](int i) { return i % 2 == 0 ? i : kLanes + i - 1; });
-  const V zero = {}, caps = splat(cap);
+  const VIn<L> left_right = lane_map<L>([](int i) { return i % 2 == 0 ? i : L + i - 1; });
+  const VF zero = {}, caps = cap - VF{};
   const int64_t in_w = g.in_w, in_plane = g.in_plane(), out_h = g.out_h, out_w = g.out_w;
   for (int64_t p = 0; p < planes; ++p) {
     float* dxp = dx + p * in_plane;
@@ -753,15 +779,15 @@ void max_pool_2x2_backward_relu(const Pool2dGeometry& g, int64_t planes, const f
       } else {
         for (int64_t ow = 0; ow < out_w; ow += kWindows) {
           const int64_t at = ow + kWindows <= out_w ? ow : out_w - kWindows;
-          V top, bottom, grads = {};
+          VF top, bottom, grads = {};
           __builtin_memcpy(&top, r0 + 2 * at, sizeof top);
           __builtin_memcpy(&bottom, r1 + 2 * at, sizeof bottom);
           __builtin_memcpy(&grads, dyr + at, kWindows * sizeof(float));
-          const Routing<V> r = route(top, permute(top, swap), bottom, permute(bottom, swap),
-                                     permute(grads, dup_window), caps);
-          const V routed = permute(r.dy, dup_even);
-          const V top_dx = permute(r.a, r.b, left_right) ? routed : zero;
-          const V bottom_dx = permute(r.c, r.d, left_right) ? routed : zero;
+          const Routing<VF> r = route(top, permute(top, swap), bottom, permute(bottom, swap),
+                                      permute(grads, dup_window), caps);
+          const VF routed = permute(r.dy, dup_even);
+          const VF top_dx = permute(r.a, r.b, left_right) ? routed : zero;
+          const VF bottom_dx = permute(r.c, r.d, left_right) ? routed : zero;
           __builtin_memcpy(d0 + 2 * at, &top_dx, sizeof top_dx);
           __builtin_memcpy(d1 + 2 * at, &bottom_dx, sizeof bottom_dx);
         }
@@ -771,6 +797,13 @@ void max_pool_2x2_backward_relu(const Pool2dGeometry& g, int64_t planes, const f
     if (g.in_h > 2 * out_h)
       for (int64_t i = 0; i < in_w; ++i) dxp[(g.in_h - 1) * in_w + i] = 0.0f;
   }
+}
+
+void max_pool_2x2_backward_relu(const Pool2dGeometry& g, int64_t planes, const float* x,
+                                const float* dy, float* dx, float cap) {
+  if (half_vectors(g.out_w))
+    return max_pool_2x2_backward_relu_lanes<kLanes / 2>(g, planes, x, dy, dx, cap);
+  max_pool_2x2_backward_relu_lanes<kLanes>(g, planes, x, dy, dx, cap);
 }
 
 }  // namespace zotrain::kernels::ZT_SIMD_NS
