@@ -104,8 +104,10 @@ constexpr DefaultsRow kDefaults[] = {
     {Method::kZo, Precision::kF32, R"({"zo_lr": 2e-4, "zo_layer_scale": "dim"})"},
     // Block-coordinate ZO at its tuned step: +0.5 (Cls1) and +1.1 (Cls2) points on the paper's
     // schedule, +0.5 / +0.6 at 20 epochs, +0.5 on the main job's 10 epochs (3 seeds each), and
-    // a cheaper step (one layer perturbed).
-    {Method::kElastic, Precision::kF32, R"({"zo_layer_scale": "cyclic", "zo_lr": 1.5e-3})"},
+    // a cheaper step (one layer perturbed). Evaluated on the parameters' average: +2.0 points of
+    // validation on the main job's 10 epochs (3 seeds); training is unchanged by it.
+    {Method::kElastic, Precision::kF32,
+     R"({"zo_layer_scale": "cyclic", "zo_lr": 1.5e-3, "ema_decay": 0.999})"},
     {Method::kBp, Precision::kInt8, kInt8Keys},
     {Method::kZo, Precision::kInt8, kInt8Keys},
     {Method::kElastic, Precision::kInt8, kElasticInt8Keys},
@@ -217,6 +219,9 @@ void validate(const TrainConfig& c) {
   need(c.lr > 0, "lr", "a positive number");
   need(c.momentum >= 0 && c.momentum < 1, "momentum", "a number in [0, 1)");
   need(c.weight_decay >= 0, "weight_decay", "a number >= 0");
+  need(c.ema_decay >= 0 && c.ema_decay < 1, "ema_decay", "a number in [0, 1)");
+  need(c.ema_decay == 0 || c.precision == Precision::kF32, "ema_decay",
+       "0 unless precision is f32 (the integer engines keep int8 weights or a quantized program)");
   need(c.lr_decay > 0 && c.lr_decay <= 1, "lr_decay", "a number in (0, 1]");
   need(c.lr_step >= 1, "lr_step", "an integer >= 1");
   need(c.threads >= 1 && c.threads <= 256, "threads", "an integer in [1, 256]");

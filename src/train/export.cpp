@@ -8,6 +8,7 @@
 #include "models/serialize.h"
 #include "nn/batch_norm.h"
 #include "nn/npu/npu_network.h"
+#include "param_average.h"
 #include "zotrain/core/error.h"
 #include "zotrain/models/onnx.h"
 
@@ -61,7 +62,7 @@ TensorFile npu_params(const Checkpoint& ckpt, const ModelSpec& spec) {
 // The f32 parameters of a checkpoint, named as an f32 run's.
 TensorFile float_params(const Checkpoint& ckpt, const ModelSpec& spec) {
   const Precision p = ckpt.meta.config.precision;
-  if (p == Precision::kF32) return ckpt.file;
+  if (p == Precision::kF32) return with_averages(ckpt.file);
   if (p == Precision::kInt8Npu) return npu_params(ckpt, spec);
   TensorFile out;
   const Network net(spec.item_shape, spec.layers);

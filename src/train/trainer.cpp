@@ -13,11 +13,13 @@
 #include <optional>
 #include <sstream>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include "engine.h"
 #include "kernels/isa.h"
 #include "output_folder.h"
+#include "param_average.h"
 #include "zotrain/core/error.h"
 #include "zotrain/dist/world.h"
 #include "zotrain/models/onnx.h"
@@ -183,7 +185,9 @@ int frozen_layers(const Network& net, const TrainConfig& cfg) {
 }
 
 MemoryPlan training_plan(const Network& net, const TrainConfig& cfg, int head_start) {
-  MemoryPlan plan = engine_plan(net, cfg, head_start, frozen_layers(net, cfg));
+  const int frozen = frozen_layers(net, cfg);
+  MemoryPlan plan = engine_plan(net, cfg, head_start, frozen);
+  add_average_plan(plan, net, cfg, frozen);
   plan.add(-1, "labels", Bucket::kInput, cfg.batch);
   return plan;
 }
@@ -206,6 +210,8 @@ int choose_head(const Network& net, const TrainConfig& cfg) {
 double evaluate_checkpoint(const Checkpoint& ckpt, const RunData& data, int64_t batch,
                            int threads) {
   // The checkpoint's model as a Full ZO run allocates it: every layer forward only.
+  Checkpoint model = ckpt;
+  model.file = with_averages(ckpt.file);
   TrainConfig cfg = ckpt.meta.config;
   cfg.method = Method::kZo;
   cfg.batch = batch;
@@ -220,7 +226,7 @@ double evaluate_checkpoint(const Checkpoint& ckpt, const RunData& data, int64_t 
   ThreadPool pool(threads);
   Arena arena;
   std::unique_ptr<Engine> engine =
-      make_engine({cfg, net, arena, pool, data, net.num_layers(), 0, &ckpt});
+      make_engine({cfg, net, arena, pool, data, net.num_layers(), 0, &model});
   const auto test = data.batches(Split::kTest, batch, false, 0);
   return engine->evaluate(*test, false);
 }
@@ -337,6 +343,9 @@ Trainer::Trainer(const TrainConfig& cfg, RunData data)
   }
   engine_ =
       make_engine({cfg_, *net_, arena_, pool_, data_, head_, frozen_, init ? &*init : nullptr});
+  if (cfg_.ema_decay > 0)
+    average_ =
+        std::make_unique<ParamAverage>(engine_->parameters(), frozen_, cfg_.ema_decay, arena_);
   labels_ = static_cast<uint8_t*>(arena_.alloc_bytes(Bucket::kInput, cfg_.batch));
   sparsity_ = parse_sparsity(cfg_.sparsity);
 }
@@ -427,14 +436,21 @@ CheckpointMeta Trainer::meta() const {
   return {cfg_, spec_.item_shape, spec_.num_classes, data_.normalization(), state_};
 }
 
+CheckpointParts Trainer::checkpoint_parts() {
+  CheckpointParts parts = engine_->checkpoint();
+  if (average_)
+    for (auto& t : average_->state()) parts.extra.push_back(std::move(t));
+  return parts;
+}
+
 Checkpoint Trainer::checkpoint() {
-  const CheckpointParts parts = engine_->checkpoint();
+  const CheckpointParts parts = checkpoint_parts();
   return {"the run in " + cfg_.out + " (in memory)", meta(),
           checkpoint_file(meta(), parts.net, parts.sgd, parts.extra)};
 }
 
 void Trainer::save(const std::string& path) {
-  write_checkpoint(path, engine_->checkpoint());
+  write_checkpoint(path, checkpoint_parts());
 }
 
 void Trainer::write_checkpoint(const std::string& path, const CheckpointParts& parts) const {
@@ -446,6 +462,13 @@ double Trainer::evaluate_on(Split split) {
   if (data_.size(split) == 0) return 0.0;
   auto batches = source(split, false);
   return engine_->evaluate(*batches, features_[static_cast<int>(split)] != nullptr);
+}
+
+std::pair<double, double> Trainer::evaluate_val_test() {
+  if (average_) average_->swap();
+  const double val = evaluate_on(Split::kVal), test = evaluate_on(Split::kTest);
+  if (average_) average_->swap();
+  return {val, test};
 }
 
 std::unique_ptr<BatchSource> Trainer::source(Split split, bool train) const {
@@ -482,6 +505,7 @@ StepResult Trainer::step(int64_t rows, int epoch) {
   state_.backward_passes += r.backward_passes;
   features_filled_ = false;
   ++state_.steps;
+  if (average_) average_->update(state_.steps);
   return r;
 }
 
@@ -494,6 +518,7 @@ Checkpoint Trainer::read_init() const {
                      std::to_string(ckpt.meta.num_classes) + " classes, this run is " + cfg_.model +
                      " for " + spec_.item_shape.str() + " with " +
                      std::to_string(spec_.num_classes));
+  ckpt.file = with_averages(ckpt.file);  // the model the run was evaluated on
   return ckpt;
 }
 
@@ -504,6 +529,7 @@ void Trainer::resume(const Checkpoint& ckpt) {
                      spec_.item_shape.str() + " with " + std::to_string(spec_.num_classes));
   claim_output();
   engine_->resume(ckpt);
+  if (average_) average_->restore(ckpt);
   state_ = ckpt.meta.state;
   if (output_) truncate_metrics(cfg_.out + "/metrics.jsonl", state_.epochs_done);
 }
@@ -591,8 +617,7 @@ void Trainer::run(const TrainCallbacks& cb) {
     r.lr = lr;
     r.train_loss = sums.loss;
     r.train_acc = static_cast<double>(sums.correct) / sums.rows;
-    r.val_acc = evaluate_on(Split::kVal);
-    r.test_acc = evaluate_on(Split::kTest);
+    std::tie(r.val_acc, r.test_acc) = evaluate_val_test();
     r.seconds = state_.seconds;
     r.forward_passes = state_.forward_passes;
     r.backward_passes = state_.backward_passes;
@@ -623,7 +648,7 @@ void Trainer::run(const TrainCallbacks& cb) {
     if (recalibrate) line["recalibrated"] = true;
     engine_->add_epoch_metrics(line, epoch, sums);
     r.metrics = line.dump();
-    const CheckpointParts parts = engine_->checkpoint();
+    const CheckpointParts parts = checkpoint_parts();
     check_ranks_agree("parameters", state_hash(parts));
     if (!output_) {
       if (cb.on_epoch) cb.on_epoch(r);

@@ -164,10 +164,12 @@ TEST_F(Cli, DefaultsFollowTheMethodAndPrecisionAndYieldToKeysAndFlags) {
   EXPECT_EQ(config_of("int8")["zo_layer_scale"], "cyclic");
   EXPECT_NE(int8.out.find("defaults of elastic int8: bp_bits 5,5:4,8:3"), std::string::npos)
       << int8.out;
-  // The main job's row: block-coordinate ZO at its tuned step, and nothing else.
+  // The main job's row: block-coordinate ZO at its tuned step, evaluated on the parameters'
+  // average, and nothing else.
   TrainConfig elastic;
   elastic.zo_layer_scale = zo::LayerScale::kCyclic;
   elastic.zo_lr = 1.5e-3;
+  elastic.ema_decay = 0.999;
   EXPECT_EQ(config_to_json(defaults_for(Method::kElastic, Precision::kF32)),
             config_to_json(elastic));
 }

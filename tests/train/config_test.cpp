@@ -61,6 +61,19 @@ TEST(Config, ZoMoveIsAFractionForTheIntegerZoStepOnly) {
   }
 }
 
+TEST(Config, EmaDecayIsInZeroToOne) {
+  for (double bad : {-0.1, 1.0, 1.5}) {
+    TrainConfig c;
+    c.ema_decay = bad;
+    try {
+      validate(c);
+      ADD_FAILURE() << "accepted ema_decay " << bad;
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find("ema_decay"), std::string::npos) << e.what();
+    }
+  }
+}
+
 TEST(Config, ChoicesAreEnumsWrittenByNameAndFlagsAreBooleans) {
   TrainConfig c;
   c.method = Method::kZo;
@@ -156,6 +169,7 @@ TEST(Config, F32EstimatorOptionsAreRefusedForIntegerPrecisions) {
       {"zo_layer_scale", [](TrainConfig& c) { c.zo_layer_scale = zo::LayerScale::kRms; }},
       {"zo_normalize", [](TrainConfig& c) { c.zo_normalize = true; }},
       {"zo_mask", [](TrainConfig& c) { c.zo_mask = zo::Mask::kMagnitude; }},
+      {"ema_decay", [](TrainConfig& c) { c.ema_decay = 0.999; }},
   };
   for (const auto& [key, set] : options) {
     TrainConfig c;

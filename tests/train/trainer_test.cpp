@@ -275,6 +275,81 @@ TEST(Trainer, ZoEstimatorOptionsAreDeterministicResumableAndPlanned) {
   }
 }
 
+// ema_decay: training takes the same steps (the parameters and losses of the run without it);
+// the checkpoint holds the average of the parameters after every step, which the epochs'
+// accuracies, the checkpoint's evaluation and --init read; resuming continues it exactly; the
+// arena holds what the plan says.
+TEST(Trainer, ParameterAverageChangesEvaluationNotTraining) {
+  test::TempDir dir;
+  test::write_synthetic_data(dir.file("data"), 200, 50, 4);
+  TrainConfig plain = elastic_config(dir, "plain");
+  Trainer(plain).run();
+  TrainConfig cfg = elastic_config(dir, "ema");
+  cfg.ema_decay = 0.9;
+  expect_same_for_threads_and_resume(cfg);
+  const std::string out = cfg.out + "1";
+  const std::vector<json> with = metrics(out), without = metrics(plain.out);
+  ASSERT_EQ(with.size(), without.size());
+  for (size_t e = 0; e < with.size(); ++e) {
+    EXPECT_EQ(with[e]["train_loss"], without[e]["train_loss"]);
+    EXPECT_EQ(with[e]["train_acc"], without[e]["train_acc"]);
+  }
+  const Checkpoint ckpt = read_checkpoint(out + "/checkpoint.bin");
+  const Checkpoint base = read_checkpoint(plain.out + "/checkpoint.bin");
+  for (const auto& [name, t] : base.file.tensors)
+    if (name.rfind("param/", 0) == 0) {
+      const Tensor* live = ckpt.file.find(name);
+      ASSERT_NE(live, nullptr) << name;
+      EXPECT_TRUE(std::equal(t.data(), t.data() + t.numel(), live->data())) << name;
+    }
+
+  // The average, recomputed from the parameters after each step.
+  cfg.out = dir.file("by-step");
+  cfg.epochs = 1;
+  Trainer stepped(cfg);
+  auto batches = stepped.data().batches(Split::kTrain, cfg.batch, false, 0);
+  std::vector<std::vector<float>> average;
+  for (const ParamView& p : stepped.parameters())
+    average.emplace_back(static_cast<const float*>(p.data),
+                         static_cast<const float*>(p.data) + p.shape.numel());
+  for (int64_t step = 1; step <= 3; ++step) {
+    stepped.step(*batches, 0);
+    const auto d = static_cast<float>(std::min(0.9, (1.0 + step) / (10.0 + step)));
+    const std::vector<ParamView> params = stepped.parameters();
+    for (size_t i = 0; i < params.size(); ++i)
+      for (size_t j = 0; j < average[i].size(); ++j)
+        average[i][j] = d * average[i][j] + (1 - d) * static_cast<const float*>(params[i].data)[j];
+  }
+  const Checkpoint after = stepped.checkpoint();
+  const std::vector<ParamView> params = stepped.parameters();
+  for (size_t i = 0; i < params.size(); ++i) {
+    const Tensor& t = after.file.get("ema/" + params[i].name, params[i].shape, "in memory");
+    EXPECT_TRUE(std::equal(average[i].begin(), average[i].end(), t.data())) << params[i].name;
+    EXPECT_FALSE(
+        std::equal(average[i].begin(), average[i].end(), static_cast<const float*>(params[i].data)))
+        << params[i].name;
+  }
+  for (int b = 0; b < static_cast<int>(Bucket::kCount); ++b)
+    EXPECT_EQ(stepped.arena().bytes(static_cast<Bucket>(b)),
+              stepped.plan().bytes(static_cast<Bucket>(b)))
+        << bucket_name(static_cast<Bucket>(b));
+  EXPECT_GT(stepped.plan().bytes(Bucket::kOptimizer),
+            Trainer(plain).plan().bytes(Bucket::kOptimizer));
+
+  // The checkpoint's evaluation is the last epoch's test accuracy, of the average.
+  const double last = with.back()["test_acc"].get<double>();
+  EXPECT_EQ(evaluate_checkpoint(ckpt, cfg.data, 32, 1), last);
+  // --init starts from the average.
+  TrainConfig init = elastic_config(dir, "init");
+  init.init = out + "/checkpoint.bin";
+  Trainer from(init);
+  for (const ParamView& p : from.parameters()) {
+    const Tensor& t = ckpt.file.get("ema/" + p.name, p.shape, "ema");
+    EXPECT_TRUE(std::equal(t.data(), t.data() + t.numel(), static_cast<const float*>(p.data)))
+        << p.name;
+  }
+}
+
 // Residual blocks in the head (backprop with recomputation) and in the body (perturbed passes).
 TEST(Trainer, ResidualModelsTrainInThePlannedArenaForAnyThreadCount) {
   test::TempDir dir;

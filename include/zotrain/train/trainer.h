@@ -27,6 +27,7 @@ namespace zotrain {
 
 class OutputFolder;
 
+class ParamAverage;
 class Engine;
 struct CheckpointParts;
 class QNetwork;
@@ -183,6 +184,9 @@ class Trainer {
   // The BP and ZO learning rates of a 0-based epoch (step decay).
   std::pair<double, double> learning_rates(int epoch) const;
   double evaluate_on(Split split);
+  // The validation and test accuracy (0 for an empty split), of the parameters' average when
+  // ema_decay is set.
+  std::pair<double, double> evaluate_val_test();
   struct EpochSums : StepResult {
     int64_t rows = 0;
   };
@@ -192,6 +196,8 @@ class Trainer {
   // A split's batches: cached features when there are, else the data's.
   std::unique_ptr<BatchSource> source(Split split, bool train) const;
   void write_summary() const;
+  // The engine's checkpoint parts and the parameters' average.
+  CheckpointParts checkpoint_parts();
   // What a checkpoint of the run says of it now.
   CheckpointMeta meta() const;
   // The checkpoint of `parts` (the engine's, now) to `path`, atomically; RuntimeError naming
@@ -219,6 +225,7 @@ class Trainer {
   QSchedulerConfig q_scheduler_;  // set by run() (budget mode needs the steps per epoch)
   std::vector<std::pair<int, double>> sparsity_;  // reported per epoch
   MemoryPlan plan_;
+  std::unique_ptr<ParamAverage> average_;  // with ema_decay
   TrainState state_;
   std::unique_ptr<OutputFolder> output_;  // null on a distributed run's ranks but 0
   uint64_t step_bytes_sent_ = 0;          // by this rank in the steps of this session
