@@ -49,21 +49,23 @@ fi
 
 # name | command after the binary ({out} is the case's output folder, {pre:NAME} a checkpoint of
 # an earlier case, which --only must then select too). Short runs on subsets: seconds each.
+# The f32 elastic cases pin --ema-decay 0 (elastic f32 evaluates a parameter average by default
+# since 2026-12-04), but f32-mobilenetv2-elastic, which covers the average.
 SMALL="--train-limit 1024 --val-size 256 --test-limit 512 --batch 64 --epochs 2"
 CASES=(
   "f32-lenet5-bp|train --model lenet5 --data mnist --method bp $SMALL --out {out}"
   "f32-lenet5-zo|train --model lenet5 --data mnist --method zo --q 2 $SMALL --out {out}"
-  "f32-lenet5-elastic-lanes|train --model lenet5 --data fashion-mnist --method elastic --zo-layer-scale none --zo-lr 5e-4 --threads 2 --zo-lanes 2 $SMALL --out {out}"
-  "f32-lenet5-elastic-forward|train --model lenet5 --data mnist --method elastic --zo-layer-scale none --zo-lr 5e-4 --bp-layers 1 --estimator forward --perturbation rademacher --sparsity 0.5,1:0.8 --zo-momentum 0.9 --zo-update sign $SMALL --out {out}"
-  "f32-lenet5-elastic-cleanhead|train --model lenet5 --data mnist --method elastic --zo-layer-scale none --zo-lr 5e-4 --head-grad clean --perturbation uniform --memory-budget 1500000 $SMALL --out {out}"
+  "f32-lenet5-elastic-lanes|train --model lenet5 --data fashion-mnist --method elastic --ema-decay 0 --zo-layer-scale none --zo-lr 5e-4 --threads 2 --zo-lanes 2 $SMALL --out {out}"
+  "f32-lenet5-elastic-forward|train --model lenet5 --data mnist --method elastic --ema-decay 0 --zo-layer-scale none --zo-lr 5e-4 --bp-layers 1 --estimator forward --perturbation rademacher --sparsity 0.5,1:0.8 --zo-momentum 0.9 --zo-update sign $SMALL --out {out}"
+  "f32-lenet5-elastic-cleanhead|train --model lenet5 --data mnist --method elastic --ema-decay 0 --zo-layer-scale none --zo-lr 5e-4 --head-grad clean --perturbation uniform --memory-budget 1500000 $SMALL --out {out}"
   "f32-mlp-zo-threads|train --model mlp:64,32 --data mnist --method zo --threads 2 --q 3 $SMALL --out {out}"
-  "f32-lenet5-finetune-cached|train --model lenet5 --data mnist --method elastic --zo-layer-scale none --zo-lr 5e-4 --bp-layers 1 --init {pre:f32-lenet5-bp} --train-layers 2 --cache-features 1 $SMALL --out {out}"
+  "f32-lenet5-finetune-cached|train --model lenet5 --data mnist --method elastic --ema-decay 0 --zo-layer-scale none --zo-lr 5e-4 --bp-layers 1 --init {pre:f32-lenet5-bp} --train-layers 2 --cache-features 1 $SMALL --out {out}"
   "int8-lenet5-bp|train --model lenet5 --data mnist --precision int8 --method bp $SMALL --out {out}"
   "int8-lenet5-zo|train --model lenet5 --data mnist --precision int8 --method zo --q 2 $SMALL --out {out}"
   "int8-lenet5-elastic-float|train --model lenet5 --data fashion-mnist --precision int8 --method elastic --zo-layer-scale none --zo-sign float --sign-agreement 1 --threads 2 $SMALL --out {out}"
   "int8-lenet5-elastic-frac8|train --model lenet5 --data mnist --precision int8 --method elastic --zo-layer-scale none --bp-layers 1 --loss-frac-bits 8 --int-eps 3 --sparsity 0.5 $SMALL --out {out}"
   "int8-lenet5-init-f32|train --model lenet5 --data mnist --precision int8 --method elastic --zo-layer-scale none --init {pre:f32-lenet5-bp} $SMALL --out {out}"
-  "f32-pointnet-elastic|train --model pointnet --data modelnet40-standin --points 128 --method elastic --zo-layer-scale none --zo-lr 5e-4 --threads 2 --train-limit 512 --val-size 128 --batch 32 --epochs 2 --out {out}"
+  "f32-pointnet-elastic|train --model pointnet --data modelnet40-standin --points 128 --method elastic --ema-decay 0 --zo-layer-scale none --zo-lr 5e-4 --threads 2 --train-limit 512 --val-size 128 --batch 32 --epochs 2 --out {out}"
   "f32-pointnet-zo|train --model pointnet --data modelnet40-standin --points 128 --method zo --train-limit 256 --val-size 64 --batch 32 --epochs 1 --out {out}"
   "int8-pointnet-elastic|train --model pointnet:nobn --data modelnet40-standin --points 128 --precision int8 --method elastic --zo-layer-scale none --train-limit 512 --val-size 128 --batch 32 --epochs 2 --out {out}"
   "int8-pointnet-bn-elastic|train --model pointnet --data modelnet40-standin --points 128 --precision int8 --method elastic --bp-layers 3 --int-eps 31 --sparsity 0.5 --bn-stats-batches 4 --threads 2 --train-limit 512 --val-size 128 --batch 32 --epochs 2 --out {out}"
@@ -76,7 +78,7 @@ CASES=(
   "npu-lenet5-cached|train --model lenet5 --data mnist --precision int8-npu --method zo --init {pre:f32-lenet5-bp} --train-layers 2 --cache-features 1 --sparsity 0.5 $SMALL --out {out}"
   "eval-f32|eval --checkpoint {pre:f32-lenet5-elastic-lanes} --batch 100"
   "eval-int8|eval --checkpoint {pre:int8-lenet5-elastic-float} --data mnist"
-  "memory-f32|memory --model lenet5 --method elastic --zo-layer-scale none --zo-lr 5e-4 --batch 64 --threads 2 --zo-lanes 2"
+  "memory-f32|memory --model lenet5 --method elastic --ema-decay 0 --zo-layer-scale none --zo-lr 5e-4 --batch 64 --threads 2 --zo-lanes 2"
   "memory-mobilenetv2|memory --model mobilenetv2:0.35 --data fashion-mnist --method zo --train-layers 3 --batch 16"
   "memory-int8|memory --model lenet5 --precision int8 --method elastic --zo-layer-scale none --batch 64"
 )

@@ -28,6 +28,10 @@ namespace {
 
 constexpr int kMR = 6;       // tile rows: 12 accumulators, 2 B vectors, a broadcast
 constexpr int64_t kNR = 16;  // tile columns (two vectors of 8 int32)
+// Pixel rows in quads, VNNI build: 12 pixels x 16 channels on 512 bits, one vector of 16 int32
+// per pixel (vpdpbusd on 512 bits does twice the products of two on 256 bits, measured 1.95x the
+// rate on the AVX-512 machine); the tile is stored as two of kMR pixels.
+constexpr int kQuadMR = ZT_S8_VNNI ? 2 * kMR : kMR;
 
 struct DirectPlan {
   bool channel_rows;
@@ -412,15 +416,37 @@ ZT_S8_INLINE void pixel_sums(int64_t steps, const T* const (&pix)[kMR], const in
   }
 }
 
+#if ZT_S8_VNNI
+// pixel_sums in quads on 512 bits for kQuadMR pixels, into t (pixel i's kNR channel sums).
+ZT_S8_INLINE void pixel_quad_sums_512(int64_t steps, const int8_t* const (&pix)[kQuadMR],
+                                      const int32_t* off, const int8_t* panel,
+                                      int32_t (&t)[kQuadMR][kNR]) {
+  __m512i acc[kQuadMR];
+#pragma GCC unroll 16
+  for (int i = 0; i < kQuadMR; ++i) acc[i] = _mm512_setzero_si512();
+  for (int64_t s = 0; s < steps; ++s) {
+    const __m512i b = _mm512_loadu_si512(panel + s * kNR * 4);
+#pragma GCC unroll 16
+    for (int i = 0; i < kQuadMR; ++i) {
+      int32_t step;
+      __builtin_memcpy(&step, pix[i] + off[s], sizeof step);
+      acc[i] = _mm512_dpbusd_epi32(acc[i], _mm512_set1_epi32(step), b);
+    }
+  }
+#pragma GCC unroll 16
+  for (int i = 0; i < kQuadMR; ++i) _mm512_storeu_si512(t[i], acc[i]);
+}
+#endif
+
 // Stores a pixel-rows tile (kMR pixels x kNR channels, t) into the [channels, plane] output at y
 // (its first pixel and channel): transposed in registers, each channel's pixels one vector
 // store. With `whole`, the 8 - kMR lanes past the tile's pixels are stored too: they belong to
 // the next tile, stored after this one (the last tile of a plane stores only its pixels). The
 // tile comes through memory and the function is not inlined: inlined, the transposition's
 // registers made GCC spill or shuffle the accumulators of the loop that fills the tile.
-__attribute__((noinline)) ZT_S8 void store_pixel_tile(const int32_t (&t)[kMR][kNR],
-                                                      int64_t channels, int64_t pixels, bool whole,
-                                                      int64_t plane, int32_t* y) {
+__attribute__((noinline)) ZT_S8 void store_pixel_tile(const int32_t (*t)[kNR], int64_t channels,
+                                                      int64_t pixels, bool whole, int64_t plane,
+                                                      int32_t* y) {
   static_assert(kMR <= 8, "a tile's pixels fit one vector");
   for (int v = 0; v < 2; ++v) {
     __m256i r[8];
@@ -505,25 +531,37 @@ ZT_S8 void pixel_image(const Conv2dGeometry& g, const DirectPlan& p, const int8_
         __builtin_memcpy(dst, &word, sizeof word);
       }
   }
-  for (int64_t m0 = 0; m0 < plane; m0 += kMR) {
+  constexpr int MR = sizeof(T) == 1 ? kQuadMR : kMR;
+  for (int64_t m0 = 0; m0 < plane; m0 += MR) {
     // A last tile repeats its last pixel and drops the copies.
-    const T* pix[kMR];
-    for (int i = 0; i < kMR; ++i) {
+    const T* pix[MR];
+    for (int i = 0; i < MR; ++i) {
       const int64_t m = m0 + i < plane ? m0 + i : plane - 1;
       pix[i] = xh + (m / g.out_w * g.stride * p.wp + m % g.out_w * g.stride) * g.in_c;
     }
-    const int64_t pixels = plane - m0 < kMR ? plane - m0 : kMR;
+    const int64_t pixels = plane - m0 < MR ? plane - m0 : MR;
     for (int64_t q = 0; q < p.panels; ++q) {
-      Acc<kMR> acc;
-      pixel_sums<T>(p.pairs, pix, s.off,
-                    reinterpret_cast<const T*>(s.weights) + q * p.pairs * kNR * (4 / sizeof(T)),
-                    acc);
+      const T* panel = reinterpret_cast<const T*>(s.weights) + q * p.pairs * kNR * (4 / sizeof(T));
+      alignas(64) int32_t t[MR][kNR];
+#if ZT_S8_VNNI
+      if constexpr (MR == kQuadMR && MR != kMR) {
+        pixel_quad_sums_512(p.pairs, pix, s.off, panel, t);
+      } else
+#endif
+      {
+        Acc<kMR> acc;
+        pixel_sums<T>(p.pairs, pix, s.off, panel, acc);
+        for (int i = 0; i < kMR; ++i)
+          for (int v = 0; v < 2; ++v)
+            _mm256_store_si256(reinterpret_cast<__m256i*>(t[i] + 8 * v), acc[i][v]);
+      }
       const int64_t channels = g.out_c - q * kNR < kNR ? g.out_c - q * kNR : kNR;
-      alignas(32) int32_t t[kMR][kNR];
-      for (int i = 0; i < kMR; ++i)
-        for (int v = 0; v < 2; ++v)
-          _mm256_store_si256(reinterpret_cast<__m256i*>(t[i] + 8 * v), acc[i][v]);
-      store_pixel_tile(t, channels, pixels, m0 + 8 <= plane, plane, y + q * kNR * plane + m0);
+      // kMR pixels at a time; a whole store's lanes past them go to pixels stored after.
+      for (int64_t h = 0; h < pixels; h += kMR) {
+        const int64_t n = pixels - h < kMR ? pixels - h : kMR;
+        store_pixel_tile(t + h, channels, n, m0 + h + 8 <= plane, plane,
+                         y + q * kNR * plane + m0 + h);
+      }
     }
   }
 }

@@ -1,9 +1,10 @@
-// The AVX-512 VNNI build (on 256-bit registers: vpdpwssd, vpdpbusd) of the x86 int8
-// convolution and A·Bᵀ, from the source the AVX2 build compiles (int8_x86_dot.h).
+// The AVX-512 VNNI build (vpdpwssd, vpdpbusd; on 256-bit registers but for the pixel-rows
+// convolution in quads, on 512) of the x86 int8 convolution and A·Bᵀ, from the source the AVX2
+// build compiles (int8_x86_dot.h).
 #if defined(__x86_64__)
 
 #define ZT_S8_NS vnni
-#define ZT_S8_TARGET "avx2,avx512vl,avx512vnni"
+#define ZT_S8_TARGET "avx2,avx512f,avx512vl,avx512vnni"
 #define ZT_S8_VNNI 1
 #include "conv_s8_x86.h"
 #include "gemm_s8_rows_x86.h"
@@ -18,7 +19,8 @@ KernelSet with_vnni_int8(const KernelSet& base, KernelIsa isa, const char* gemm_
   set.isa = isa;
   set.gemm_name = gemm_name;
   set.int8_name =
-      "avx512-vnni on 256 bits: conv2d direct 6x16 tiles (vpdpwssd), A.B^T 3x4 dot tiles "
+      "avx512-vnni: conv2d direct 6x16 tiles (vpdpwssd, vpdpbusd), pixel rows in quads 12x16 on "
+      "512 bits, A.B^T 3x4 dot tiles "
       "(vpdpbusd where an operand is nonnegative), A.B 4x16 tiles (vpdpwssd), the NPU "
       "requantization on 512 bits, the other int8 kernels avx2's";
   set.conv2d_s8_direct_work_bytes = vnni::conv2d_s8_direct_work_bytes;
