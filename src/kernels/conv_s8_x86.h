@@ -119,17 +119,27 @@ bool has_quads(const Conv2dGeometry& g, const DirectPlan& p) {
 
 }  // namespace
 
+// What the scratch holds, in its last bytes: the key of the weights packed in it and whether
+// they were packed in quads (the plan, which the input's signs choose per call).
+struct Packed {
+  uint64_t key;
+  uint64_t quads;
+};
+
 // Scratch layout: the padded image, the int16 weights, the int32 step offsets (channel rows in
-// pairs: one per tap of each pair), the int32 compensations of channel rows in quads.
+// pairs: one per tap of each pair), the int32 compensations of channel rows in quads; Packed at
+// the end.
 int64_t conv2d_s8_direct_work_bytes(const Conv2dGeometry& g) {
   auto bytes = [&g](const DirectPlan& p) {
-    return p.image + 2 * p.weights + 4 * 2 * p.pairs + 4 * g.out_c;
+    return round_up(p.image + 2 * p.weights + 4 * 2 * p.pairs + 4 * g.out_c, 8);
   };
   const DirectPlan p = direct_plan(g);
-  const int64_t pairs = bytes(p);
-  if (!has_quads(g, p)) return pairs;
-  const int64_t quads = bytes(direct_plan(g, true));
-  return quads > pairs ? quads : pairs;
+  int64_t most = bytes(p);
+  if (has_quads(g, p)) {
+    const int64_t quads = bytes(direct_plan(g, true));
+    most = quads > most ? quads : most;
+  }
+  return most + static_cast<int64_t>(sizeof(Packed));
 }
 
 namespace {
@@ -569,18 +579,25 @@ ZT_S8 void pixel_image(const Conv2dGeometry& g, const DirectPlan& p, const int8_
 }  // namespace
 
 ZT_S8 void conv2d_s8_direct(const Conv2dGeometry& g, int64_t images, const int8_t* x,
-                            const int8_t* w, int32_t* y, void* work) {
+                            const int8_t* w, int32_t* y, void* work, uint64_t weights_key) {
   // Pixel quads need every input byte in [0, 127] (ReLU and pooling outputs are): one scan of x.
   DirectPlan p = direct_plan(g);
   if (has_quads(g, p) && (p.channel_rows || all_nonneg_s8(x, images * g.in_numel())))
     p = direct_plan(g, true);
   const Scratch s = scratch(p, work);
-  // The padding stays zero: 128 in the offset image of channel rows in quads.
-  __builtin_memset(s.image, p.channel_rows && p.quads ? 0x80 : 0, static_cast<size_t>(p.image));
-  if (p.channel_rows)
-    pack_channel_rows(g, p, w, s);
-  else
-    pack_pixel_rows(g, p, w, s);
+  // The weights (and the image's padding) are still there when the last call on this scratch
+  // had the key and the plan: the calls of one pass pack once.
+  Packed* packed = reinterpret_cast<Packed*>(static_cast<char*>(work) +
+                                             conv2d_s8_direct_work_bytes(g) - sizeof(Packed));
+  if (weights_key == 0 || packed->key != weights_key || packed->quads != p.quads) {
+    // The padding stays zero: 128 in the offset image of channel rows in quads.
+    __builtin_memset(s.image, p.channel_rows && p.quads ? 0x80 : 0, static_cast<size_t>(p.image));
+    if (p.channel_rows)
+      pack_channel_rows(g, p, w, s);
+    else
+      pack_pixel_rows(g, p, w, s);
+    *packed = {weights_key, p.quads};
+  }
   for (int64_t n = 0; n < images; ++n) {
     const int8_t* xn = x + n * g.in_numel();
     int32_t* yn = y + n * g.out_numel();

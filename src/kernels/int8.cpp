@@ -4,6 +4,7 @@
 #include "kernels/int8.h"
 
 #include <algorithm>
+#include <atomic>
 #include <bit>
 #include <cstring>
 
@@ -298,10 +299,17 @@ const char* int8_kernels_name() {
   return active_kernels().int8_name;
 }
 
+uint64_t new_weights_key() {
+  // Spread by an odd multiplier: distinct and never 0, and unlike the small integers stale
+  // scratch memory holds.
+  static std::atomic<uint64_t> last{0};
+  return (++last) * 0x9E3779B97F4A7C15ull;
+}
+
 void conv2d_s8_forward(const Conv2dGeometry& g, int64_t images, const int8_t* x, const int8_t* w,
-                       int32_t* y, void* work) {
+                       int32_t* y, void* work, uint64_t weights_key) {
   if (const auto direct = active_kernels().conv2d_s8_direct)
-    return direct(g, images, x, w, y, work);
+    return direct(g, images, x, w, y, work, weights_key);
   int8_t* col = static_cast<int8_t*>(work);
   for (int64_t n = 0; n < images; ++n) {
     im2col_any(g, x + n * g.in_numel(), col);
@@ -318,7 +326,7 @@ void conv2d_s8_backward_data(const Conv2dGeometry& g, int64_t images, const int8
   if (direct && backward_data_by_convolution(g)) {
     int8_t* flipped = static_cast<int8_t*>(work);
     flip_weights(g, w, flipped);
-    return direct(transposed(g), images, dy, flipped, dx, flipped + flipped_bytes(g));
+    return direct(transposed(g), images, dy, flipped, dx, flipped + flipped_bytes(g), 0);
   }
   int32_t* col = static_cast<int32_t*>(work);
   for (int64_t n = 0; n < images; ++n) {

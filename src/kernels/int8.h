@@ -73,8 +73,13 @@ int64_t conv2d_s8_work_bytes(const Conv2dGeometry& g);
 int64_t conv2d_s8_forward_work_bytes(const Conv2dGeometry& g);
 // y = w * x (int32, [images, out_c, out_h, out_w]; a few images at a time keep the buffer small).
 // The active instruction set's direct kernel where it has one, else patch matrices.
+// `weights_key` (from new_weights_key, or 0) names w as it is now: a call with the key of the
+// last call on the same `work` and the same g takes the weights that call packed into it, where
+// the kernel packs them (the blocks of one pass pack once per worker).
 void conv2d_s8_forward(const Conv2dGeometry& g, int64_t images, const int8_t* x, const int8_t* w,
-                       int32_t* y, void* work);
+                       int32_t* y, void* work, uint64_t weights_key = 0);
+// A key no other call of this process has had (never 0).
+uint64_t new_weights_key();
 // What the int8 kernels of the active instruction set run, e.g. "avx2: conv2d direct 6x16
 // tiles, ...".
 const char* int8_kernels_name();

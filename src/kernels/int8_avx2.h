@@ -35,10 +35,11 @@ inline VectorRequantShifts vector_requant_shifts(FixedMultiplier m) {
 namespace zotrain::kernels::avx2 {
 
 // conv2d_s8_forward, reading a padded copy of each image in place of a patch matrix, the
-// weights packed once per call; `work` needs conv2d_s8_direct_work_bytes(g) bytes.
+// weights packed into `work` unless weights_key says they are there already; `work` needs
+// conv2d_s8_direct_work_bytes(g) bytes.
 int64_t conv2d_s8_direct_work_bytes(const Conv2dGeometry& g);
 void conv2d_s8_direct(const Conv2dGeometry& g, int64_t images, const int8_t* x, const int8_t* w,
-                      int32_t* y, void* work);
+                      int32_t* y, void* work, uint64_t weights_key);
 
 // C (+)= A · B^T (gemm_s8 with op(A) = A, op(B) = B^T): rows of both operands contiguous;
 // u8 x s8 products (vpmaddubsw) where a scan finds A or B in [0, 127].

@@ -43,11 +43,11 @@ struct KernelSet {
                                      const float* dy, float* dx, float cap);
   // What the int8 kernels below run, for `zotrain info`.
   const char* int8_name;
-  // int8 convolution forward (conv2d_s8_forward) without patch matrices; null in sets without
-  // one, which run patch matrices and gemm_s8.
+  // int8 convolution forward (conv2d_s8_forward, weights_key included) without patch matrices;
+  // null in sets without one, which run patch matrices and gemm_s8.
   int64_t (*conv2d_s8_direct_work_bytes)(const Conv2dGeometry& g);
   void (*conv2d_s8_direct)(const Conv2dGeometry& g, int64_t images, const int8_t* x,
-                           const int8_t* w, int32_t* y, void* work);
+                           const int8_t* w, int32_t* y, void* work, uint64_t weights_key);
   // gemm_s8 for op(B) = B (the convolution's W · patches where no direct kernel runs, the
   // backward products); null in sets without one.
   void (*gemm_s8_nn)(bool trans_a, int64_t m, int64_t n, int64_t k, const int8_t* a, int64_t lda,

@@ -222,12 +222,14 @@ void conv_s8(const NpuConvGeometry& g, int64_t rows, const int8_t* x, const int8
   const Conv2dGeometry cg2 = conv_geometry(g);
   void* conv_work = sums + s.images * s.positions * og;
   const int64_t in_plane = g.in_h * g.in_w;
+  // One group's weights throughout: packed once by the direct kernel.
+  const uint64_t key = g.groups == 1 ? new_weights_key() : 0;
   for (int64_t n = 0; n < rows; n += s.images) {
     const int64_t images = std::min(s.images, rows - n);
     for (int64_t grp = 0; grp < g.groups; ++grp) {
       const int64_t first = grp * og;
       conv2d_s8_forward(cg2, images, x + (n * g.in_c + grp * cg) * in_plane,
-                        w + first * cg2.patch_size(), sums, conv_work);
+                        w + first * cg2.patch_size(), sums, conv_work, key);
       requantize_sums(images, og, s.positions, sums, bias ? bias + first : nullptr, mult, lo, hi,
                       y + (n * g.out_c + first) * s.positions);
     }

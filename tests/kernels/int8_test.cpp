@@ -589,6 +589,33 @@ TEST(Int8Conv2d, ForwardMatchesOnNonnegativeInputs) {
                               [](std::vector<int8_t>& x, std::vector<int8_t>&) { x.back() = -1; });
 }
 
+// The blocks of one pass share a weights key: a worker's scratch keeps the weights its first
+// block packed. Blocks of one image each, as a pass over 4 images; the third image has a
+// negative byte (the VNNI sets leave quads for pairs there, and must pack again, and again
+// for the fourth); then new weights under a new key.
+TEST(Int8Conv2d, BlocksOfOnePassPackTheWeightsOnce) {
+  test::for_each_kernel_isa([] {
+    for (const auto& s : conv_cases(4)) {
+      SCOPED_TRACE(describe(s));
+      auto g = geometry(s);
+      std::vector<int8_t> x = random_s8(s.x_numel(), 114, 0, 0, 127);
+      x[2 * g.in_numel() + g.in_numel() / 2] = -3;
+      Work work(kernels::conv2d_s8_work_bytes(g));
+      for (int round = 0; round < 2; ++round) {
+        std::vector<int8_t> w = random_s8(s.w_numel(), 114, 1 + round, -128);
+        const uint64_t key = kernels::new_weights_key();
+        std::vector<int32_t> y(s.y_numel(), 12345);
+        for (int64_t n = 0; n < s.n; ++n)
+          kernels::conv2d_s8_forward(g, 1, x.data() + n * g.in_numel(), w.data(),
+                                     y.data() + n * g.out_numel(), work.data(), key);
+        const ref::Vec want = ref::conv2d(s, to_double(x), to_double(w), ref::Vec{});
+        for (int64_t i = 0; i < s.y_numel(); ++i)
+          ASSERT_EQ(static_cast<double>(y[i]), want[i]) << "round " << round << " at " << i;
+      }
+    }
+  });
+}
+
 // The largest products, 127 * -128 (or * 127) at every tap.
 TEST(Int8Conv2d, ForwardExtremeProductsAreExact) {
   for (int8_t wv : {int8_t{-128}, int8_t{127}}) {

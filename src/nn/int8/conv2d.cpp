@@ -64,16 +64,18 @@ class Conv2d : public QLayer {
   void run_forward(const QTensor& x, QTensor& y, const QExecContext& ctx,
                    const RowPooling* pool) const {
     const int8_t* w = weight_data(ctx);
+    // The pass's blocks take the same w: each worker packs it once.
+    const uint64_t key = kernels::new_weights_key();
     const int s = requantize_rows(
         x.shape[0], g_.out_numel(), block_images(x.shape), ctx, y.data,
         [&](int64_t n0, int64_t n1, int32_t* acc, void* work) {
-          kernels::conv2d_s8_forward(g_, n1 - n0, x.data + n0 * g_.in_numel(), w, acc, work);
+          kernels::conv2d_s8_forward(g_, n1 - n0, x.data + n0 * g_.in_numel(), w, acc, work, key);
         },
         pool);
     y.exp = x.exp + weight_.exp + s;
   }
 
-  // Images per block of the forward pass: a direct kernel packs the weights once per call.
+  // Images per block of the forward pass.
   static int64_t block_images(const Shape& x) { return std::min<int64_t>(x[0], 8); }
   // Images per block of the input error: as many as the forward's accumulators hold (so the
   // plan does not grow), at least one.
