@@ -12,7 +12,8 @@
 //   wp - out_w positions past each output row are computed and dropped. The VNNI build runs
 //   kernels of 3 taps or wider in u8 x s8 quads of 4 neighbouring taps of a kernel row (sliding
 //   windows of the image, one byte shuffle), the image offset by 128 to make it unsigned and
-//   128 times the weights' sum subtracted after.
+//   128 times the weights' sum subtracted after, in tiles of 6 channels x 32 positions on
+//   512-bit registers.
 // - Pixel rows (any stride): a tile is 6 output pixels x 16 output channels. The image is
 //   copied channels-last (HWC), so that a kernel row's taps of all channels, k * in_c elements,
 //   are contiguous for every stride; a step reads the next 2 of them (int16) or 4 (int8 quads) as
@@ -32,6 +33,8 @@ constexpr int64_t kNR = 16;  // tile columns (two vectors of 8 int32)
 // per pixel (vpdpbusd on 512 bits does twice the products of two on 256 bits, measured 1.95x the
 // rate on the AVX-512 machine); the tile is stored as two of kMR pixels.
 constexpr int kQuadMR = ZT_S8_VNNI ? 2 * kMR : kMR;
+// Channel rows in quads (VNNI build only): 6 channels x 32 positions on 512 bits.
+constexpr int64_t kQuadRowNR = 2 * kNR;
 
 struct DirectPlan {
   bool channel_rows;
@@ -83,11 +86,11 @@ DirectPlan direct_plan(const Conv2dGeometry& g, bool quads = false) {
     const ChannelQuads cq = channel_quads(g);
     p.row_steps = cq.row_windows;
     p.pairs = cq.steps();
-    p.positions = round_up(g.out_h * p.wp, kNR);
-    // The last tile reads 24 bytes from the last window's offset past its first position (which
-    // lies at least 3 before the last tap's), 16 from a tail pair's.
+    p.positions = round_up(g.out_h * p.wp, kQuadRowNR);
+    // The last tile reads 48 bytes from the last window's offset past its first position (which
+    // lies at least 3 before the last tap's), 32 from a tail pair's.
     const int64_t last_tap = ((g.in_c - 1) * p.hp + g.k - 1) * p.wp + g.k - 1;
-    p.image = round_up(p.positions + last_tap + 8, 4);
+    p.image = round_up(p.positions - kQuadRowNR + last_tap + 45, 4);
     p.weights = g.out_c * 2 * p.pairs;
   } else if (p.channel_rows) {
     p.pairs = channel_pairs;
@@ -256,22 +259,37 @@ ZT_S8_INLINE void channel_quad_sums(int64_t windows, int64_t steps, const int8_t
   }
 }
 
-// Stores a channel-rows tile (channels o0.., positions from (oh, ow) on along the wp-long rows)
-// into the [out_c, out_h, out_w] output, dropping positions past out_w and out_h: a vector whose
-// lanes lie in one row as a (masked) store, one that runs on into the next row lane by lane.
-template <int MR>
-ZT_S8_INLINE void store_channel_rows(const Acc<MR>& acc, const Conv2dGeometry& g,
+// The first n lanes of v at dst, 0 < n <= the lanes (256 bits: store_first_s32).
+ZT_S8_INLINE void store_lanes(int32_t* dst, int64_t n, __m256i v) {
+  if (n == 8)
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst), v);
+  else
+    store_first_s32(dst, n, v);
+}
+#if ZT_S8_VNNI
+ZT_S8_INLINE void store_lanes(int32_t* dst, int64_t n, __m512i v) {
+  _mm512_mask_storeu_epi32(dst, static_cast<__mmask16>((1u << n) - 1), v);
+}
+#endif
+
+// Stores a channel-rows tile (channels o0.., positions from (oh, ow) on along the wp-long rows;
+// two vectors VT of int32 per channel) into the [out_c, out_h, out_w] output, dropping positions
+// past out_w and out_h: a vector whose lanes lie in one row as a (masked) store, one that runs on
+// into the next row lane by lane.
+template <int MR, class VT>
+ZT_S8_INLINE void store_channel_rows(const VT (&acc)[MR][2], const Conv2dGeometry& g,
                                      const DirectPlan& p, int64_t o0, int64_t oh, int64_t ow,
                                      int32_t* y) {
+  constexpr int kLanes = sizeof(VT) / sizeof(int32_t);
   const int64_t plane = g.out_plane();
   int64_t row[2], col[2], valid[2];
   bool wraps[2];
   for (int v = 0; v < 2; ++v) {
-    int64_t r = oh, c = ow + 8 * v;
+    int64_t r = oh, c = ow + kLanes * v;
     for (; c >= p.wp; c -= p.wp) ++r;
     const int64_t n = r < g.out_h ? g.out_w - c : 0;
-    row[v] = r, col[v] = c, wraps[v] = c + 8 > p.wp;
-    valid[v] = n < 0 ? 0 : (n > 8 ? 8 : n);
+    row[v] = r, col[v] = c, wraps[v] = c + kLanes > p.wp;
+    valid[v] = n < 0 ? 0 : (n > kLanes ? kLanes : n);
   }
 #pragma GCC unroll 8
   for (int i = 0; i < MR; ++i) {
@@ -280,16 +298,13 @@ ZT_S8_INLINE void store_channel_rows(const Acc<MR>& acc, const Conv2dGeometry& g
     for (int v = 0; v < 2; ++v) {
       int32_t* dst = yo + row[v] * g.out_w + col[v];
       if (!wraps[v]) {
-        if (valid[v] == 8)
-          _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst), acc[i][v]);
-        else if (valid[v] > 0)
-          store_first_s32(dst, valid[v], acc[i][v]);
+        if (valid[v] > 0) store_lanes(dst, valid[v], acc[i][v]);
         continue;
       }
-      alignas(32) int32_t t[8];
-      _mm256_store_si256(reinterpret_cast<__m256i*>(t), acc[i][v]);
+      int32_t t[kLanes];
+      __builtin_memcpy(t, &acc[i][v], sizeof t);
       int64_t r = row[v], c = col[v];
-      for (int u = 0; u < 8; ++u, ++c) {
+      for (int u = 0; u < kLanes; ++u, ++c) {
         for (; c >= p.wp; c -= p.wp) ++r;
         if (r < g.out_h && c < g.out_w) yo[r * g.out_w + c] = t[u];
       }
@@ -297,10 +312,81 @@ ZT_S8_INLINE void store_channel_rows(const Acc<MR>& acc, const Conv2dGeometry& g
   }
 }
 
+#if ZT_S8_VNNI
+// 128-bit lane k of a vector of 16 positions holds positions 4k .. 4k + 3: dwords k and k + 1 of
+// the 20 bytes loaded at x, the first position's (vpermd), then bytes j .. j + 3 of them for
+// position 4k + j (vpshufb). The zero-masking forms: GCC 12's unmasked ones warn of their
+// undefined sources.
+ZT_S8_INLINE __m512i windows_u8(const int8_t* x) {
+  const __m512i lanes = _mm512_setr_epi32(0, 1, 1, 2, 1, 2, 2, 3, 2, 3, 3, 4, 3, 4, 4, 5);
+  // Bytes 0-3, 1-4, 2-5, 3-6 of each lane.
+  const __m512i slide = _mm512_setr4_epi32(0x03020100, 0x04030201, 0x05040302, 0x06050403);
+  const __m512i bytes = _mm512_maskz_loadu_epi32(0x1f, x);
+  return _mm512_shuffle_epi8(_mm512_maskz_permutexvar_epi32(0xffff, lanes, bytes), slide);
+}
+
+// Pairs of the bytes at a and b for 16 positions, widened to int16 in the positions' order.
+ZT_S8_INLINE __m512i interleaved_pairs_u8_512(const int8_t* a, const int8_t* b) {
+  const __m128i av = _mm_loadu_si128(reinterpret_cast<const __m128i*>(a));
+  const __m128i bv = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b));
+  return _mm512_cvtepu8_epi16(
+      _mm256_set_m128i(_mm_unpackhi_epi8(av, bv), _mm_unpacklo_epi8(av, bv)));
+}
+
+// channel_quad_sums on 512 bits for 32 positions: acc[i][0] positions 0-15, acc[i][1] 16-31.
+template <int MR>
+ZT_S8_INLINE void channel_quad_sums_512(int64_t windows, int64_t steps, const int8_t* xq,
+                                        const int16_t* w, const int32_t* off, const int32_t* comp,
+                                        __m512i (&acc)[MR][2]) {
+#pragma GCC unroll 8
+  for (int i = 0; i < MR; ++i) acc[i][0] = acc[i][1] = _mm512_setzero_si512();
+  for (int64_t t = 0; t < windows; ++t) {
+    const int8_t* x = xq + off[t];
+    const __m512i x0 = windows_u8(x), x1 = windows_u8(x + 16);
+#pragma GCC unroll 8
+    for (int i = 0; i < MR; ++i) {
+      int32_t quad;
+      __builtin_memcpy(&quad, w + 2 * t + 2 * i * steps, sizeof quad);
+      const __m512i wv = _mm512_set1_epi32(quad);
+      acc[i][0] = _mm512_dpbusd_epi32(acc[i][0], x0, wv);
+      acc[i][1] = _mm512_dpbusd_epi32(acc[i][1], x1, wv);
+    }
+  }
+  for (int64_t t = windows; t < steps; ++t) {
+    const int8_t* a = xq + off[windows + 2 * (t - windows)];
+    const int8_t* b = xq + off[windows + 2 * (t - windows) + 1];
+    const __m512i x0 = interleaved_pairs_u8_512(a, b),
+                  x1 = interleaved_pairs_u8_512(a + 16, b + 16);
+#pragma GCC unroll 8
+    for (int i = 0; i < MR; ++i) {
+      int32_t pair;
+      __builtin_memcpy(&pair, w + 2 * t + 2 * i * steps, sizeof pair);
+      const __m512i wv = _mm512_set1_epi32(pair);
+      acc[i][0] = _mm512_dpwssd_epi32(acc[i][0], x0, wv);
+      acc[i][1] = _mm512_dpwssd_epi32(acc[i][1], x1, wv);
+    }
+  }
+#pragma GCC unroll 8
+  for (int i = 0; i < MR; ++i) {
+    const __m512i c = _mm512_set1_epi32(comp[i]);
+    acc[i][0] = _mm512_sub_epi32(acc[i][0], c);
+    acc[i][1] = _mm512_sub_epi32(acc[i][1], c);
+  }
+}
+#endif
+
+// A tile of kNR positions in pairs, or of kQuadRowNR in quads (VNNI build).
 template <int MR>
 ZT_S8 void channel_tile(const Conv2dGeometry& g, const DirectPlan& p, const int8_t* xq,
                         const int16_t* w, const int32_t* off, const int32_t* comp, int64_t o0,
                         int64_t oh, int64_t ow, int32_t* y) {
+#if ZT_S8_VNNI
+  if (p.quads) {
+    __m512i acc[MR][2];
+    channel_quad_sums_512<MR>(g.in_c * g.k * p.row_steps, p.pairs, xq, w, off, comp, acc);
+    return store_channel_rows<MR>(acc, g, p, o0, oh, ow, y);
+  }
+#endif
   Acc<MR> acc;
   if (p.quads)
     channel_quad_sums<MR>(g.in_c * g.k * p.row_steps, p.pairs, xq, w, off, comp, acc);
@@ -383,7 +469,8 @@ ZT_S8 void channel_rows_image(const Conv2dGeometry& g, const DirectPlan& p, cons
       for (int64_t i = 0; i < n; ++i) dst[i] = static_cast<int8_t>(src[i] ^ 0x80);  // x + 128
     }
   int64_t oh = 0, ow = 0;  // of position q0
-  for (int64_t q0 = 0; q0 < p.positions; q0 += kNR) {
+  const int64_t tile = p.quads ? kQuadRowNR : kNR;
+  for (int64_t q0 = 0; q0 < p.positions; q0 += tile) {
     int64_t o0 = 0;
     const int16_t* w = s.weights;
     for (; o0 + kMR <= g.out_c; o0 += kMR)
@@ -391,7 +478,7 @@ ZT_S8 void channel_rows_image(const Conv2dGeometry& g, const DirectPlan& p, cons
     if (o0 < g.out_c)
       last_channel_tile<kMR - 1>(g.out_c - o0, g, p, xp + q0, w + o0 * 2 * p.pairs, s.off,
                                  s.comp + o0, o0, oh, ow, y);
-    for (ow += kNR; ow >= p.wp;) ow -= p.wp, ++oh;
+    for (ow += tile; ow >= p.wp;) ow -= p.wp, ++oh;
   }
 }
 

@@ -4,7 +4,7 @@
 #if defined(__x86_64__)
 
 #define ZT_S8_NS vnni
-#define ZT_S8_TARGET "avx2,avx512f,avx512vl,avx512vnni"
+#define ZT_S8_TARGET "avx2,avx512f,avx512vl,avx512bw,avx512vnni"
 #define ZT_S8_VNNI 1
 #include "conv_s8_x86.h"
 #include "gemm_s8_rows_x86.h"
@@ -19,8 +19,8 @@ KernelSet with_vnni_int8(const KernelSet& base, KernelIsa isa, const char* gemm_
   set.isa = isa;
   set.gemm_name = gemm_name;
   set.int8_name =
-      "avx512-vnni: conv2d direct 6x16 tiles (vpdpwssd, vpdpbusd), pixel rows in quads 12x16 on "
-      "512 bits, A.B^T 3x4 dot tiles "
+      "avx512-vnni: conv2d direct 6x16 tiles (vpdpwssd), in quads (vpdpbusd) on 512 bits: "
+      "channel rows 6x32, pixel rows 12x16; A.B^T 3x4 dot tiles "
       "(vpdpbusd where an operand is nonnegative), A.B 4x16 tiles (vpdpwssd), the NPU "
       "requantization on 512 bits, the other int8 kernels avx2's";
   set.conv2d_s8_direct_work_bytes = vnni::conv2d_s8_direct_work_bytes;

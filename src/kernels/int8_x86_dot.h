@@ -5,9 +5,10 @@
 // target attribute's string) and ZT_S8_VNNI (0 or 1). The VNNI kernels are the AVX2 kernels
 // with each step's instructions replaced by one that computes the same exact integer sums, so
 // the logic tested on AVX2 machines is the logic VNNI machines run, and both give the portable
-// kernels' bits (tests/kernels/int8_test.cpp runs every set the CPU supports). One tile differs:
-// the pixel-rows convolution in quads runs 12 pixels on 512-bit registers in the VNNI build
-// (conv_s8_x86.h, pixel_quad_sums_512), tested wherever the VNNI set runs.
+// kernels' bits (tests/kernels/int8_test.cpp runs every set the CPU supports). The convolution
+// in quads (vpdpbusd, only in the VNNI build) runs on 512-bit registers: channel rows 6 x 32
+// positions, pixel rows 12 pixels x 16 channels (conv_s8_x86.h, the *_512 functions), tested
+// wherever the VNNI set runs.
 #pragma once
 
 #if !defined(ZT_S8_NS) || !defined(ZT_S8_TARGET) || !defined(ZT_S8_VNNI)
