@@ -16,9 +16,10 @@
 //   512-bit registers.
 // - Pixel rows (any stride): a tile is 6 output pixels x 16 output channels. The image is
 //   copied channels-last (HWC), so that a kernel row's taps of all channels, k * in_c elements,
-//   are contiguous for every stride; a step reads the next 2 of them (int16) or 4 (int8 quads) as
-//   one 32-bit broadcast, a row rounded up to whole steps with zero weights. The weights are
-//   packed in panels of 16 channels.
+//   are contiguous for every stride; a step reads the next 2 of them (int16) or 4 (int8 quads,
+//   VNNI build: the image offset by 128 as for channel rows) as one 32-bit broadcast, a row
+//   rounded up to whole steps with zero weights. The weights are packed in panels of 16
+//   channels.
 #include <type_traits>
 
 #include "int8_x86_dot.h"
@@ -67,8 +68,9 @@ ChannelQuads channel_quads(const Conv2dGeometry& g) {
   return {row_windows, rows * row_windows, rest == 1 || rest == 2 ? rows * rest : 0};
 }
 
-// The plan of a geometry; with `quads`, in quads.
-DirectPlan direct_plan(const Conv2dGeometry& g, bool quads = false) {
+// The plan of a geometry; with `quads`, in quads; with `pixel`, in pixel rows whatever the
+// comparison of the two layouts in pairs says.
+DirectPlan direct_plan(const Conv2dGeometry& g, bool quads = false, bool pixel = false) {
   DirectPlan p{};
   p.hp = g.in_h + 2 * g.pad;
   p.wp = g.in_w + 2 * g.pad;
@@ -80,7 +82,7 @@ DirectPlan direct_plan(const Conv2dGeometry& g, bool quads = false) {
   const int64_t channel_num = g.out_w * g.out_c * g.patch_size();
   const int64_t channel_den = p.wp * round_up(g.out_c, kMR) * 2 * channel_pairs;
   const int64_t pixel_num = g.out_c * row, pixel_den = p.panels * kNR * round_up(row, 2);
-  p.channel_rows = g.stride == 1 && channel_num * pixel_den >= pixel_num * channel_den;
+  p.channel_rows = !pixel && g.stride == 1 && channel_num * pixel_den >= pixel_num * channel_den;
   if (p.channel_rows && quads) {
     p.quads = true;
     const ChannelQuads cq = channel_quads(g);
@@ -114,32 +116,44 @@ DirectPlan direct_plan(const Conv2dGeometry& g, bool quads = false) {
 
 // Whether plan p may run in quads: in the VNNI build, where vpdpbusd makes four products one
 // instruction (the AVX2 build's three-instruction u8 x s8 step measured slower, and saturates
-// on the offset image of channel rows); channel rows where their windows take fewer steps than
-// pairs of taps (kernels 3 wide or more). Pixel rows need a nonnegative input as well.
+// on the offset image); channel rows where their windows take fewer steps than pairs of taps
+// (kernels 3 wide or more), pixel rows always.
 bool has_quads(const Conv2dGeometry& g, const DirectPlan& p) {
   return ZT_S8_VNNI && (!p.channel_rows || channel_quads(g).steps() < p.pairs);
 }
 
+// Whether channel rows without quads (p: kernels narrower than 3, the 1x1 convolutions) should
+// give way to pixel rows in quads, in the VNNI build: a quad instruction there does 64 products
+// on 512 bits against 16 pairs' on 256, so it pays unless pixel rows waste four times the share
+// of multiply-adds (channel panels of 16).
+bool pixel_quads_pay(const Conv2dGeometry& g, const DirectPlan& p) {
+  if (!ZT_S8_VNNI || !p.channel_rows || has_quads(g, p)) return false;
+  const int64_t row = g.k * g.in_c, channel_pairs = (g.patch_size() + 1) / 2;
+  const int64_t channel_num = g.out_w * g.out_c * g.patch_size();
+  const int64_t channel_den = p.wp * round_up(g.out_c, kMR) * 2 * channel_pairs;
+  const int64_t pixel_num = g.out_c * row, pixel_den = p.panels * kNR * round_up(row, 4);
+  return 4 * pixel_num * channel_den > channel_num * pixel_den;
+}
+
 }  // namespace
 
-// What the scratch holds, in its last bytes: the key of the weights packed in it and whether
-// they were packed in quads (the plan, which the input's signs choose per call).
+// What the scratch holds, in its last bytes: the key of the weights packed in it (the plan is
+// the geometry's).
 struct Packed {
   uint64_t key;
-  uint64_t quads;
 };
 
 // Scratch layout: the padded image, the int16 weights, the int32 step offsets (channel rows in
-// pairs: one per tap of each pair), the int32 compensations of channel rows in quads; Packed at
-// the end.
+// pairs: one per tap of each pair), the int32 compensations of quads (one per output channel of
+// whole panels); Packed at the end.
 int64_t conv2d_s8_direct_work_bytes(const Conv2dGeometry& g) {
   auto bytes = [&g](const DirectPlan& p) {
-    return round_up(p.image + 2 * p.weights + 4 * 2 * p.pairs + 4 * g.out_c, 8);
+    return round_up(p.image + 2 * p.weights + 4 * 2 * p.pairs + 4 * round_up(g.out_c, kNR), 8);
   };
   const DirectPlan p = direct_plan(g);
   int64_t most = bytes(p);
-  if (has_quads(g, p)) {
-    const int64_t quads = bytes(direct_plan(g, true));
+  if (has_quads(g, p) || pixel_quads_pay(g, p)) {
+    const int64_t quads = bytes(direct_plan(g, true, !has_quads(g, p)));
     most = quads > most ? quads : most;
   }
   return most + static_cast<int64_t>(sizeof(Packed));
@@ -484,40 +498,35 @@ ZT_S8 void channel_rows_image(const Conv2dGeometry& g, const DirectPlan& p, cons
 
 // ---- Pixel rows ----
 
-// The sums of pixels pix[i] (an HWC image) over all steps, for the kNR output channels of a
-// packed panel of 64 bytes a step. T = int16_t: pairs of elements, the panel [pairs, kNR, 2] of
-// int16 (dot_pairs_s16). T = int8_t: quads of nonnegative int8 (u8 x s8, dot_quads_u8s8), the
-// panel [quads, kNR, 4] of int8. Either way a pixel's step is one 32-bit broadcast.
-template <typename T>
-ZT_S8_INLINE void pixel_sums(int64_t steps, const T* const (&pix)[kMR], const int32_t* off,
-                             const T* panel, Acc<kMR>& acc) {
-  constexpr int64_t kLane = 4 / sizeof(T);
+// The sums of pixels pix[i] (an HWC image of int16) over all steps, for the kNR output channels
+// of a packed panel [pairs, kNR, 2] of int16 (dot_pairs_s16): a pixel's step is one 32-bit
+// broadcast.
+ZT_S8_INLINE void pixel_sums(int64_t steps, const int16_t* const (&pix)[kMR], const int32_t* off,
+                             const int16_t* panel, Acc<kMR>& acc) {
 #pragma GCC unroll 8
   for (int i = 0; i < kMR; ++i) acc[i][0] = acc[i][1] = _mm256_setzero_si256();
   for (int64_t t = 0; t < steps; ++t) {
-    const __m256i* b = reinterpret_cast<const __m256i*>(panel + t * kNR * kLane);
+    const __m256i* b = reinterpret_cast<const __m256i*>(panel + t * kNR * 2);
     const __m256i b0 = _mm256_loadu_si256(b), b1 = _mm256_loadu_si256(b + 1);
 #pragma GCC unroll 8
     for (int i = 0; i < kMR; ++i) {
       int32_t step;
       __builtin_memcpy(&step, pix[i] + off[t], sizeof step);
       const __m256i xv = _mm256_set1_epi32(step);
-      if constexpr (sizeof(T) == 1) {
-        acc[i][0] = dot_quads_u8s8(acc[i][0], xv, b0);
-        acc[i][1] = dot_quads_u8s8(acc[i][1], xv, b1);
-      } else {
-        acc[i][0] = dot_pairs_s16(acc[i][0], b0, xv);
-        acc[i][1] = dot_pairs_s16(acc[i][1], b1, xv);
-      }
+      acc[i][0] = dot_pairs_s16(acc[i][0], b0, xv);
+      acc[i][1] = dot_pairs_s16(acc[i][1], b1, xv);
     }
   }
 }
 
 #if ZT_S8_VNNI
-// pixel_sums in quads on 512 bits for kQuadMR pixels, into t (pixel i's kNR channel sums).
-ZT_S8_INLINE void pixel_quad_sums_512(int64_t steps, const int8_t* const (&pix)[kQuadMR],
-                                      const int32_t* off, const int8_t* panel,
-                                      int32_t (&t)[kQuadMR][kNR]) {
+// pixel_sums in quads on 512 bits for kQuadMR pixels of the image offset by 128 (read as u8),
+// into t (pixel i's kNR channel sums, without the compensation). Not inlined: in the loops of
+// pixel_image GCC moved the accumulators between registers every step.
+__attribute__((noinline)) ZT_S8 void pixel_quad_sums_512(int64_t steps,
+                                                         const int8_t* const (&pix)[kQuadMR],
+                                                         const int32_t* off, const int8_t* panel,
+                                                         int32_t (&t)[kQuadMR][kNR]) {
   __m512i acc[kQuadMR];
 #pragma GCC unroll 16
   for (int i = 0; i < kQuadMR; ++i) acc[i] = _mm512_setzero_si512();
@@ -594,10 +603,14 @@ ZT_S8 void pack_pixels(const Conv2dGeometry& g, const DirectPlan& p, const int8_
 
 ZT_S8 void pack_pixel_rows(const Conv2dGeometry& g, const DirectPlan& p, const int8_t* w,
                            const Scratch& s) {
-  if (p.quads)
-    pack_pixels(g, p, w, reinterpret_cast<int8_t*>(s.weights), s.off);
-  else
-    pack_pixels(g, p, w, s.weights, s.off);
+  if (!p.quads) return pack_pixels(g, p, w, s.weights, s.off);
+  pack_pixels(g, p, w, reinterpret_cast<int8_t*>(s.weights), s.off);
+  const int64_t taps = g.patch_size();
+  for (int64_t o = 0; o < p.panels * kNR; ++o) {
+    int32_t sum = 0;
+    for (int64_t t = 0; o < g.out_c && t < taps; ++t) sum += w[o * taps + t];
+    s.comp[o] = 128 * sum;
+  }
 }
 
 // One image in pixel rows: T = int16_t (pairs) or int8_t (quads).
@@ -610,21 +623,26 @@ ZT_S8 void pixel_image(const Conv2dGeometry& g, const DirectPlan& p, const int8_
     // Locals: stores of int8 may alias g and p, whose fields would be reloaded every element.
     const int64_t in_c = g.in_c, in_h = g.in_h, in_w = g.in_w, pad = g.pad, wp = p.wp;
     const int64_t plane_in = in_h * in_w;
-    // A pixel of up to 8 bytes is made in a register and stored whole; its zero bytes past in_c
-    // land on the next pixel (written next) or on padding, which is zero.
+    // Quads: x + 128 (the sign bit flipped), the padding 128 too. A pixel of up to 8 bytes is
+    // made in a register and stored whole; its bytes past in_c, padding's value, land on the
+    // next pixel (written next) or on padding.
+    constexpr bool kQuads = sizeof(T) == 1;
+    constexpr uint64_t kPad = kQuads ? 0x8080808080808080ull : 0;
     const bool by_word = in_c * static_cast<int64_t>(sizeof(T)) <= 8;
     for (int64_t ih = 0; ih < in_h; ++ih)
       for (int64_t iw = 0; iw < in_w; ++iw) {
         T* dst = xh + ((ih + pad) * wp + iw + pad) * in_c;
         const int8_t* src = x + ih * in_w + iw;
         if (!by_word) {
-          for (int64_t c = 0; c < in_c; ++c) dst[c] = src[c * plane_in];
+          for (int64_t c = 0; c < in_c; ++c)
+            dst[c] = kQuads ? static_cast<T>(src[c * plane_in] ^ 0x80) : src[c * plane_in];
           continue;
         }
         uint64_t word = 0;
         for (int64_t c = 0; c < in_c; ++c)
           word |= static_cast<uint64_t>(static_cast<std::make_unsigned_t<T>>(src[c * plane_in]))
                   << (8 * sizeof(T) * c);
+        word ^= kPad;  // quads: x + 128 below in_c, 128 past it
         __builtin_memcpy(dst, &word, sizeof word);
       }
   }
@@ -640,14 +658,17 @@ ZT_S8 void pixel_image(const Conv2dGeometry& g, const DirectPlan& p, const int8_
     for (int64_t q = 0; q < p.panels; ++q) {
       const T* panel = reinterpret_cast<const T*>(s.weights) + q * p.pairs * kNR * (4 / sizeof(T));
       alignas(64) int32_t t[MR][kNR];
+      if constexpr (sizeof(T) == 1) {
 #if ZT_S8_VNNI
-      if constexpr (MR == kQuadMR && MR != kMR) {
         pixel_quad_sums_512(p.pairs, pix, s.off, panel, t);
-      } else
+        // Less 128 times each channel's sum of weights.
+        const __m512i c = _mm512_loadu_si512(s.comp + q * kNR);
+        for (int i = 0; i < MR; ++i)
+          _mm512_storeu_si512(t[i], _mm512_sub_epi32(_mm512_loadu_si512(t[i]), c));
 #endif
-      {
+      } else {
         Acc<kMR> acc;
-        pixel_sums<T>(p.pairs, pix, s.off, panel, acc);
+        pixel_sums(p.pairs, pix, s.off, panel, acc);
         for (int i = 0; i < kMR; ++i)
           for (int v = 0; v < 2; ++v)
             _mm256_store_si256(reinterpret_cast<__m256i*>(t[i] + 8 * v), acc[i][v]);
@@ -667,31 +688,33 @@ ZT_S8 void pixel_image(const Conv2dGeometry& g, const DirectPlan& p, const int8_
 
 ZT_S8 void conv2d_s8_direct(const Conv2dGeometry& g, int64_t images, const int8_t* x,
                             const int8_t* w, int32_t* y, void* work, uint64_t weights_key) {
-  // Pixel quads need every input byte in [0, 127] (ReLU and pooling outputs are): one scan of x.
   DirectPlan p = direct_plan(g);
-  if (has_quads(g, p) && (p.channel_rows || all_nonneg_s8(x, images * g.in_numel())))
+  if (has_quads(g, p))
     p = direct_plan(g, true);
+  else if (pixel_quads_pay(g, p))
+    p = direct_plan(g, true, true);
   const Scratch s = scratch(p, work);
   // The weights (and the image's padding) are still there when the last call on this scratch
-  // had the key and the plan: the calls of one pass pack once.
+  // had the key: the calls of one pass pack once.
   Packed* packed = reinterpret_cast<Packed*>(static_cast<char*>(work) +
                                              conv2d_s8_direct_work_bytes(g) - sizeof(Packed));
-  if (weights_key == 0 || packed->key != weights_key || packed->quads != p.quads) {
-    // The padding stays zero: 128 in the offset image of channel rows in quads.
-    __builtin_memset(s.image, p.channel_rows && p.quads ? 0x80 : 0, static_cast<size_t>(p.image));
+  if (weights_key == 0 || packed->key != weights_key) {
+    // The padding stays zero: 128 in the offset image of quads.
+    __builtin_memset(s.image, p.quads ? 0x80 : 0, static_cast<size_t>(p.image));
     if (p.channel_rows)
       pack_channel_rows(g, p, w, s);
     else
       pack_pixel_rows(g, p, w, s);
-    *packed = {weights_key, p.quads};
+    *packed = {weights_key};
   }
   for (int64_t n = 0; n < images; ++n) {
     const int8_t* xn = x + n * g.in_numel();
     int32_t* yn = y + n * g.out_numel();
-    if (p.channel_rows)
-      channel_rows_image(g, p, xn, s, yn);
+    if (p.channel_rows) channel_rows_image(g, p, xn, s, yn);
+#if ZT_S8_VNNI
     else if (p.quads)
       pixel_image<int8_t>(g, p, xn, s, yn);
+#endif
     else
       pixel_image<int16_t>(g, p, xn, s, yn);
   }

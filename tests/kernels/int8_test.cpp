@@ -524,10 +524,11 @@ std::vector<ref::ConvShape> conv_cases(int64_t images) {
   };
   // The AVX2 kernel's register tiles: channel rows (6 channels x 16 positions) full and partial
   // in both directions; pixel rows (6 pixels x 16 channels) with odd channel counts and partial
-  // panels.
+  // panels; 1x1 convolutions, which the VNNI sets move to pixel rows in quads (MobileNetV2's).
   const ref::ConvShape tiles[] = {{images, 3, 9, 13, 13, 3, 1, 1}, {images, 5, 6, 17, 11, 4, 1, 2},
                                   {images, 1, 3, 3, 7, 1, 1, 0},   {images, 3, 6, 6, 16, 3, 1, 0},
-                                  {images, 3, 11, 9, 21, 3, 2, 1}, {images, 5, 7, 8, 40, 2, 1, 1}};
+                                  {images, 3, 11, 9, 21, 3, 2, 1}, {images, 5, 7, 8, 40, 2, 1, 1},
+                                  {images, 18, 5, 7, 24, 1, 1, 0}, {images, 32, 3, 3, 16, 1, 1, 0}};
   cases.insert(cases.end(), std::begin(tiles), std::end(tiles));
   Rng rng(111, 0);
   for (int i = 0; i < 16; ++i) {
@@ -581,8 +582,8 @@ TEST(Int8Conv2d, ForwardMatchesDirectConvolution) {
   expect_conv_forward_matches(-128, 127, no_edit);
 }
 
-// Inputs in [0, 127], as ReLU and pooling outputs are: the VNNI sets run pixel rows in u8 x s8
-// quads there (vpdpbusd); one negative input byte in the batch sends them back to pairs.
+// Inputs in [0, 127], as ReLU and pooling outputs are, with and without one negative byte (the
+// VNNI sets' quads read every input offset by 128, whatever its signs).
 TEST(Int8Conv2d, ForwardMatchesOnNonnegativeInputs) {
   expect_conv_forward_matches(0, 127, no_edit);
   expect_conv_forward_matches(0, 127,
@@ -590,9 +591,8 @@ TEST(Int8Conv2d, ForwardMatchesOnNonnegativeInputs) {
 }
 
 // The blocks of one pass share a weights key: a worker's scratch keeps the weights its first
-// block packed. Blocks of one image each, as a pass over 4 images; the third image has a
-// negative byte (the VNNI sets leave quads for pairs there, and must pack again, and again
-// for the fourth); then new weights under a new key.
+// block packed. Blocks of one image each, as a pass over 4 images (the third with a negative
+// byte); then new weights under a new key, which must be packed anew.
 TEST(Int8Conv2d, BlocksOfOnePassPackTheWeightsOnce) {
   test::for_each_kernel_isa([] {
     for (const auto& s : conv_cases(4)) {
