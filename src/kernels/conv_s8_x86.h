@@ -137,18 +137,16 @@ bool pixel_quads_pay(const Conv2dGeometry& g, const DirectPlan& p) {
 
 }  // namespace
 
-// What the scratch holds, in its last bytes: the key of the weights packed in it (the plan is
-// the geometry's).
-struct Packed {
-  uint64_t key;
-};
+// The scratch's last 8 bytes hold the key of the weights packed in it (the plan is the
+// geometry's); read and written by memcpy: a caller's scratch may be only 4-byte aligned.
+constexpr int64_t kKeyBytes = sizeof(uint64_t);
 
 // Scratch layout: the padded image, the int16 weights, the int32 step offsets (channel rows in
 // pairs: one per tap of each pair), the int32 compensations of quads (one per output channel of
-// whole panels); Packed at the end.
+// whole panels); the weights' key at the end.
 int64_t conv2d_s8_direct_work_bytes(const Conv2dGeometry& g) {
   auto bytes = [&g](const DirectPlan& p) {
-    return round_up(p.image + 2 * p.weights + 4 * 2 * p.pairs + 4 * round_up(g.out_c, kNR), 8);
+    return p.image + 2 * p.weights + 4 * 2 * p.pairs + 4 * round_up(g.out_c, kNR);
   };
   const DirectPlan p = direct_plan(g);
   int64_t most = bytes(p);
@@ -156,7 +154,7 @@ int64_t conv2d_s8_direct_work_bytes(const Conv2dGeometry& g) {
     const int64_t quads = bytes(direct_plan(g, true, !has_quads(g, p)));
     most = quads > most ? quads : most;
   }
-  return most + static_cast<int64_t>(sizeof(Packed));
+  return most + kKeyBytes;
 }
 
 namespace {
@@ -696,16 +694,17 @@ ZT_S8 void conv2d_s8_direct(const Conv2dGeometry& g, int64_t images, const int8_
   const Scratch s = scratch(p, work);
   // The weights (and the image's padding) are still there when the last call on this scratch
   // had the key: the calls of one pass pack once.
-  Packed* packed = reinterpret_cast<Packed*>(static_cast<char*>(work) +
-                                             conv2d_s8_direct_work_bytes(g) - sizeof(Packed));
-  if (weights_key == 0 || packed->key != weights_key) {
+  char* key_bytes = static_cast<char*>(work) + conv2d_s8_direct_work_bytes(g) - kKeyBytes;
+  uint64_t packed_key;
+  __builtin_memcpy(&packed_key, key_bytes, sizeof packed_key);
+  if (weights_key == 0 || packed_key != weights_key) {
     // The padding stays zero: 128 in the offset image of quads.
     __builtin_memset(s.image, p.quads ? 0x80 : 0, static_cast<size_t>(p.image));
     if (p.channel_rows)
       pack_channel_rows(g, p, w, s);
     else
       pack_pixel_rows(g, p, w, s);
-    *packed = {weights_key};
+    __builtin_memcpy(key_bytes, &weights_key, sizeof weights_key);
   }
   for (int64_t n = 0; n < images; ++n) {
     const int8_t* xn = x + n * g.in_numel();
