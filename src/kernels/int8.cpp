@@ -301,9 +301,10 @@ const char* int8_kernels_name() {
 
 uint64_t new_weights_key() {
   // Spread by an odd multiplier: distinct and never 0, and unlike the small integers stale
-  // scratch memory holds.
-  static std::atomic<uint64_t> last{0};
-  return (++last) * 0x9E3779B97F4A7C15ull;
+  // scratch memory holds. The counter is pointer-wide, the widest lock-free atomic everywhere
+  // (a 64-bit one needs libatomic on 32-bit Arm: the M55 build).
+  static std::atomic<uintptr_t> last{0};
+  return static_cast<uint64_t>(++last) * 0x9E3779B97F4A7C15ull;
 }
 
 void conv2d_s8_forward(const Conv2dGeometry& g, int64_t images, const int8_t* x, const int8_t* w,
