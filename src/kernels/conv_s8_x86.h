@@ -68,6 +68,20 @@ ChannelQuads channel_quads(const Conv2dGeometry& g) {
   return {row_windows, rows * row_windows, rest == 1 || rest == 2 ? rows * rest : 0};
 }
 
+// Useful over computed multiply-adds of the two layouts in pairs (channel rows: wp positions per
+// output row, channels in whole tiles, an even number of taps) and of pixel rows in steps of
+// `lane` elements (whole panels of channels, kernel rows in whole steps), as fractions.
+struct LayoutShares {
+  int64_t channel_num, channel_den, pixel_num, pixel_den;
+};
+LayoutShares layout_shares(const Conv2dGeometry& g, int64_t lane) {
+  const int64_t wp = g.in_w + 2 * g.pad, panels = (g.out_c + kNR - 1) / kNR;
+  const int64_t row = g.k * g.in_c;
+  return {g.out_w * g.out_c * g.patch_size(),
+          wp * round_up(g.out_c, kMR) * 2 * ((g.patch_size() + 1) / 2), g.out_c * row,
+          panels * kNR * round_up(row, lane)};
+}
+
 // The plan of a geometry; with `quads`, in quads; with `pixel`, in pixel rows whatever the
 // comparison of the two layouts in pairs says.
 DirectPlan direct_plan(const Conv2dGeometry& g, bool quads = false, bool pixel = false) {
@@ -76,13 +90,9 @@ DirectPlan direct_plan(const Conv2dGeometry& g, bool quads = false, bool pixel =
   p.wp = g.in_w + 2 * g.pad;
   p.panels = (g.out_c + kNR - 1) / kNR;
   const int64_t row = g.k * g.in_c, channel_pairs = (g.patch_size() + 1) / 2;
-  // Useful over computed multiply-adds, compared as cross products: channel rows compute wp
-  // positions per output row, channels in whole tiles and an even number of taps; pixel rows
-  // whole panels of channels and kernel rows in whole pairs.
-  const int64_t channel_num = g.out_w * g.out_c * g.patch_size();
-  const int64_t channel_den = p.wp * round_up(g.out_c, kMR) * 2 * channel_pairs;
-  const int64_t pixel_num = g.out_c * row, pixel_den = p.panels * kNR * round_up(row, 2);
-  p.channel_rows = !pixel && g.stride == 1 && channel_num * pixel_den >= pixel_num * channel_den;
+  const LayoutShares s = layout_shares(g, 2);
+  p.channel_rows =
+      !pixel && g.stride == 1 && s.channel_num * s.pixel_den >= s.pixel_num * s.channel_den;
   if (p.channel_rows && quads) {
     p.quads = true;
     const ChannelQuads cq = channel_quads(g);
@@ -128,33 +138,33 @@ bool has_quads(const Conv2dGeometry& g, const DirectPlan& p) {
 // of multiply-adds (channel panels of 16).
 bool pixel_quads_pay(const Conv2dGeometry& g, const DirectPlan& p) {
   if (!ZT_S8_VNNI || !p.channel_rows || has_quads(g, p)) return false;
-  const int64_t row = g.k * g.in_c, channel_pairs = (g.patch_size() + 1) / 2;
-  const int64_t channel_num = g.out_w * g.out_c * g.patch_size();
-  const int64_t channel_den = p.wp * round_up(g.out_c, kMR) * 2 * channel_pairs;
-  const int64_t pixel_num = g.out_c * row, pixel_den = p.panels * kNR * round_up(row, 4);
-  return 4 * pixel_num * channel_den > channel_num * pixel_den;
+  const LayoutShares s = layout_shares(g, 4);
+  return 4 * s.pixel_num * s.channel_den > s.channel_num * s.pixel_den;
+}
+
+// The plan the kernel runs: in quads where the layout has them or pixel rows in quads pay.
+DirectPlan run_plan(const Conv2dGeometry& g) {
+  const DirectPlan p = direct_plan(g);
+  if (has_quads(g, p)) return direct_plan(g, true);
+  if (pixel_quads_pay(g, p)) return direct_plan(g, true, true);
+  return p;
 }
 
 }  // namespace
 
-// The scratch's last 8 bytes hold the key of the weights packed in it (the plan is the
+// The scratch's first 8 bytes hold the key of the weights packed in it (the plan is the
 // geometry's); read and written by memcpy: a caller's scratch may be only 4-byte aligned.
 constexpr int64_t kKeyBytes = sizeof(uint64_t);
 
-// Scratch layout: the padded image, the int16 weights, the int32 step offsets (channel rows in
-// pairs: one per tap of each pair), the int32 compensations of quads (one per output channel of
-// whole panels); the weights' key at the end.
+// Scratch layout: the weights' key, the padded image, the int16 weights, the int32 step offsets
+// (channel rows in pairs: one per tap of each pair), the int32 compensations of quads (one per
+// output channel of whole panels).
 int64_t conv2d_s8_direct_work_bytes(const Conv2dGeometry& g) {
   auto bytes = [&g](const DirectPlan& p) {
     return p.image + 2 * p.weights + 4 * 2 * p.pairs + 4 * round_up(g.out_c, kNR);
   };
-  const DirectPlan p = direct_plan(g);
-  int64_t most = bytes(p);
-  if (has_quads(g, p) || pixel_quads_pay(g, p)) {
-    const int64_t quads = bytes(direct_plan(g, true, !has_quads(g, p)));
-    most = quads > most ? quads : most;
-  }
-  return most + kKeyBytes;
+  const int64_t pairs = bytes(direct_plan(g)), run = bytes(run_plan(g));
+  return kKeyBytes + (run > pairs ? run : pairs);
 }
 
 namespace {
@@ -169,8 +179,8 @@ struct Scratch {
 
 Scratch scratch(const DirectPlan& p, void* work) {
   Scratch s;
-  s.image = work;
-  s.weights = reinterpret_cast<int16_t*>(static_cast<char*>(work) + p.image);
+  s.image = static_cast<char*>(work) + kKeyBytes;
+  s.weights = reinterpret_cast<int16_t*>(static_cast<char*>(s.image) + p.image);
   s.off = reinterpret_cast<int32_t*>(s.weights + p.weights);
   s.comp = s.off + 2 * p.pairs;
   return s;
@@ -179,22 +189,45 @@ Scratch scratch(const DirectPlan& p, void* work) {
 template <int MR>
 using Acc = __m256i[MR][2];
 
-ZT_S8_INLINE __m256i broadcast_pair(const int16_t* p) {
-  int32_t pair;
-  __builtin_memcpy(&pair, p, sizeof pair);
-  return _mm256_set1_epi32(pair);
+// Every lane v, and a - b per int32 lane, on 256 bits or (VNNI build) 512.
+template <class VT>
+VT splat_s32(int32_t v);
+template <>
+ZT_S8_INLINE __m256i splat_s32<__m256i>(int32_t v) {
+  return _mm256_set1_epi32(v);
+}
+ZT_S8_INLINE __m256i sub_s32(__m256i a, __m256i b) {
+  return _mm256_sub_epi32(a, b);
+}
+#if ZT_S8_VNNI
+template <>
+ZT_S8_INLINE __m512i splat_s32<__m512i>(int32_t v) {
+  return _mm512_set1_epi32(v);
+}
+ZT_S8_INLINE __m512i sub_s32(__m512i a, __m512i b) {
+  return _mm512_sub_epi32(a, b);
+}
+#endif
+
+// 128 times the sum of a channel's weights: what the image offset by 128 adds to its sums.
+int32_t offset_compensation(const int8_t* w, int64_t taps) {
+  int32_t sum = 0;
+  for (int64_t t = 0; t < taps; ++t) sum += w[t];
+  return 128 * sum;
 }
 
 // ---- Channel rows ----
 
 // One step of a channel-rows tile: acc[i][v] += the products of x[v] with output channel i's 4
 // bytes of weights at w + 2 i stride (int16 units): a pair of int16 (x int16), or a quad of
-// int8 (kQuads: x u8).
-template <bool kQuads, int MR>
-ZT_S8_INLINE void add_step(Acc<MR>& acc, __m256i x0, __m256i x1, const int16_t* w, int64_t stride) {
+// int8 (kQuads: x u8). VT: 256-bit vectors, or 512 (VNNI build).
+template <bool kQuads, int MR, class VT>
+ZT_S8_INLINE void add_step(VT (&acc)[MR][2], VT x0, VT x1, const int16_t* w, int64_t stride) {
 #pragma GCC unroll 8
   for (int i = 0; i < MR; ++i) {
-    const __m256i wv = broadcast_pair(w + 2 * i * stride);
+    int32_t four;
+    __builtin_memcpy(&four, w + 2 * i * stride, sizeof four);
+    const VT wv = splat_s32<VT>(four);
     if constexpr (kQuads) {
       acc[i][0] = dot_quads_u8s8(acc[i][0], x0, wv);
       acc[i][1] = dot_quads_u8s8(acc[i][1], x1, wv);
@@ -226,6 +259,17 @@ ZT_S8_INLINE void channel_sums(int64_t pairs, const int8_t* xq, const int16_t* w
     const __m256i lo = acc[i][0], hi = acc[i][1];
     acc[i][0] = _mm256_permute2x128_si256(lo, hi, 0x20);
     acc[i][1] = _mm256_permute2x128_si256(lo, hi, 0x31);
+  }
+}
+
+// acc[i][v] -= comp[i]: channel i's sums on the image offset by 128, less what the offset adds.
+template <int MR, class VT>
+ZT_S8_INLINE void subtract_compensation(VT (&acc)[MR][2], const int32_t* comp) {
+#pragma GCC unroll 8
+  for (int i = 0; i < MR; ++i) {
+    const VT c = splat_s32<VT>(comp[i]);
+    acc[i][0] = sub_s32(acc[i][0], c);
+    acc[i][1] = sub_s32(acc[i][1], c);
   }
 }
 
@@ -263,12 +307,7 @@ ZT_S8_INLINE void channel_quad_sums(int64_t windows, int64_t steps, const int8_t
     add_step<false, MR>(acc, interleaved_pairs_u8(a, b), interleaved_pairs_u8(a + 8, b + 8),
                         w + 2 * t, steps);
   }
-#pragma GCC unroll 8
-  for (int i = 0; i < MR; ++i) {
-    const __m256i c = _mm256_set1_epi32(comp[i]);
-    acc[i][0] = _mm256_sub_epi32(acc[i][0], c);
-    acc[i][1] = _mm256_sub_epi32(acc[i][1], c);
-  }
+  subtract_compensation(acc, comp);
 }
 
 // The first n lanes of v at dst, 0 < n <= the lanes (256 bits: store_first_s32).
@@ -354,36 +393,15 @@ ZT_S8_INLINE void channel_quad_sums_512(int64_t windows, int64_t steps, const in
   for (int i = 0; i < MR; ++i) acc[i][0] = acc[i][1] = _mm512_setzero_si512();
   for (int64_t t = 0; t < windows; ++t) {
     const int8_t* x = xq + off[t];
-    const __m512i x0 = windows_u8(x), x1 = windows_u8(x + 16);
-#pragma GCC unroll 8
-    for (int i = 0; i < MR; ++i) {
-      int32_t quad;
-      __builtin_memcpy(&quad, w + 2 * t + 2 * i * steps, sizeof quad);
-      const __m512i wv = _mm512_set1_epi32(quad);
-      acc[i][0] = _mm512_dpbusd_epi32(acc[i][0], x0, wv);
-      acc[i][1] = _mm512_dpbusd_epi32(acc[i][1], x1, wv);
-    }
+    add_step<true, MR>(acc, windows_u8(x), windows_u8(x + 16), w + 2 * t, steps);
   }
   for (int64_t t = windows; t < steps; ++t) {
     const int8_t* a = xq + off[windows + 2 * (t - windows)];
     const int8_t* b = xq + off[windows + 2 * (t - windows) + 1];
-    const __m512i x0 = interleaved_pairs_u8_512(a, b),
-                  x1 = interleaved_pairs_u8_512(a + 16, b + 16);
-#pragma GCC unroll 8
-    for (int i = 0; i < MR; ++i) {
-      int32_t pair;
-      __builtin_memcpy(&pair, w + 2 * t + 2 * i * steps, sizeof pair);
-      const __m512i wv = _mm512_set1_epi32(pair);
-      acc[i][0] = _mm512_dpwssd_epi32(acc[i][0], x0, wv);
-      acc[i][1] = _mm512_dpwssd_epi32(acc[i][1], x1, wv);
-    }
+    add_step<false, MR>(acc, interleaved_pairs_u8_512(a, b),
+                        interleaved_pairs_u8_512(a + 16, b + 16), w + 2 * t, steps);
   }
-#pragma GCC unroll 8
-  for (int i = 0; i < MR; ++i) {
-    const __m512i c = _mm512_set1_epi32(comp[i]);
-    acc[i][0] = _mm512_sub_epi32(acc[i][0], c);
-    acc[i][1] = _mm512_sub_epi32(acc[i][1], c);
-  }
+  subtract_compensation(acc, comp);
 }
 #endif
 
@@ -430,9 +448,7 @@ ZT_S8 void pack_channel_rows(const Conv2dGeometry& g, const DirectPlan& p, const
     int8_t* packed = reinterpret_cast<int8_t*>(s.weights);
     for (int64_t o = 0; o < g.out_c; ++o) {
       const int8_t* wo = w + o * taps;
-      int32_t sum = 0;
-      for (int64_t t = 0; t < taps; ++t) sum += wo[t];
-      s.comp[o] = 128 * sum;
+      s.comp[o] = offset_compensation(wo, taps);
       int8_t* row = packed + o * p.pairs * 4;
       for (int64_t r = 0; r < rows; ++r)  // kernel row r = (c, ki)
         for (int64_t e = 0; e < tail_from; ++e)
@@ -534,7 +550,7 @@ __attribute__((noinline)) ZT_S8 void pixel_quad_sums_512(int64_t steps,
     for (int i = 0; i < kQuadMR; ++i) {
       int32_t step;
       __builtin_memcpy(&step, pix[i] + off[s], sizeof step);
-      acc[i] = _mm512_dpbusd_epi32(acc[i], _mm512_set1_epi32(step), b);
+      acc[i] = dot_quads_u8s8(acc[i], _mm512_set1_epi32(step), b);
     }
   }
 #pragma GCC unroll 16
@@ -604,11 +620,8 @@ ZT_S8 void pack_pixel_rows(const Conv2dGeometry& g, const DirectPlan& p, const i
   if (!p.quads) return pack_pixels(g, p, w, s.weights, s.off);
   pack_pixels(g, p, w, reinterpret_cast<int8_t*>(s.weights), s.off);
   const int64_t taps = g.patch_size();
-  for (int64_t o = 0; o < p.panels * kNR; ++o) {
-    int32_t sum = 0;
-    for (int64_t t = 0; o < g.out_c && t < taps; ++t) sum += w[o * taps + t];
-    s.comp[o] = 128 * sum;
-  }
+  for (int64_t o = 0; o < p.panels * kNR; ++o)
+    s.comp[o] = o < g.out_c ? offset_compensation(w + o * taps, taps) : 0;
 }
 
 // One image in pixel rows: T = int16_t (pairs) or int8_t (quads).
@@ -686,17 +699,12 @@ ZT_S8 void pixel_image(const Conv2dGeometry& g, const DirectPlan& p, const int8_
 
 ZT_S8 void conv2d_s8_direct(const Conv2dGeometry& g, int64_t images, const int8_t* x,
                             const int8_t* w, int32_t* y, void* work, uint64_t weights_key) {
-  DirectPlan p = direct_plan(g);
-  if (has_quads(g, p))
-    p = direct_plan(g, true);
-  else if (pixel_quads_pay(g, p))
-    p = direct_plan(g, true, true);
+  const DirectPlan p = run_plan(g);
   const Scratch s = scratch(p, work);
   // The weights (and the image's padding) are still there when the last call on this scratch
   // had the key: the calls of one pass pack once.
-  char* key_bytes = static_cast<char*>(work) + conv2d_s8_direct_work_bytes(g) - kKeyBytes;
   uint64_t packed_key;
-  __builtin_memcpy(&packed_key, key_bytes, sizeof packed_key);
+  __builtin_memcpy(&packed_key, work, sizeof packed_key);
   if (weights_key == 0 || packed_key != weights_key) {
     // The padding stays zero: 128 in the offset image of quads.
     __builtin_memset(s.image, p.quads ? 0x80 : 0, static_cast<size_t>(p.image));
@@ -704,7 +712,7 @@ ZT_S8 void conv2d_s8_direct(const Conv2dGeometry& g, int64_t images, const int8_
       pack_channel_rows(g, p, w, s);
     else
       pack_pixel_rows(g, p, w, s);
-    __builtin_memcpy(key_bytes, &weights_key, sizeof weights_key);
+    __builtin_memcpy(work, &weights_key, sizeof weights_key);
   }
   for (int64_t n = 0; n < images; ++n) {
     const int8_t* xn = x + n * g.in_numel();

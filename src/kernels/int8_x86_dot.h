@@ -49,6 +49,16 @@ ZT_S8_INLINE __m256i dot_quads_u8s8(__m256i acc, __m256i u, __m256i s) {
 #endif
 }
 
+#if ZT_S8_VNNI
+// The same two steps on 512-bit registers (the VNNI build's convolution in quads).
+ZT_S8_INLINE __m512i dot_pairs_s16(__m512i acc, __m512i a, __m512i b) {
+  return _mm512_dpwssd_epi32(acc, a, b);
+}
+ZT_S8_INLINE __m512i dot_quads_u8s8(__m512i acc, __m512i u, __m512i s) {
+  return _mm512_dpbusd_epi32(acc, u, s);
+}
+#endif
+
 // Stores lanes 0..n-1 of v at dst (0 < n <= 8). VNNI builds have AVX-512 VL's mask registers;
 // AVX2's vpmaskmovd store is microcoded and slow on some CPUs, so it is kept for AVX2 only.
 ZT_S8_INLINE void store_first_s32(int32_t* dst, int64_t n, __m256i v) {

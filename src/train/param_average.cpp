@@ -3,8 +3,6 @@
 #include <algorithm>
 #include <cstdlib>
 
-#include "zotrain/core/error.h"
-
 namespace zotrain {
 
 namespace {

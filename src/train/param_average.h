@@ -29,12 +29,10 @@ void add_average_plan(MemoryPlan& plan, const Network& net, const TrainConfig& c
 
 class ParamAverage {
  public:
-  ParamAverage() = default;
   // Averages the f32 parameters of `params` in layers >= frozen, starting from their values,
   // in buffers from the arena.
   ParamAverage(const std::vector<ParamView>& params, int frozen, double decay, Arena& arena);
 
-  bool active() const { return !items_.empty(); }
   // Folds in the parameters after optimizer step `steps` (1 for the first): the decay is
   // min(ema_decay, (1 + steps) / (10 + steps)), so the first epochs are not held back by the
   // initial weights.
