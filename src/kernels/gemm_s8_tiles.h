@@ -8,8 +8,9 @@
 //   struct Widened           the product step exact for every int8 pair, on 16 bytes of k
 //                            (kStep = 16) and on 8 (load<8>: 8 bytes and zeros above them);
 // and may define faster steps of its own (a struct with kStep, load<kStep> and dot) for
-// dot_tile and gemm_nt. Integer sums are exact in any order, so every build gives the portable
-// kernel's bits (tests/kernels/int8_test.cpp runs every set the CPU supports).
+// dot_tile and gemm_nt, or steps with masked loads for masked_dot_tile. Integer sums are exact in
+// any order, so every build gives the portable kernel's bits (tests/kernels/int8_test.cpp runs
+// every set the CPU supports).
 #pragma once
 
 #include <cstdint>
@@ -19,15 +20,23 @@ namespace {
 
 constexpr int kRowsA = 3, kRowsB = 4;  // a tile: 12 accumulators, 3 A vectors, a B vector
 
-template <class P, int K, int RA>
+// One step along k: P's vectors of a[i] and b[j] from `load` (a Whole step or P's Tail),
+// multiplied into acc[i][j].
+template <class P, int K>
+struct Whole {
+  int64_t p;
+  ZT_S8_INLINE auto operator()(const int8_t* x) const { return P::template load<K>(x + p); }
+};
+
+template <class P, int RA, class Load, class S>
 ZT_S8_INLINE void dot_step(const int8_t* const (&a)[RA], const int8_t* const (&b)[kRowsB],
-                           int64_t p, Sums (&acc)[RA][kRowsB]) {
-  decltype(P::template load<K>(a[0])) av[RA];
+                           Load load, S (&acc)[RA][kRowsB]) {
+  decltype(load(a[0])) av[RA];
 #pragma GCC unroll 4
-  for (int i = 0; i < RA; ++i) av[i] = P::template load<K>(a[i] + p);
+  for (int i = 0; i < RA; ++i) av[i] = load(a[i]);
 #pragma GCC unroll 4
   for (int j = 0; j < kRowsB; ++j) {
-    const auto bv = P::template load<K>(b[j] + p);
+    const auto bv = load(b[j]);
 #pragma GCC unroll 4
     for (int i = 0; i < RA; ++i) acc[i][j] = P::dot(acc[i][j], av[i], bv);
   }
@@ -46,15 +55,33 @@ ZT_S8 void dot_tile(int64_t k, const int8_t* const (&a)[RA], const int8_t* const
 #pragma GCC unroll 4
     for (int j = 0; j < kRowsB; ++j) acc[i][j] = acc_zero();
   int64_t p = 0;
-  for (; p + P::kStep <= k; p += P::kStep) dot_step<P, P::kStep, RA>(a, b, p, acc);
-  for (; p + 16 <= k; p += 16) dot_step<Widened, 16, RA>(a, b, p, acc);
-  if (p + 8 <= k) dot_step<Widened, 8, RA>(a, b, p, acc), p += 8;
+  for (; p + P::kStep <= k; p += P::kStep) dot_step<P, RA>(a, b, Whole<P, P::kStep>{p}, acc);
+  for (; p + 16 <= k; p += 16) dot_step<Widened, RA>(a, b, Whole<Widened, 16>{p}, acc);
+  if (p + 8 <= k) dot_step<Widened, RA>(a, b, Whole<Widened, 8>{p}, acc), p += 8;
 #pragma GCC unroll 4
   for (int i = 0; i < RA; ++i) {
     store_sums(acc[i], out[i]);
     for (int j = 0; j < kRowsB; ++j)
       for (int64_t q = p; q < k; ++q) out[i][j] += a[i][q] * b[j][q];
   }
+}
+
+// dot_tile for a step P with masked loads (P::Tail, P::Sums, P::zero, P::store_sums: AVX-512's
+// zeroing loads): the last part-filled step reads zeros past k, so no narrower steps and no
+// scalar rest.
+template <class P, int RA>
+ZT_S8 void masked_dot_tile(int64_t k, const int8_t* const (&a)[RA],
+                           const int8_t* const (&b)[kRowsB], int32_t (&out)[RA][kRowsB]) {
+  typename P::Sums acc[RA][kRowsB];
+#pragma GCC unroll 4
+  for (int i = 0; i < RA; ++i)
+#pragma GCC unroll 4
+    for (int j = 0; j < kRowsB; ++j) acc[i][j] = P::zero();
+  int64_t p = 0;
+  for (; p + P::kStep <= k; p += P::kStep) dot_step<P, RA>(a, b, Whole<P, P::kStep>{p}, acc);
+  if (p < k) dot_step<P, RA>(a, b, typename P::Tail(p, k - p), acc);
+#pragma GCC unroll 4
+  for (int i = 0; i < RA; ++i) P::store_sums(acc[i], out[i]);
 }
 
 // The rows [i0, i0 + RA) of C (+)= A · B^T with C's element (i, j) at c + i * ci + j * cj.
@@ -68,7 +95,10 @@ ZT_S8 void gemm_nt_rows(int64_t i0, int64_t n, int64_t k, const int8_t* a, int64
     const int8_t* br[kRowsB];
     for (int j = 0; j < kRowsB; ++j) br[j] = b + (j0 + j < n ? j0 + j : n - 1) * ldb;
     int32_t out[RA][kRowsB];
-    dot_tile<P, RA>(k, ar, br, out);
+    if constexpr (requires { typename P::Tail; })
+      masked_dot_tile<P, RA>(k, ar, br, out);
+    else
+      dot_tile<P, RA>(k, ar, br, out);
     for (int64_t i = 0; i < RA; ++i)
       for (int64_t j = 0; j < kRowsB && j0 + j < n; ++j) {
         int32_t& cij = c[(i0 + i) * ci + (j0 + j) * cj];

@@ -55,6 +55,51 @@ struct Unsigned {
   }
 };
 
+#if ZT_S8_VNNI
+// Unsigned on 512-bit registers (vpdpbusd), for masked_dot_tile: 64 bytes of k a step, the last
+// part-filled one loaded under a mask (zeros past k, and no fault past the row's end).
+struct Unsigned512 {
+  using Sums = __m512i;
+  static constexpr int kStep = 64;
+  ZT_S8_INLINE static Sums zero() { return _mm512_setzero_si512(); }
+  template <int K>
+  ZT_S8_INLINE static __m512i load(const int8_t* p) {
+    static_assert(K == 64);
+    return _mm512_loadu_si512(p);
+  }
+  struct Tail {
+    int64_t p;
+    __mmask64 mask;
+    ZT_S8_INLINE Tail(int64_t at, int64_t rest)
+        : p(at), mask(_cvtu64_mask64((~0ull) >> (64 - rest))) {}
+    ZT_S8_INLINE __m512i operator()(const int8_t* x) const {
+      return _mm512_maskz_loadu_epi8(mask, x + p);
+    }
+  };
+  ZT_S8_INLINE static __m512i dot(__m512i acc, __m512i x, __m512i w) {
+    return dot_quads_u8s8(acc, x, w);
+  }
+  // out[j] = the sum of acc[j]'s 16 lanes: pairs of vectors interleaved and added, so that each
+  // 128-bit lane holds a partial sum of all four, then the four lanes added. (Every shuffle is
+  // written masked with all lanes set: g++ 12 warns of the unmasked forms' undefined source.)
+  ZT_S8_INLINE static __m512i add_halves32(__m512i a, __m512i b) {
+    return _mm512_add_epi32(_mm512_mask_unpacklo_epi32(a, 0xffff, a, b),
+                            _mm512_mask_unpackhi_epi32(a, 0xffff, a, b));
+  }
+  ZT_S8_INLINE static void store_sums(const Sums (&acc)[4], int32_t* out) {
+    const __m512i t0 = add_halves32(acc[0], acc[1]), t1 = add_halves32(acc[2], acc[3]);
+    __m512i u = _mm512_add_epi32(_mm512_mask_unpacklo_epi64(t0, 0xff, t0, t1),
+                                 _mm512_mask_unpackhi_epi64(t0, 0xff, t0, t1));
+    u = _mm512_add_epi32(u, _mm512_mask_shuffle_i64x2(u, 0xff, u, u, _MM_SHUFFLE(1, 0, 3, 2)));
+    u = _mm512_add_epi32(u, _mm512_mask_shuffle_i64x2(u, 0xff, u, u, _MM_SHUFFLE(2, 3, 0, 1)));
+    _mm512_mask_storeu_epi32(out, 0xf, u);
+  }
+};
+using UnsignedWide = Unsigned512;
+#else
+using UnsignedWide = Unsigned;
+#endif
+
 }  // namespace
 }  // namespace zotrain::kernels::ZT_S8_NS
 
@@ -74,14 +119,16 @@ ZT_S8 bool rows_nonneg(int64_t rows, int64_t k, const int8_t* x, int64_t ld) {
 
 // Unsigned wherever one operand lies in [0, 127] (ReLU outputs: A in the linear layers' forward,
 // B, the patches, in a convolution's weight gradient), which a scan of O(m k) or O(n k) finds
-// against the product's O(m n k); not for k under one of its vectors, which it would not use.
+// against the product's O(m n k); on AVX2 not for k under one of its vectors, which it would not
+// use (the VNNI build's 512-bit steps mask their last vector).
 ZT_S8 void gemm_s8_nt(int64_t m, int64_t n, int64_t k, const int8_t* a, int64_t lda,
                       const int8_t* b, int64_t ldb, int32_t* c, int64_t ldc, bool accumulate) {
-  if (k < Unsigned::kStep) return gemm_nt<Widened>(m, n, k, a, lda, b, ldb, c, ldc, 1, accumulate);
+  if (!ZT_S8_VNNI && k < Unsigned::kStep)
+    return gemm_nt<Widened>(m, n, k, a, lda, b, ldb, c, ldc, 1, accumulate);
   if (rows_nonneg(m, k, a, lda))
-    return gemm_nt<Unsigned>(m, n, k, a, lda, b, ldb, c, ldc, 1, accumulate);
+    return gemm_nt<UnsignedWide>(m, n, k, a, lda, b, ldb, c, ldc, 1, accumulate);
   if (rows_nonneg(n, k, b, ldb))
-    return gemm_nt<Unsigned>(n, m, k, b, ldb, a, lda, c, 1, ldc, accumulate);
+    return gemm_nt<UnsignedWide>(n, m, k, b, ldb, a, lda, c, 1, ldc, accumulate);
   gemm_nt<Widened>(m, n, k, a, lda, b, ldb, c, ldc, 1, accumulate);
 }
 

@@ -1,6 +1,6 @@
-// The AVX-512 VNNI build (vpdpwssd, vpdpbusd; on 256-bit registers but for the pixel-rows
-// convolution in quads, on 512) of the x86 int8 convolution and A·Bᵀ, from the source the AVX2
-// build compiles (int8_x86_dot.h).
+// The AVX-512 VNNI build (vpdpwssd, vpdpbusd; on 256-bit registers but for the convolution in
+// quads and the unsigned A·Bᵀ tiles, on 512) of the x86 int8 convolution and A·Bᵀ, from the source
+// the AVX2 build compiles (int8_x86_dot.h).
 #if defined(__x86_64__)
 
 #define ZT_S8_NS vnni
@@ -21,7 +21,7 @@ KernelSet with_vnni_int8(const KernelSet& base, KernelIsa isa, const char* gemm_
   set.int8_name =
       "avx512-vnni: conv2d direct 6x16 tiles (vpdpwssd), in quads (vpdpbusd) on 512 bits: "
       "channel rows 6x32, pixel rows 12x16; A.B^T 3x4 dot tiles "
-      "(vpdpbusd where an operand is nonnegative), A.B 4x16 tiles (vpdpwssd), the NPU "
+      "(vpdpbusd on 512 bits where an operand is nonnegative), A.B 4x16 tiles (vpdpwssd), the NPU "
       "requantization on 512 bits, the other int8 kernels avx2's";
   set.conv2d_s8_direct_work_bytes = vnni::conv2d_s8_direct_work_bytes;
   set.conv2d_s8_direct = vnni::conv2d_s8_direct;

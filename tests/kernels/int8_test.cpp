@@ -402,7 +402,7 @@ std::vector<GemmCase> gemm_cases() {
     for (bool tb : {false, true})
       for (int64_t m : sizes)
         for (int64_t n : sizes)
-          for (int64_t k : {1, 4, 5, 13, 31, 33, 63, 120}) {
+          for (int64_t k : {1, 4, 5, 13, 31, 33, 63, 64, 120}) {
             ++i;
             cases.push_back({ta, tb, m, n, k, i % 3, (i / 3) % 4, (i / 2) % 3});
           }
