@@ -50,7 +50,8 @@ fi
 # name | command after the binary ({out} is the case's output folder, {pre:NAME} a checkpoint of
 # an earlier case, which --only must then select too). Short runs on subsets: seconds each.
 # The f32 elastic cases pin --ema-decay 0 (elastic f32 evaluates a parameter average by default
-# since 2026-12-04), but f32-mobilenetv2-elastic, which covers the average.
+# since 2026-12-04), but f32-mobilenetv2-elastic, which covers the average; so do the int8 BP and
+# elastic cases (the same default since 2026-12-04, session 17), but int8-pointnet-bn-elastic.
 SMALL="--train-limit 1024 --val-size 256 --test-limit 512 --batch 64 --epochs 2"
 CASES=(
   "f32-lenet5-bp|train --model lenet5 --data mnist --method bp $SMALL --out {out}"
@@ -60,14 +61,14 @@ CASES=(
   "f32-lenet5-elastic-cleanhead|train --model lenet5 --data mnist --method elastic --ema-decay 0 --zo-layer-scale none --zo-lr 5e-4 --head-grad clean --perturbation uniform --memory-budget 1500000 $SMALL --out {out}"
   "f32-mlp-zo-threads|train --model mlp:64,32 --data mnist --method zo --threads 2 --q 3 $SMALL --out {out}"
   "f32-lenet5-finetune-cached|train --model lenet5 --data mnist --method elastic --ema-decay 0 --zo-layer-scale none --zo-lr 5e-4 --bp-layers 1 --init {pre:f32-lenet5-bp} --train-layers 2 --cache-features 1 $SMALL --out {out}"
-  "int8-lenet5-bp|train --model lenet5 --data mnist --precision int8 --method bp $SMALL --out {out}"
+  "int8-lenet5-bp|train --model lenet5 --data mnist --precision int8 --method bp --ema-decay 0 $SMALL --out {out}"
   "int8-lenet5-zo|train --model lenet5 --data mnist --precision int8 --method zo --q 2 $SMALL --out {out}"
-  "int8-lenet5-elastic-float|train --model lenet5 --data fashion-mnist --precision int8 --method elastic --zo-layer-scale none --zo-sign float --sign-agreement 1 --threads 2 $SMALL --out {out}"
-  "int8-lenet5-elastic-frac8|train --model lenet5 --data mnist --precision int8 --method elastic --zo-layer-scale none --bp-layers 1 --loss-frac-bits 8 --int-eps 3 --sparsity 0.5 $SMALL --out {out}"
-  "int8-lenet5-init-f32|train --model lenet5 --data mnist --precision int8 --method elastic --zo-layer-scale none --init {pre:f32-lenet5-bp} $SMALL --out {out}"
+  "int8-lenet5-elastic-float|train --model lenet5 --data fashion-mnist --precision int8 --method elastic --ema-decay 0 --zo-layer-scale none --zo-sign float --sign-agreement 1 --threads 2 $SMALL --out {out}"
+  "int8-lenet5-elastic-frac8|train --model lenet5 --data mnist --precision int8 --method elastic --ema-decay 0 --zo-layer-scale none --bp-layers 1 --loss-frac-bits 8 --int-eps 3 --sparsity 0.5 $SMALL --out {out}"
+  "int8-lenet5-init-f32|train --model lenet5 --data mnist --precision int8 --method elastic --ema-decay 0 --zo-layer-scale none --init {pre:f32-lenet5-bp} $SMALL --out {out}"
   "f32-pointnet-elastic|train --model pointnet --data modelnet40-standin --points 128 --method elastic --ema-decay 0 --zo-layer-scale none --zo-lr 5e-4 --threads 2 --train-limit 512 --val-size 128 --batch 32 --epochs 2 --out {out}"
   "f32-pointnet-zo|train --model pointnet --data modelnet40-standin --points 128 --method zo --train-limit 256 --val-size 64 --batch 32 --epochs 1 --out {out}"
-  "int8-pointnet-elastic|train --model pointnet:nobn --data modelnet40-standin --points 128 --precision int8 --method elastic --zo-layer-scale none --train-limit 512 --val-size 128 --batch 32 --epochs 2 --out {out}"
+  "int8-pointnet-elastic|train --model pointnet:nobn --data modelnet40-standin --points 128 --precision int8 --method elastic --ema-decay 0 --zo-layer-scale none --train-limit 512 --val-size 128 --batch 32 --epochs 2 --out {out}"
   "int8-pointnet-bn-elastic|train --model pointnet --data modelnet40-standin --points 128 --precision int8 --method elastic --bp-layers 3 --int-eps 31 --sparsity 0.5 --bn-stats-batches 4 --threads 2 --train-limit 512 --val-size 128 --batch 32 --epochs 2 --out {out}"
   "f32-mobilenetv2-bp|train --model mobilenetv2:0.35 --data fashion-mnist --method bp --threads 2 --train-limit 512 --val-size 128 --test-limit 256 --batch 32 --epochs 1 --out {out}"
   "f32-mobilenetv2-elastic|train --model mobilenetv2:0.35 --data fashion-mnist --method elastic --zo-layer-scale none --zo-lr 5e-4 --bp-layers 3 --threads 2 --zo-lanes 2 --train-limit 256 --val-size 64 --test-limit 128 --batch 16 --epochs 1 --out {out}"
@@ -80,7 +81,7 @@ CASES=(
   "eval-int8|eval --checkpoint {pre:int8-lenet5-elastic-float} --data mnist"
   "memory-f32|memory --model lenet5 --method elastic --ema-decay 0 --zo-layer-scale none --zo-lr 5e-4 --batch 64 --threads 2 --zo-lanes 2"
   "memory-mobilenetv2|memory --model mobilenetv2:0.35 --data fashion-mnist --method zo --train-layers 3 --batch 16"
-  "memory-int8|memory --model lenet5 --precision int8 --method elastic --zo-layer-scale none --batch 64"
+  "memory-int8|memory --model lenet5 --precision int8 --method elastic --ema-decay 0 --zo-layer-scale none --batch 64"
 )
 
 rm -rf "$WORK" && mkdir -p "$WORK"

@@ -94,11 +94,16 @@ struct DefaultsRow {
 };
 // Every int8 method: NITI's bit-width schedule fitted to the default 10 epochs, and ZO with
 // ε = 15 mantissa units and 8 fraction bits of integer loss (the tuned INT8* rows).
-constexpr const char* kInt8Keys = R"({"bp_bits": "5,5:4,8:3", "int_eps": 15, "loss_frac_bits": 8})";
-// ElasticZO-INT8 also moves one body layer per step, in turn (block-coordinate ZO): +0.9 and
-// +1.9 points on the paper's schedule, +1.2 and +0.4 at 10 epochs (Cls1, Cls2; 3 seeds).
+#define ZT_INT8_KEYS R"("bp_bits": "5,5:4,8:3", "int_eps": 15, "loss_frac_bits": 8)"
+// INT8 Full BP and ElasticZO-INT8 are evaluated on the weights' integer average: +1.0 and +1.3
+// points of test at 10 epochs (3 seeds; Full ZO does not gain). ElasticZO-INT8 also moves one
+// body layer per step, in turn (block-coordinate ZO): +0.9 and +1.9 points on the paper's
+// schedule, +1.2 and +0.4 at 10 epochs (Cls1, Cls2; 3 seeds).
+constexpr const char* kInt8Keys = "{" ZT_INT8_KEYS "}";
+constexpr const char* kBpInt8Keys = "{" ZT_INT8_KEYS R"(, "ema_decay": 0.999})";
 constexpr const char* kElasticInt8Keys =
-    R"({"bp_bits": "5,5:4,8:3", "int_eps": 15, "loss_frac_bits": 8, "zo_layer_scale": "cyclic"})";
+    "{" ZT_INT8_KEYS R"(, "zo_layer_scale": "cyclic", "ema_decay": 0.999})";
+#undef ZT_INT8_KEYS
 constexpr DefaultsRow kDefaults[] = {
     {Method::kBp, Precision::kF32, R"({"lr": 0.01})"},
     {Method::kZo, Precision::kF32, R"({"zo_lr": 2e-4, "zo_layer_scale": "dim"})"},
@@ -108,7 +113,7 @@ constexpr DefaultsRow kDefaults[] = {
     // validation on the main job's 10 epochs (3 seeds); training is unchanged by it.
     {Method::kElastic, Precision::kF32,
      R"({"zo_layer_scale": "cyclic", "zo_lr": 1.5e-3, "ema_decay": 0.999})"},
-    {Method::kBp, Precision::kInt8, kInt8Keys},
+    {Method::kBp, Precision::kInt8, kBpInt8Keys},
     {Method::kZo, Precision::kInt8, kInt8Keys},
     {Method::kElastic, Precision::kInt8, kElasticInt8Keys},
     {Method::kZo, Precision::kInt8Npu, "{}"},
@@ -220,8 +225,8 @@ void validate(const TrainConfig& c) {
   need(c.momentum >= 0 && c.momentum < 1, "momentum", "a number in [0, 1)");
   need(c.weight_decay >= 0, "weight_decay", "a number >= 0");
   need(c.ema_decay >= 0 && c.ema_decay < 1, "ema_decay", "a number in [0, 1)");
-  need(c.ema_decay == 0 || c.precision == Precision::kF32, "ema_decay",
-       "0 unless precision is f32 (the integer engines keep int8 weights or a quantized program)");
+  need(c.ema_decay == 0 || c.precision != Precision::kInt8Npu, "ema_decay",
+       "0 for precision int8-npu (its program is quantized from the masters once per run)");
   need(c.lr_decay > 0 && c.lr_decay <= 1, "lr_decay", "a number in (0, 1]");
   need(c.lr_step >= 1, "lr_step", "an integer >= 1");
   need(c.threads >= 1 && c.threads <= 256, "threads", "an integer in [1, 256]");

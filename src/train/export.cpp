@@ -62,20 +62,21 @@ TensorFile npu_params(const Checkpoint& ckpt, const ModelSpec& spec) {
 // The f32 parameters of a checkpoint, named as an f32 run's.
 TensorFile float_params(const Checkpoint& ckpt, const ModelSpec& spec) {
   const Precision p = ckpt.meta.config.precision;
-  if (p == Precision::kF32) return with_averages(ckpt.file);
   if (p == Precision::kInt8Npu) return npu_params(ckpt, spec);
+  const TensorFile file = with_averages(ckpt.file);
+  if (p == Precision::kF32) return file;
   TensorFile out;
   const Network net(spec.item_shape, spec.layers);
   for (int i = 0; i < net.num_layers(); ++i) {
-    if (ckpt.file.find("qstate/" + std::to_string(i)))
+    if (file.find("qstate/" + std::to_string(i)))
       throw InputError(ckpt.path + ": layer " + std::to_string(i) +
                        " is an integer batch norm, which has no ONNX form here");
     for (const ParamSpec& ps : net.layer(i).param_specs()) {
       Tensor t = Tensor::zeros(ps.shape);
       const std::string layer = std::to_string(i);
       if (ps.name == "weight") {
-        const Tensor& m = ckpt.file.get("qweight/" + layer, ps.shape, ckpt.path);
-        const Tensor& e = ckpt.file.get("qexp/" + layer, Shape{1}, ckpt.path);
+        const Tensor& m = file.get("qweight/" + layer, ps.shape, ckpt.path);
+        const Tensor& e = file.get("qexp/" + layer, Shape{1}, ckpt.path);
         for (int64_t k = 0; k < t.numel(); ++k) t[k] = std::ldexp(m[k], static_cast<int>(e[0]));
       }
       out.tensors.emplace_back("param/" + layer + "." + ps.name, t);

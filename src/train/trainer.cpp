@@ -609,7 +609,10 @@ void Trainer::run(const TrainCallbacks& cb) {
     auto t0 = std::chrono::steady_clock::now();
     batcher->start_epoch(epoch);
     const EpochSums sums = train_epoch(*batcher, epoch, cached, cb);
+    // An engine's end-of-epoch passes (int8's precise batch norm) measure the model evaluated.
+    if (average_) average_->swap();
     state_.forward_passes += engine_->end_epoch(epoch);
+    if (average_) average_->swap();
     state_.seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     EpochReport r;
     r.epoch = epoch + 1;

@@ -2,12 +2,15 @@
 // the plan, the sign-agreement diagnostic is recorded, and a resumed run is bit-identical.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <bit>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "data/modelnet_standin.h"
 #include "synthetic_data.h"
 #include "test_util.h"
+#include "train/param_average.h"
 #include "zotrain/core/error.h"
 #include "zotrain/train/trainer.h"
 
@@ -52,6 +55,20 @@ void expect_same_checkpoints(const std::string& out_a, const std::string& out_b)
               std::vector<float>(y.data(), y.data() + y.numel()))
         << a.file.tensors[i].first;
   }
+}
+
+// Runs `part` for one epoch, resumes it from its checkpoint to its epochs, and expects the
+// checkpoint and last test accuracy of the uninterrupted run in `reference` (a folder).
+void expect_resume_matches(TrainConfig part, const std::string& reference) {
+  const int epochs = part.epochs;
+  part.epochs = 1;
+  Trainer(part).run();
+  part.epochs = epochs;
+  Trainer resumed(part);
+  resumed.resume(read_checkpoint(part.out + "/checkpoint.bin"));
+  resumed.run();
+  expect_same_checkpoints(reference, part.out);
+  EXPECT_EQ(last_metrics(reference)["test_acc"], last_metrics(part.out)["test_acc"]);
 }
 
 class Int8Training : public ::testing::Test {
@@ -157,15 +174,7 @@ TEST_F(Int8Training, CyclicZoMovesOneBodyLayerPerStep) {
 TEST_F(Int8Training, ResumeIsBitIdentical) {
   TrainConfig cfg = int8_config(*dir_, "ref", "elastic", 2);
   Trainer(cfg).run();
-  TrainConfig part = int8_config(*dir_, "part", "elastic", 2);
-  part.epochs = 1;
-  Trainer(part).run();
-  part.epochs = cfg.epochs;
-  Trainer resumed(part);
-  resumed.resume(read_checkpoint(part.out + "/checkpoint.bin"));
-  resumed.run();
-  expect_same_checkpoints(cfg.out, part.out);
-  EXPECT_EQ(last_metrics(cfg.out)["test_acc"], last_metrics(part.out)["test_acc"]);
+  expect_resume_matches(int8_config(*dir_, "part", "elastic", 2), cfg.out);
 }
 
 // The integer layers split their row blocks over the thread pool: the same run on 1 and 3
@@ -218,6 +227,92 @@ TEST_F(Int8Training, InitLoadsACheckpointsParameters) {
   other.model = "mlp";
   other.init = again.init;
   EXPECT_THROW(Trainer{other}, InputError);
+}
+
+// ema_decay on int8: the steps are those of the run without it; the average is an int32 mean of
+// the mantissas with 16 fraction bits, moved by a shift; evaluation, a checkpoint's evaluation
+// and --init read it rounded back to mantissas; a resumed run continues it exactly.
+TEST_F(Int8Training, WeightAverageIsIntegerAndChangesOnlyEvaluation) {
+  const TrainConfig plain = int8_config(*dir_, "avg-plain", "elastic", 2);
+  Trainer(plain).run();
+  TrainConfig cfg = int8_config(*dir_, "avg", "elastic", 2);
+  cfg.ema_decay = 0.99;
+  Trainer run(cfg);
+  run.run();
+  EXPECT_EQ(run.arena().total_bytes(), run.plan().total());
+  EXPECT_GT(run.plan().bytes(Bucket::kOptimizer), Trainer(plain).plan().bytes(Bucket::kOptimizer));
+  std::ifstream with_in(cfg.out + "/metrics.jsonl"), without_in(plain.out + "/metrics.jsonl");
+  std::string with, without;
+  int epochs = 0;
+  while (std::getline(with_in, with) && std::getline(without_in, without)) {
+    EXPECT_EQ(json::parse(with)["train_loss"], json::parse(without)["train_loss"]);
+    ++epochs;
+  }
+  EXPECT_EQ(epochs, cfg.epochs);
+  const Checkpoint ckpt = read_checkpoint(cfg.out + "/checkpoint.bin");
+  const Checkpoint base = read_checkpoint(plain.out + "/checkpoint.bin");
+  for (const auto& [name, t] : base.file.tensors)
+    if (name.rfind("qweight/", 0) == 0) {
+      EXPECT_TRUE(
+          std::equal(t.data(), t.data() + t.numel(), ckpt.file.get(name, t.shape(), "").data()))
+          << name;
+    }
+  EXPECT_EQ(evaluate_checkpoint(ckpt, cfg.data, 32, 1), last_metrics(cfg.out)["test_acc"]);
+
+  TrainConfig part = cfg;
+  part.out = dir_->file("avg-part");
+  expect_resume_matches(part, cfg.out);
+
+  // The average recomputed step by step (decay 0.75: shifts 0, 1, then 2 = -log2(1 - 0.75)).
+  TrainConfig s = cfg;
+  s.out = dir_->file("avg-steps");
+  s.ema_decay = 0.75;
+  Trainer stepped(s);
+  auto batches = stepped.data().batches(Split::kTrain, s.batch, false, 0);
+  std::vector<std::vector<int32_t>> average;
+  for (const ParamView& p : stepped.parameters()) {
+    const auto* m = static_cast<const int8_t*>(p.data);
+    average.emplace_back(m, m + p.shape.numel());
+    for (int32_t& a : average.back()) a *= 65536;
+  }
+  for (int64_t t = 1; t <= 30; ++t) {
+    stepped.step(*batches, t / 22);
+    const int shift =
+        std::min(2, static_cast<int>(std::bit_width(static_cast<uint64_t>((10 + t) / 9))) - 1);
+    const std::vector<ParamView> params = stepped.parameters();
+    for (size_t i = 0; i < params.size(); ++i)
+      for (size_t j = 0; j < average[i].size(); ++j)
+        average[i][j] +=
+            (static_cast<const int8_t*>(params[i].data)[j] * 65536 - average[i][j]) >> shift;
+  }
+  const Checkpoint after = stepped.checkpoint();
+  const TensorFile evaluated = with_averages(after.file);
+  const std::vector<ParamView> params = stepped.parameters();
+  int differ = 0;
+  for (size_t i = 0; i < params.size(); ++i) {
+    const Tensor& t = after.file.get("ema/" + params[i].name, params[i].shape, "in memory");
+    const Tensor& m = evaluated.get("qweight/" + std::to_string(std::atoi(params[i].name.c_str())),
+                                    params[i].shape, "in memory");
+    for (size_t j = 0; j < average[i].size(); ++j) {
+      ASSERT_EQ(t[static_cast<int64_t>(j)] * 65536, static_cast<float>(average[i][j]))
+          << params[i].name;
+      const int32_t rounded = std::clamp((average[i][j] + 32768) >> 16, -127, 127);
+      ASSERT_EQ(m[static_cast<int64_t>(j)], static_cast<float>(rounded)) << params[i].name;
+      differ += rounded != static_cast<const int8_t*>(params[i].data)[j];
+    }
+  }
+  EXPECT_GT(differ, 0);  // the average is not the weights
+
+  // --init starts from the rounded average.
+  TrainConfig init = int8_config(*dir_, "avg-init", "elastic", 2);
+  init.init = cfg.out + "/checkpoint.bin";
+  Trainer from(init);
+  const TensorFile averaged = with_averages(ckpt.file);
+  for (const QWeight& w : from.int8_network()->weights()) {
+    const Tensor& t = averaged.get("qweight/" + std::to_string(w.layer), w.value.shape, "");
+    EXPECT_EQ(std::vector<float>(t.data(), t.data() + t.numel()),
+              std::vector<float>(w.value.data, w.value.data + w.value.numel()));
+  }
 }
 
 TEST_F(Int8Training, RejectsOptionsWithoutAnIntegerMeaning) {
@@ -306,16 +401,32 @@ TEST_F(Int8PointNet, SameForAnyThreadCountAndResumesExactly) {
     Trainer(one).run();
     Trainer(two).run();
     expect_same_checkpoints(one.out, two.out);
-    TrainConfig part = config(name + "p", method);
-    part.epochs = 1;
-    Trainer(part).run();
-    part.epochs = one.epochs;
-    Trainer resumed(part);
-    resumed.resume(read_checkpoint(part.out + "/checkpoint.bin"));
-    resumed.run();
-    expect_same_checkpoints(one.out, part.out);
-    EXPECT_EQ(last_metrics(one.out)["test_acc"], last_metrics(part.out)["test_acc"]) << name;
+    SCOPED_TRACE(name);
+    expect_resume_matches(config(name + "p", method), one.out);
   }
+}
+
+// With a weight average, precise batch norm measures the statistics of the averaged weights,
+// the model evaluated, between the epoch's steps and its evaluation: training is unchanged.
+TEST_F(Int8PointNet, WeightAverageHasTheStatisticsOfItsOwnPasses) {
+  const TrainConfig plain = config("avg-plain", Method::kElastic);
+  Trainer(plain).run();
+  TrainConfig cfg = config("avg", Method::kElastic);
+  cfg.ema_decay = 0.9;
+  Trainer(cfg).run();
+  EXPECT_EQ(last_metrics(cfg.out)["train_loss"], last_metrics(plain.out)["train_loss"]);
+  const Checkpoint ckpt = read_checkpoint(cfg.out + "/checkpoint.bin");
+  const Checkpoint base = read_checkpoint(plain.out + "/checkpoint.bin");
+  for (const auto& [name, t] : base.file.tensors) {
+    const Tensor& mine = ckpt.file.get(name, t.shape(), "");
+    const bool same = std::equal(t.data(), t.data() + t.numel(), mine.data());
+    if (name.rfind("qweight/", 0) == 0) {
+      EXPECT_TRUE(same) << name;
+    } else if (name == "qstate/1") {
+      EXPECT_FALSE(same) << name;
+    }
+  }
+  EXPECT_EQ(evaluate_checkpoint(ckpt, cfg.data, 16, 1), last_metrics(cfg.out)["test_acc"]);
 }
 
 }  // namespace

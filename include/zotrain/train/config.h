@@ -101,9 +101,9 @@ struct TrainConfig {
   double lr = 0.05;
   double momentum = 0.9;
   double weight_decay = 0.0;
-  // f32: decay of an exponential moving average of the trained parameters, which evaluation
-  // (validation, test, a checkpoint's evaluation and export) uses; 0: off. One more f32 copy of
-  // the trained parameters.
+  // f32, int8: decay of an exponential moving average of the trained parameters, which
+  // evaluation (validation, test, a checkpoint's evaluation and export) uses; 0: off. One more
+  // copy of the trained parameters (int8: int32 averages and the mantissas set aside).
   double ema_decay = 0.0;
   double lr_decay = 0.8;  // learning rate multiplied by lr_decay every lr_step epochs
   int lr_step = 10;
@@ -232,8 +232,9 @@ void visit_config(Config& c, Visitor&& v) {
   v("momentum", c.momentum, "SGD momentum");
   v("weight_decay", c.weight_decay, "L2 weight decay");
   v("ema_decay", c.ema_decay,
-    "f32: evaluate (and export) an exponential moving average of the trained parameters with "
-    "this decay per step, in [0, 1) (0: off; one more copy of the trained parameters)");
+    "f32, int8: evaluate (and export) an exponential moving average of the trained parameters "
+    "with this decay per step, in [0, 1) (0: off; one more copy of the trained parameters; "
+    "int8 averages in int32 with the decay rounded to 1 - 2^-k)");
   v("lr_decay", c.lr_decay, "learning-rate factor applied every lr_step epochs");
   v("lr_step", c.lr_step, "epochs between learning-rate decays");
   v("seed", c.seed, "seed of initialization, split and shuffling");
