@@ -56,46 +56,26 @@ struct Unsigned {
 };
 
 #if ZT_S8_VNNI
-// Unsigned on 512-bit registers (vpdpbusd), for masked_dot_tile: 64 bytes of k a step, the last
-// part-filled one loaded under a mask (zeros past k, and no fault past the row's end).
-struct Unsigned512 {
-  using Sums = __m512i;
-  static constexpr int kStep = 64;
-  ZT_S8_INLINE static Sums zero() { return _mm512_setzero_si512(); }
-  template <int K>
-  ZT_S8_INLINE static __m512i load(const int8_t* p) {
-    static_assert(K == 64);
-    return _mm512_loadu_si512(p);
-  }
+// Unsigned for masked_dot_tile (AVX-512 VL's zeroing byte loads): the last part-filled step of 32
+// bytes is loaded under a mask (zeros past k, and no fault past the row's end), instead of
+// Widened's steps and the scalar rest. (On 512-bit registers the same tiles ran fc1 slower here:
+// their 64-byte loads of rows 400 bytes apart cross a cache line nearly every time.)
+struct UnsignedMasked : Unsigned {
+  using Sums = __m256i;
+  ZT_S8_INLINE static Sums zero() { return _mm256_setzero_si256(); }
   struct Tail {
     int64_t p;
-    __mmask64 mask;
-    ZT_S8_INLINE Tail(int64_t at, int64_t rest)
-        : p(at), mask(_cvtu64_mask64((~0ull) >> (64 - rest))) {}
-    ZT_S8_INLINE __m512i operator()(const int8_t* x) const {
-      return _mm512_maskz_loadu_epi8(mask, x + p);
+    __mmask32 mask;
+    ZT_S8_INLINE Tail(int64_t at, int64_t rest) : p(at), mask(_cvtu32_mask32(~0u >> (32 - rest))) {}
+    ZT_S8_INLINE __m256i operator()(const int8_t* x) const {
+      return _mm256_maskz_loadu_epi8(mask, x + p);
     }
   };
-  ZT_S8_INLINE static __m512i dot(__m512i acc, __m512i x, __m512i w) {
-    return dot_quads_u8s8(acc, x, w);
-  }
-  // out[j] = the sum of acc[j]'s 16 lanes: pairs of vectors interleaved and added, so that each
-  // 128-bit lane holds a partial sum of all four, then the four lanes added. (Every shuffle is
-  // written masked with all lanes set: g++ 12 warns of the unmasked forms' undefined source.)
-  ZT_S8_INLINE static __m512i add_halves32(__m512i a, __m512i b) {
-    return _mm512_add_epi32(_mm512_mask_unpacklo_epi32(a, 0xffff, a, b),
-                            _mm512_mask_unpackhi_epi32(a, 0xffff, a, b));
-  }
   ZT_S8_INLINE static void store_sums(const Sums (&acc)[4], int32_t* out) {
-    const __m512i t0 = add_halves32(acc[0], acc[1]), t1 = add_halves32(acc[2], acc[3]);
-    __m512i u = _mm512_add_epi32(_mm512_mask_unpacklo_epi64(t0, 0xff, t0, t1),
-                                 _mm512_mask_unpackhi_epi64(t0, 0xff, t0, t1));
-    u = _mm512_add_epi32(u, _mm512_mask_shuffle_i64x2(u, 0xff, u, u, _MM_SHUFFLE(1, 0, 3, 2)));
-    u = _mm512_add_epi32(u, _mm512_mask_shuffle_i64x2(u, 0xff, u, u, _MM_SHUFFLE(2, 3, 0, 1)));
-    _mm512_mask_storeu_epi32(out, 0xf, u);
+    ZT_S8_NS::store_sums(acc, out);
   }
 };
-using UnsignedWide = Unsigned512;
+using UnsignedWide = UnsignedMasked;
 #else
 using UnsignedWide = Unsigned;
 #endif
