@@ -482,6 +482,23 @@ ZT_S8 void pack_channel_rows(const Conv2dGeometry& g, const DirectPlan& p, const
   if (taps % 2) *next = next[-1];
 }
 
+// The 16 bytes at src + 128 (the sign bit flipped), stored at dst.
+ZT_S8_INLINE void offset_128x16(int8_t* dst, const int8_t* src) {
+  const __m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src));
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(dst), _mm_xor_si128(x, _mm_set1_epi8(-128)));
+}
+
+// dst[i] = src[i] + 128 for i < n: 16 bytes at a time, the last 16 overlapping the ones before,
+// so a row of 16 bytes or more has no scalar tail (LeNet-5's 28).
+ZT_S8_INLINE void copy_offset_128(int8_t* dst, const int8_t* src, int64_t n) {
+  if (n < 16) {
+    for (int64_t i = 0; i < n; ++i) dst[i] = static_cast<int8_t>(src[i] ^ 0x80);
+    return;
+  }
+  for (int64_t i = 0; i + 16 <= n; i += 16) offset_128x16(dst + i, src + i);
+  if (n % 16) offset_128x16(dst + n - 16, src + n - 16);
+}
+
 ZT_S8 void channel_rows_image(const Conv2dGeometry& g, const DirectPlan& p, const int8_t* x,
                               const Scratch& s, int32_t* y) {
   int8_t* xp = static_cast<int8_t*>(s.image);
@@ -493,8 +510,7 @@ ZT_S8 void channel_rows_image(const Conv2dGeometry& g, const DirectPlan& p, cons
         __builtin_memcpy(dst, src, static_cast<size_t>(g.in_w));
         continue;
       }
-      const int64_t n = g.in_w;  // a local: int8 stores may alias g
-      for (int64_t i = 0; i < n; ++i) dst[i] = static_cast<int8_t>(src[i] ^ 0x80);  // x + 128
+      copy_offset_128(dst, src, g.in_w);
     }
   int64_t oh = 0, ow = 0;  // of position q0
   const int64_t tile = p.quads ? kQuadRowNR : kNR;
@@ -624,6 +640,46 @@ ZT_S8 void pack_pixel_rows(const Conv2dGeometry& g, const DirectPlan& p, const i
     s.comp[o] = o < g.out_c ? offset_compensation(w + o * taps, taps) : 0;
 }
 
+// Pixels iw .. iw + 7 of an image row in CHW, `channels` of them (at most a word's: 8 / sizeof(T))
+// at src, src + plane_in, ..., as words of 8 bytes, by a transpose in registers: pixel i's word
+// at dst + i * stride (T = int8_t: x + 128, 128 past `channels`; T = int16_t: x, 0 past them),
+// stored in order, so a word's elements past `channels` land on the next pixel's (stored next)
+// or on the row's padding, as the one-pixel path's.
+template <typename T>
+ZT_S8_INLINE void hwc_pixels8(const int8_t* src, int64_t plane_in, int64_t channels, int64_t stride,
+                              T* dst) {
+  __m128i r[8];
+#pragma GCC unroll 8
+  for (int c = 0; c < 8; ++c)
+    r[c] = c < channels ? _mm_loadl_epi64(reinterpret_cast<const __m128i*>(src + c * plane_in))
+                        : _mm_setzero_si128();
+  __m128i w[4];  // the words of pixels 2j and 2j + 1
+  if constexpr (sizeof(T) == 1) {
+    const __m128i a0 = _mm_unpacklo_epi8(r[0], r[1]), a1 = _mm_unpacklo_epi8(r[2], r[3]);
+    const __m128i a2 = _mm_unpacklo_epi8(r[4], r[5]), a3 = _mm_unpacklo_epi8(r[6], r[7]);
+    const __m128i b0 = _mm_unpacklo_epi16(a0, a1), b1 = _mm_unpackhi_epi16(a0, a1);
+    const __m128i b2 = _mm_unpacklo_epi16(a2, a3), b3 = _mm_unpackhi_epi16(a2, a3);
+    const __m128i flip = _mm_set1_epi8(-128);
+    w[0] = _mm_xor_si128(_mm_unpacklo_epi32(b0, b2), flip);
+    w[1] = _mm_xor_si128(_mm_unpackhi_epi32(b0, b2), flip);
+    w[2] = _mm_xor_si128(_mm_unpacklo_epi32(b1, b3), flip);
+    w[3] = _mm_xor_si128(_mm_unpackhi_epi32(b1, b3), flip);
+  } else {
+#pragma GCC unroll 4
+    for (int c = 0; c < 4; ++c) r[c] = _mm_cvtepi8_epi16(r[c]);
+    const __m128i a0 = _mm_unpacklo_epi16(r[0], r[1]), a1 = _mm_unpackhi_epi16(r[0], r[1]);
+    const __m128i a2 = _mm_unpacklo_epi16(r[2], r[3]), a3 = _mm_unpackhi_epi16(r[2], r[3]);
+    w[0] = _mm_unpacklo_epi32(a0, a2), w[1] = _mm_unpackhi_epi32(a0, a2);
+    w[2] = _mm_unpacklo_epi32(a1, a3), w[3] = _mm_unpackhi_epi32(a1, a3);
+  }
+#pragma GCC unroll 4
+  for (int j = 0; j < 4; ++j) {
+    _mm_storel_epi64(reinterpret_cast<__m128i*>(dst + 2 * j * stride), w[j]);
+    _mm_storel_epi64(reinterpret_cast<__m128i*>(dst + (2 * j + 1) * stride),
+                     _mm_unpackhi_epi64(w[j], w[j]));
+  }
+}
+
 // One image in pixel rows: T = int16_t (pairs) or int8_t (quads).
 template <typename T>
 ZT_S8 void pixel_image(const Conv2dGeometry& g, const DirectPlan& p, const int8_t* x,
@@ -640,7 +696,28 @@ ZT_S8 void pixel_image(const Conv2dGeometry& g, const DirectPlan& p, const int8_
     constexpr bool kQuads = sizeof(T) == 1;
     constexpr uint64_t kPad = kQuads ? 0x8080808080808080ull : 0;
     const bool by_word = in_c * static_cast<int64_t>(sizeof(T)) <= 8;
-    for (int64_t ih = 0; ih < in_h; ++ih)
+    for (int64_t ih = 0; ih < in_h; ++ih) {
+      if (in_w >= 8) {
+        // 8 pixels at a time, the last 8 overlapping the ones before; a word's channels at a
+        // time, the last word's overlapping the one before when more channels than a word.
+        constexpr int64_t kWord = 8 / sizeof(T);
+        for (int64_t iw = 0;; iw += 8) {
+          if (iw + 8 > in_w) iw = in_w - 8;
+          const int8_t* src = x + ih * in_w + iw;
+          T* dst = xh + ((ih + pad) * wp + iw + pad) * in_c;
+          if (by_word) {
+            hwc_pixels8(src, plane_in, in_c, in_c, dst);
+          } else {
+            for (int64_t c = 0;; c += kWord) {
+              if (c + kWord > in_c) c = in_c - kWord;
+              hwc_pixels8(src + c * plane_in, plane_in, kWord, in_c, dst + c);
+              if (c + kWord >= in_c) break;
+            }
+          }
+          if (iw + 8 >= in_w) break;
+        }
+        continue;
+      }
       for (int64_t iw = 0; iw < in_w; ++iw) {
         T* dst = xh + ((ih + pad) * wp + iw + pad) * in_c;
         const int8_t* src = x + ih * in_w + iw;
@@ -656,6 +733,7 @@ ZT_S8 void pixel_image(const Conv2dGeometry& g, const DirectPlan& p, const int8_
         word ^= kPad;  // quads: x + 128 below in_c, 128 past it
         __builtin_memcpy(dst, &word, sizeof word);
       }
+    }
   }
   constexpr int MR = sizeof(T) == 1 ? kQuadMR : kMR;
   for (int64_t m0 = 0; m0 < plane; m0 += MR) {

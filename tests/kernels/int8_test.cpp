@@ -525,10 +525,19 @@ std::vector<ref::ConvShape> conv_cases(int64_t images) {
   // The AVX2 kernel's register tiles: channel rows (6 channels x 16 positions) full and partial
   // in both directions; pixel rows (6 pixels x 16 channels) with odd channel counts and partial
   // panels; 1x1 convolutions, which the VNNI sets move to pixel rows in quads (MobileNetV2's).
-  const ref::ConvShape tiles[] = {{images, 3, 9, 13, 13, 3, 1, 1}, {images, 5, 6, 17, 11, 4, 1, 2},
-                                  {images, 1, 3, 3, 7, 1, 1, 0},   {images, 3, 6, 6, 16, 3, 1, 0},
-                                  {images, 3, 11, 9, 21, 3, 2, 1}, {images, 5, 7, 8, 40, 2, 1, 1},
-                                  {images, 18, 5, 7, 24, 1, 1, 0}, {images, 32, 3, 3, 16, 1, 1, 0}};
+  const ref::ConvShape tiles[] = {
+      {images, 3, 9, 13, 13, 3, 1, 1},
+      {images, 5, 6, 17, 11, 4, 1, 2},
+      {images, 1, 3, 3, 7, 1, 1, 0},
+      {images, 3, 6, 6, 16, 3, 1, 0},
+      {images, 3, 11, 9, 21, 3, 2, 1},
+      {images, 5, 7, 8, 40, 2, 1, 1},
+      {images, 18, 5, 7, 24, 1, 1, 0},
+      {images, 32, 3, 3, 16, 1, 1, 0},
+      // Pixel rows copied 8 pixels and a word's channels at a time,
+      // the last of each overlapping: 9 and 11 wide, 10 and 12 channels.
+      {images, 12, 5, 9, 16, 1, 1, 0},
+      {images, 10, 6, 11, 20, 3, 1, 1}};
   cases.insert(cases.end(), std::begin(tiles), std::end(tiles));
   Rng rng(111, 0);
   for (int i = 0; i < 16; ++i) {
