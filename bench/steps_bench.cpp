@@ -49,56 +49,84 @@ double thread_seconds() {
 constexpr int64_t kPeakLoops = 1 << 22;
 
 #if defined(__x86_64__)
-// Twelve `insn` on registers, each updating its own accumulator (ymm0-11) from the operands
-// ymm12 and ymm13: twelve independent chains cover the instruction's latency on both pipes.
-// `trips` trips of them, all registers zeroed first (no denormals). Written in assembly because
-// GCC spills an array of 12 vector accumulators to the stack, which halves the rate measured.
+// Twelve `insn` on registers, each updating its own accumulator (ymm0-11, or zmm0-11 with
+// r = "zmm") from the operands 12 and 13: twelve independent chains cover the instruction's
+// latency on both pipes. `trips` trips of them, all registers zeroed first (no denormals; the
+// VEX vpxor clears the upper halves of zmm too). Written in assembly because GCC spills an
+// array of 12 vector accumulators to the stack, which halves the rate measured.
 // clang-format off
-#define ZT_ON_12(insn)                                                          \
-  insn " %%ymm12, %%ymm13, %%ymm0\n\t"  insn " %%ymm12, %%ymm13, %%ymm1\n\t"   \
-  insn " %%ymm12, %%ymm13, %%ymm2\n\t"  insn " %%ymm12, %%ymm13, %%ymm3\n\t"   \
-  insn " %%ymm12, %%ymm13, %%ymm4\n\t"  insn " %%ymm12, %%ymm13, %%ymm5\n\t"   \
-  insn " %%ymm12, %%ymm13, %%ymm6\n\t"  insn " %%ymm12, %%ymm13, %%ymm7\n\t"   \
-  insn " %%ymm12, %%ymm13, %%ymm8\n\t"  insn " %%ymm12, %%ymm13, %%ymm9\n\t"   \
-  insn " %%ymm12, %%ymm13, %%ymm10\n\t" insn " %%ymm12, %%ymm13, %%ymm11\n\t"
-#define ZT_PEAK_LOOP(insn, trips)                                               \
-  asm volatile(ZT_ON_12("vpxor")                                                \
+#define ZT_ON_12(insn, r)                                                                       \
+  insn " %%" r "12, %%" r "13, %%" r "0\n\t"  insn " %%" r "12, %%" r "13, %%" r "1\n\t"      \
+  insn " %%" r "12, %%" r "13, %%" r "2\n\t"  insn " %%" r "12, %%" r "13, %%" r "3\n\t"      \
+  insn " %%" r "12, %%" r "13, %%" r "4\n\t"  insn " %%" r "12, %%" r "13, %%" r "5\n\t"      \
+  insn " %%" r "12, %%" r "13, %%" r "6\n\t"  insn " %%" r "12, %%" r "13, %%" r "7\n\t"      \
+  insn " %%" r "12, %%" r "13, %%" r "8\n\t"  insn " %%" r "12, %%" r "13, %%" r "9\n\t"      \
+  insn " %%" r "12, %%" r "13, %%" r "10\n\t" insn " %%" r "12, %%" r "13, %%" r "11\n\t"
+#define ZT_PEAK_LOOP(insn, r, trips)                                            \
+  asm volatile(ZT_ON_12("vpxor", "ymm")                                         \
                "vpxor %%ymm12, %%ymm12, %%ymm12\n\t"                             \
                "vpxor %%ymm13, %%ymm13, %%ymm13\n\t"                             \
-               "1:\n\t" ZT_ON_12(insn) "dec %0\n\tjnz 1b\n\tvzeroupper"         \
+               "1:\n\t" ZT_ON_12(insn, r) "dec %0\n\tjnz 1b\n\tvzeroupper"      \
                : "+r"(trips)                                                    \
                :                                                                \
                : "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", \
                  "xmm8", "xmm9", "xmm10", "xmm11", "xmm12", "xmm13", "cc")
 // clang-format on
 
-// Operations per second of the loop for vfmadd231ps (8 multiply-adds, 16 operations) or
-// vpmaddwd (16 multiply-adds of int16 pairs, 32 operations), in thread CPU time.
-double peak_loop_rate(bool fma) {
+// The instruction each peak is measured on, and its operations (2 per multiply-add).
+enum class PeakLoop {
+  kFma,   // vfmadd231ps: 8 multiply-adds
+  kMadd,  // vpmaddwd: 16 multiply-adds of int16 pairs
+  kVnni,  // vpdpbusd on 512 bits: 64 multiply-adds of u8 x s8 (the VNNI sets' convolutions)
+};
+
+// Operations per second of the loop, in thread CPU time.
+double peak_loop_rate(PeakLoop loop) {
   int64_t trips = kPeakLoops;
   const double t0 = thread_seconds();
-  if (fma)
-    ZT_PEAK_LOOP("vfmadd231ps", trips);
-  else
-    ZT_PEAK_LOOP("vpmaddwd", trips);
+  double ops = 0;
+  switch (loop) {
+    case PeakLoop::kFma:
+      ZT_PEAK_LOOP("vfmadd231ps", "ymm", trips);
+      ops = 16;
+      break;
+    case PeakLoop::kMadd:
+      ZT_PEAK_LOOP("vpmaddwd", "ymm", trips);
+      ops = 32;
+      break;
+    case PeakLoop::kVnni:
+      ZT_PEAK_LOOP("vpdpbusd", "zmm", trips);
+      ops = 128;
+      break;
+  }
   const double s = thread_seconds() - t0;
-  return (fma ? 16.0 : 32.0) * 12 * static_cast<double>(kPeakLoops) / s;
+  return ops * 12 * static_cast<double>(kPeakLoops) / s;
 }
 double fma_rate() {
-  return peak_loop_rate(true);
+  return peak_loop_rate(PeakLoop::kFma);
 }
 double madd_rate() {
-  return peak_loop_rate(false);
+  return peak_loop_rate(PeakLoop::kMadd);
+}
+double vnni_rate() {
+  return peak_loop_rate(PeakLoop::kVnni);
 }
 #else
 constexpr double (*fma_rate)() = nullptr;
 constexpr double (*madd_rate)() = nullptr;
+constexpr double (*vnni_rate)() = nullptr;
 #endif
+
+// The int8 rows' peak: the instruction the active kernel set's int8 tiles are built on.
+bool vnni_active() {
+  const kernels::KernelIsa isa = kernels::active_kernel_isa();
+  return isa == kernels::KernelIsa::kAvx2FmaVnni || isa == kernels::KernelIsa::kAvx2FmaOnednnVnni;
+}
 
 // Peak of one core in G operations per second: the environment variable, or the best of 5 runs
 // of `loop` (the machine may be shared: the fastest run is the least disturbed), or 0 (unknown).
 // Adds the value and where it came from to the printed context.
-double core_peak(const char* env, const char* key, double (*loop)()) {
+double core_peak(const char* env, const char* key, double (*loop)(), const char* insn) {
   double peak = 0;
   std::string how;
   if (const char* v = std::getenv(env)) {
@@ -106,7 +134,8 @@ double core_peak(const char* env, const char* key, double (*loop)()) {
     how = std::string("from ") + env;
   } else if (loop && kernels::kernel_isa_supported(kernels::KernelIsa::kAvx2Fma)) {
     for (int i = 0; i < 5; ++i) peak = std::max(peak, loop() / 1e9);
-    how = "measured: 12 independent instructions on registers, best of 5, thread CPU time";
+    how = std::string("measured: 12 independent ") + insn +
+          " on registers, best of 5, thread CPU time";
   } else {
     how = std::string("unknown (no AVX2+FMA): set ") + env;
   }
@@ -223,9 +252,12 @@ void register_cases() {
 int main(int argc, char** argv) {
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
-  zotrain::g_peak_gflops =
-      zotrain::core_peak("ZOTRAIN_PEAK_GFLOPS", "peak_gflops", zotrain::fma_rate);
-  zotrain::g_peak_gops = zotrain::core_peak("ZOTRAIN_PEAK_GOPS", "peak_gops", zotrain::madd_rate);
+  zotrain::g_peak_gflops = zotrain::core_peak("ZOTRAIN_PEAK_GFLOPS", "peak_gflops",
+                                              zotrain::fma_rate, "vfmadd231ps (256 bits)");
+  const bool vnni = zotrain::vnni_active();
+  zotrain::g_peak_gops = zotrain::core_peak("ZOTRAIN_PEAK_GOPS", "peak_gops",
+                                            vnni ? zotrain::vnni_rate : zotrain::madd_rate,
+                                            vnni ? "vpdpbusd (512 bits)" : "vpmaddwd (256 bits)");
   zotrain::register_cases();
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();

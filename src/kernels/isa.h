@@ -17,8 +17,9 @@ enum class KernelIsa {
   // kAvx2Fma with oneDNN's sgemm for 1x1 stride-1 convolutions (builds that found oneDNN).
   kAvx2FmaOnednn,
   // kAvx2Fma and kAvx2FmaOnednn with the int8 convolution and A·Bᵀ in AVX-512 VNNI (vpdpwssd,
-  // vpdpbusd on 256-bit registers; CPUs with AVX-512 VL and VNNI), and the f32 GEMM,
-  // convolution forward, depthwise taps and pooling on 512-bit vectors (the AVX2 sets' bits).
+  // vpdpbusd; the convolution in quads on 512-bit registers; CPUs with AVX-512 VL and VNNI),
+  // and the f32 GEMM, convolution forward, depthwise taps and pooling on 512-bit vectors (the
+  // AVX2 sets' bits).
   // The "+vnni" sets are the AVX-512 sets.
   kAvx2FmaVnni,
   kAvx2FmaOnednnVnni,
