@@ -188,6 +188,7 @@ int stage_s16(const int32_t* acc, int64_t n, int16_t* stage) {
 }
 
 void stage_s16_in_range(const int32_t* acc, int64_t n, int range, int16_t* stage) {
+  if (const auto fast = active_kernels().stage_s16_in_range) return fast(acc, n, range, stage);
   round_to_odd_s16(acc, n, range > 15 ? range - 15 : 0, stage);
 }
 

@@ -55,8 +55,10 @@ void max_pool_2x2_s8(const Pool2dGeometry& g, int64_t planes, const int8_t* x, i
 void max_pool_2x2_s8_backward(const Pool2dGeometry& g, int64_t planes, const int8_t* x,
                               const int8_t* dy, int8_t* dx);
 
-// stage_s16 (kernels/int8.h), and the int16 -> int8 rounding shift of finish_s16.
+// stage_s16 and stage_s16_in_range (kernels/int8.h), and the int16 -> int8 rounding shift of
+// finish_s16.
 int stage_s16(const int32_t* acc, int64_t n, int16_t* stage);
+void stage_s16_in_range(const int32_t* acc, int64_t n, int range, int16_t* stage);
 void round_shift_s16(const int16_t* stage, int64_t n, int s, int8_t* out);
 
 // The NPU kernels' requantize_s8, depthwise_taps_s8 and add_s8_steps (kernel_set.h).

@@ -60,8 +60,10 @@ struct KernelSet {
   void (*max_pool_2x2_s8)(const Pool2dGeometry& g, int64_t planes, const int8_t* x, int8_t* y);
   void (*max_pool_2x2_s8_backward)(const Pool2dGeometry& g, int64_t planes, const int8_t* x,
                                    const int8_t* dy, int8_t* dx);
-  // stage_s16 and the int16 -> int8 rounding shift of finish_s16; null in sets without them.
+  // stage_s16, stage_s16_in_range and the int16 -> int8 rounding shift of finish_s16; null in
+  // sets without them.
   int (*stage_s16)(const int32_t* acc, int64_t n, int16_t* stage);
+  void (*stage_s16_in_range)(const int32_t* acc, int64_t n, int range, int16_t* stage);
   void (*round_shift_s16)(const int16_t* stage, int64_t n, int s, int8_t* out);
   // The NPU kernels' fixed-point requantization (npu.h), null in sets without them; lo and hi lie
   // in [-128, 127]. y[j] = clamp(requantize(acc[j] + bias, mult), lo, hi) for j < n:

@@ -267,11 +267,15 @@ ZT_AVX2 int stage_s16(const int32_t* acc, int64_t n, int16_t* stage) {
     amax = m > amax ? m : amax;
   }
   const int range = std::bit_width(static_cast<uint64_t>(amax));
+  stage_s16_in_range(acc, n, range, stage);
+  return range;
+}
+
+ZT_AVX2 void stage_s16_in_range(const int32_t* acc, int64_t n, int range, int16_t* stage) {
   const int a = range > 15 ? range - 15 : 0;
   const RoundToOdd round{_mm_cvtsi32_si128(a),
                          _mm256_set1_epi32(static_cast<int>((uint32_t{1} << a) - 1))};
   for_each_vector<16>(n, stage, round, acc);
-  return range;
 }
 
 ZT_AVX2 void round_shift_s16(const int16_t* stage, int64_t n, int s, int8_t* out) {

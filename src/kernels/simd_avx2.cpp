@@ -39,6 +39,7 @@ const KernelSet kAvx2FmaKernels = {
     .max_pool_2x2_s8 = avx2::max_pool_2x2_s8,
     .max_pool_2x2_s8_backward = avx2::max_pool_2x2_s8_backward,
     .stage_s16 = avx2::stage_s16,
+    .stage_s16_in_range = avx2::stage_s16_in_range,
     .round_shift_s16 = avx2::round_shift_s16,
     .requantize_s8 = avx2::requantize_s8,
     .depthwise_taps_s8 = avx2::depthwise_taps_s8,

@@ -38,6 +38,7 @@ const KernelSet kNeonKernels = {
     .max_pool_2x2_s8 = nullptr,
     .max_pool_2x2_s8_backward = nullptr,
     .stage_s16 = nullptr,
+    .stage_s16_in_range = nullptr,
     .round_shift_s16 = nullptr,
     .requantize_s8 = nullptr,
     .depthwise_taps_s8 = nullptr,

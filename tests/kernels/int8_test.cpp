@@ -845,13 +845,19 @@ void expect_staged_requantize_matches() {
       std::vector<int8_t> want(acc.size()), got(acc.size());
       const int want_shift = kernels::requantize(acc.data(), static_cast<int64_t>(acc.size()), bits,
                                                  kernels::Rounding::kNearest, want.data());
-      std::vector<int16_t> stage(acc.size());
+      std::vector<int16_t> stage(acc.size()), given(acc.size());
       std::vector<int32_t> ranges(static_cast<size_t>(rows));
-      for (int64_t r = 0; r < rows; ++r)
+      for (int64_t r = 0; r < rows; ++r) {
         ranges[r] = kernels::stage_s16(acc.data() + r * n, n, stage.data() + r * n);
-      EXPECT_EQ(kernels::finish_s16(stage.data(), n, rows, ranges.data(), bits, got.data()),
-                want_shift);
-      ASSERT_EQ(got, want) << "trial " << trial << " bits " << bits;
+        // The same rows staged in a range given (as a max-pooled layer knows its own).
+        kernels::stage_s16_in_range(acc.data() + r * n, n, ranges[r], given.data() + r * n);
+      }
+      for (const std::vector<int16_t>* s : {&stage, &given}) {
+        EXPECT_EQ(kernels::finish_s16(s->data(), n, rows, ranges.data(), bits, got.data()),
+                  want_shift);
+        ASSERT_EQ(got, want) << "trial " << trial << " bits " << bits
+                             << (s == &given ? " range given" : "");
+      }
     }
   }
 }
