@@ -8,7 +8,8 @@
 //   struct Widened           the product step exact for every int8 pair, on 16 bytes of k
 //                            (kStep = 16) and on 8 (load<8>: 8 bytes and zeros above them);
 // and may define faster steps of its own (a struct with kStep, load<kStep> and dot) for
-// dot_tile and gemm_nt, or steps with masked loads for masked_dot_tile. Integer sums are exact in
+// dot_tile and gemm_nt, with a Tail (a loader of the last part-filled step under a mask) where
+// the instruction set has masked loads. Integer sums are exact in
 // any order, so every build gives the portable kernel's bits (tests/kernels/int8_test.cpp runs
 // every set the CPU supports).
 #pragma once
@@ -43,9 +44,10 @@ ZT_S8_INLINE void dot_step(const int8_t* const (&a)[RA], const int8_t* const (&b
 }
 
 // C[i][j] for the RA x kRowsB rows a[i], b[j]: vector partial sums along k (P's whole steps,
-// then the rest under them in Widened's steps of 16 and 8, whose part-filled vectors cost fewer
-// multiplies than a wider step's would), then the lanes added, then the last k % 8 products.
-// Columns past n are given as copies of the last one, and their results dropped.
+// then the rest: under a mask where P has a Tail, whose loads read zeros past k; otherwise in
+// Widened's steps of 16 and 8, whose part-filled vectors cost fewer multiplies than a wider step's
+// would, and the last k % 8 products after the lanes are added). Columns past n are given as
+// copies of the last one, and their results dropped.
 template <class P, int RA>
 ZT_S8 void dot_tile(int64_t k, const int8_t* const (&a)[RA], const int8_t* const (&b)[kRowsB],
                     int32_t (&out)[RA][kRowsB]) {
@@ -56,32 +58,18 @@ ZT_S8 void dot_tile(int64_t k, const int8_t* const (&a)[RA], const int8_t* const
     for (int j = 0; j < kRowsB; ++j) acc[i][j] = acc_zero();
   int64_t p = 0;
   for (; p + P::kStep <= k; p += P::kStep) dot_step<P, RA>(a, b, Whole<P, P::kStep>{p}, acc);
-  for (; p + 16 <= k; p += 16) dot_step<Widened, RA>(a, b, Whole<Widened, 16>{p}, acc);
-  if (p + 8 <= k) dot_step<Widened, RA>(a, b, Whole<Widened, 8>{p}, acc), p += 8;
+  if constexpr (requires { typename P::Tail; }) {
+    if (p < k) dot_step<P, RA>(a, b, typename P::Tail(p, k - p), acc), p = k;
+  } else {
+    for (; p + 16 <= k; p += 16) dot_step<Widened, RA>(a, b, Whole<Widened, 16>{p}, acc);
+    if (p + 8 <= k) dot_step<Widened, RA>(a, b, Whole<Widened, 8>{p}, acc), p += 8;
+  }
 #pragma GCC unroll 4
   for (int i = 0; i < RA; ++i) {
     store_sums(acc[i], out[i]);
     for (int j = 0; j < kRowsB; ++j)
       for (int64_t q = p; q < k; ++q) out[i][j] += a[i][q] * b[j][q];
   }
-}
-
-// dot_tile for a step P with masked loads (P::Tail, P::Sums, P::zero, P::store_sums: AVX-512's
-// zeroing loads): the last part-filled step reads zeros past k, so no narrower steps and no
-// scalar rest.
-template <class P, int RA>
-ZT_S8 void masked_dot_tile(int64_t k, const int8_t* const (&a)[RA],
-                           const int8_t* const (&b)[kRowsB], int32_t (&out)[RA][kRowsB]) {
-  typename P::Sums acc[RA][kRowsB];
-#pragma GCC unroll 4
-  for (int i = 0; i < RA; ++i)
-#pragma GCC unroll 4
-    for (int j = 0; j < kRowsB; ++j) acc[i][j] = P::zero();
-  int64_t p = 0;
-  for (; p + P::kStep <= k; p += P::kStep) dot_step<P, RA>(a, b, Whole<P, P::kStep>{p}, acc);
-  if (p < k) dot_step<P, RA>(a, b, typename P::Tail(p, k - p), acc);
-#pragma GCC unroll 4
-  for (int i = 0; i < RA; ++i) P::store_sums(acc[i], out[i]);
 }
 
 // The rows [i0, i0 + RA) of C (+)= A · B^T with C's element (i, j) at c + i * ci + j * cj.
@@ -95,10 +83,7 @@ ZT_S8 void gemm_nt_rows(int64_t i0, int64_t n, int64_t k, const int8_t* a, int64
     const int8_t* br[kRowsB];
     for (int j = 0; j < kRowsB; ++j) br[j] = b + (j0 + j < n ? j0 + j : n - 1) * ldb;
     int32_t out[RA][kRowsB];
-    if constexpr (requires { typename P::Tail; })
-      masked_dot_tile<P, RA>(k, ar, br, out);
-    else
-      dot_tile<P, RA>(k, ar, br, out);
+    dot_tile<P, RA>(k, ar, br, out);
     for (int64_t i = 0; i < RA; ++i)
       for (int64_t j = 0; j < kRowsB && j0 + j < n; ++j) {
         int32_t& cij = c[(i0 + i) * ci + (j0 + j) * cj];

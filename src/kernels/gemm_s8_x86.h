@@ -56,13 +56,11 @@ struct Unsigned {
 };
 
 #if ZT_S8_VNNI
-// Unsigned for masked_dot_tile (AVX-512 VL's zeroing byte loads): the last part-filled step of 32
-// bytes is loaded under a mask (zeros past k, and no fault past the row's end), instead of
+// Unsigned with a Tail for dot_tile (AVX-512 VL's zeroing byte loads): the last part-filled step of
+// 32 bytes is loaded under a mask (zeros past k, and no fault past the row's end), instead of
 // Widened's steps and the scalar rest. (On 512-bit registers the same tiles ran fc1 slower here:
 // their 64-byte loads of rows 400 bytes apart cross a cache line nearly every time.)
 struct UnsignedMasked : Unsigned {
-  using Sums = __m256i;
-  ZT_S8_INLINE static Sums zero() { return _mm256_setzero_si256(); }
   struct Tail {
     int64_t p;
     __mmask32 mask;
@@ -71,9 +69,6 @@ struct UnsignedMasked : Unsigned {
       return _mm256_maskz_loadu_epi8(mask, x + p);
     }
   };
-  ZT_S8_INLINE static void store_sums(const Sums (&acc)[4], int32_t* out) {
-    ZT_S8_NS::store_sums(acc, out);
-  }
 };
 using UnsignedWide = UnsignedMasked;
 #else
