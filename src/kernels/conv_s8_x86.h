@@ -696,14 +696,18 @@ ZT_S8 void pixel_image(const Conv2dGeometry& g, const DirectPlan& p, const int8_
     constexpr bool kQuads = sizeof(T) == 1;
     constexpr uint64_t kPad = kQuads ? 0x8080808080808080ull : 0;
     const bool by_word = in_c * static_cast<int64_t>(sizeof(T)) <= 8;
-    for (int64_t ih = 0; ih < in_h; ++ih) {
-      if (in_w >= 8) {
+    // Without padding the copy's rows run on into each other (the 1x1 convolutions): the plane
+    // is copied as one row, 8 pixels at a time down to planes of 8 pixels (a 7x7 image's rows
+    // would go one pixel at a time).
+    const int64_t rows = pad == 0 ? 1 : in_h, row_w = pad == 0 ? plane_in : in_w;
+    for (int64_t ih = 0; ih < rows; ++ih) {
+      if (row_w >= 8) {
         // 8 pixels at a time, the last 8 overlapping the ones before; a word's channels at a
         // time, the last word's overlapping the one before when more channels than a word.
         constexpr int64_t kWord = 8 / sizeof(T);
         for (int64_t iw = 0;; iw += 8) {
-          if (iw + 8 > in_w) iw = in_w - 8;
-          const int8_t* src = x + ih * in_w + iw;
+          if (iw + 8 > row_w) iw = row_w - 8;
+          const int8_t* src = x + ih * row_w + iw;
           T* dst = xh + ((ih + pad) * wp + iw + pad) * in_c;
           if (by_word) {
             hwc_pixels8(src, plane_in, in_c, in_c, dst);
@@ -714,13 +718,13 @@ ZT_S8 void pixel_image(const Conv2dGeometry& g, const DirectPlan& p, const int8_
               if (c + kWord >= in_c) break;
             }
           }
-          if (iw + 8 >= in_w) break;
+          if (iw + 8 >= row_w) break;
         }
         continue;
       }
-      for (int64_t iw = 0; iw < in_w; ++iw) {
+      for (int64_t iw = 0; iw < row_w; ++iw) {
         T* dst = xh + ((ih + pad) * wp + iw + pad) * in_c;
-        const int8_t* src = x + ih * in_w + iw;
+        const int8_t* src = x + ih * row_w + iw;
         if (!by_word) {
           for (int64_t c = 0; c < in_c; ++c)
             dst[c] = kQuads ? static_cast<T>(src[c * plane_in] ^ 0x80) : src[c * plane_in];

@@ -119,6 +119,37 @@ inline void copy_row(int8_t* dst, const int8_t* src, int64_t stride, int64_t n) 
   }
 }
 
+using Bytes16 = uint8_t __attribute__((vector_size(16)));
+
+// An input row into the phases by whole 16-byte moves (rows16 below): stride 1, the row itself;
+// stride 2, its even and odd columns, deinterleaved from 32 bytes. dst[b] is phase column b's
+// place, which takes the row's columns from first[b] on, keep[b] masking the count of them; the
+// 16 - count bytes after them are zeroed. src has 16 * stride bytes to read; dst[b] has 16 to
+// write where `whole` is set for it, else the row is copied exactly.
+template <int S>
+inline void move_row16(const int8_t* src, int8_t* const* dst, const int64_t* first,
+                       const Bytes16* keep, const bool* whole, const int64_t* count) {
+  Bytes16 cols[2];
+  std::memcpy(&cols[0], src, sizeof cols[0]);
+  if constexpr (S == 2) {
+    Bytes16 hi;
+    std::memcpy(&hi, src + 16, sizeof hi);
+    const Bytes16 lo = cols[0];
+    cols[0] = __builtin_shuffle(lo, hi,
+                                Bytes16{0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30});
+    cols[1] = __builtin_shuffle(lo, hi,
+                                Bytes16{1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31});
+  }
+  for (int b = 0; b < S; ++b) {
+    if (!whole[b]) {
+      for (int64_t j = 0; j < count[b]; ++j) dst[b][j] = src[first[b] + j * S];
+      continue;
+    }
+    const Bytes16 v = cols[first[b]] & keep[b];
+    std::memcpy(dst[b], &v, sizeof v);
+  }
+}
+
 // A depthwise convolution, one channel at a time over a few images. The zero-padded planes are
 // split into their stride x stride phases (phase (a, b) holds the padded pixels (i * stride + a,
 // j * stride + b)), the images' phase planes back to back, so that every tap reads one phase at
@@ -147,7 +178,7 @@ ZT_CLONES void depthwise_s8(const NpuConvGeometry& g, int64_t rows, const int8_t
   // Where input row iy's columns ix0[b], ix0[b] + s, ... (count[b] of them) go: phase column b
   // at `at[iy * s + b]`.
   std::vector<int64_t> ix0(static_cast<size_t>(s)), count(static_cast<size_t>(s));
-  std::vector<int64_t> at(static_cast<size_t>(g.in_h * s));
+  std::vector<int64_t> at(static_cast<size_t>(g.in_h * s)), room(at.size());
   for (int64_t b = 0; b < s; ++b) {
     ix0[b] = ((b - p) % s + s) % s;
     count[b] = (g.in_w - ix0[b] + s - 1) / s;
@@ -155,15 +186,47 @@ ZT_CLONES void depthwise_s8(const NpuConvGeometry& g, int64_t rows, const int8_t
   for (int64_t iy = 0; iy < g.in_h; ++iy)
     for (int64_t b = 0; b < s; ++b) {
       const int64_t py = iy + p;
-      at[iy * s + b] = (py % s * s + b) * phase + py / s * wq + (ix0[b] + p) / s;
+      const int64_t ph = py % s * s + b;
+      at[iy * s + b] = ph * phase + py / s * wq + (ix0[b] + p) / s;
+      // Bytes from there to the end of its phase, the last phase's slack included.
+      room[iy * s + b] =
+          (ph + 1) * phase - at[iy * s + b] + (ph == s * s - 1 ? kMaxDepthwiseLanes : 0);
     }
   const auto fast = k * k <= kMaxDepthwiseTaps ? active_kernels().depthwise_taps_s8 : nullptr;
+  // Strides 1 and 2 with phase rows of up to 16 bytes (the small planes, where the row copies
+  // cost as much as the taps): a row in by 16-byte moves (move_row16), their zeroed tails
+  // landing on padding, or on rows and images copied after them, wherever 16 bytes remain in
+  // the phase (and the last phase's slack); a row out by one move, the bytes past it landing on
+  // rows stored after it, up to the plane's last 16 bytes.
+  const bool rows16 =
+      (s == 1 || s == 2) && *std::max_element(count.begin(), count.end()) <= 16 && ow <= 16;
+  const int64_t x_bytes = rows * g.in_c * g.in_h * g.in_w, y_plane = oh * ow;
+  Bytes16 keep[2] = {};
+  for (int64_t b = 0; b < std::min<int64_t>(s, 2); ++b)
+    for (int64_t j = 0; j < std::min<int64_t>(count[b], 16); ++j) keep[b][j] = 0xff;
   for (int64_t c = 0; c < g.in_c; ++c) {
     for (int64_t n0 = 0; n0 < rows; n0 += images) {
       const int64_t m = std::min(images, rows - n0);
       for (int64_t i = 0; i < m; ++i) {
-        const int8_t* in = x + ((n0 + i) * g.in_c + c) * g.in_h * g.in_w;
+        const int64_t in_at = ((n0 + i) * g.in_c + c) * g.in_h * g.in_w;
+        const int8_t* in = x + in_at;
         int8_t* image = phases.data() + i * plane;
+        if (rows16) {
+          for (int64_t iy = 0; iy < g.in_h; ++iy) {
+            int8_t* dst[2];
+            bool whole[2];
+            const bool readable = in_at + iy * g.in_w + 16 * s <= x_bytes;
+            for (int64_t b = 0; b < s; ++b) {
+              dst[b] = image + at[iy * s + b];
+              whole[b] = readable && i * plane + 16 <= room[iy * s + b];
+            }
+            if (s == 1)
+              move_row16<1>(in + iy * g.in_w, dst, ix0.data(), keep, whole, count.data());
+            else
+              move_row16<2>(in + iy * g.in_w, dst, ix0.data(), keep, whole, count.data());
+          }
+          continue;
+        }
         for (int64_t iy = 0; iy < g.in_h; ++iy)
           for (int64_t b = 0; b < s; ++b)
             copy_row(image + at[iy * s + b], in + iy * g.in_w + ix0[b], s, count[b]);
@@ -172,9 +235,14 @@ ZT_CLONES void depthwise_s8(const NpuConvGeometry& g, int64_t rows, const int8_t
                                         w + c * k * k, off.data(), phases.data(),
                                         bias ? bias[c] : 0, mult, lo, hi, out.data());
       for (int64_t i = 0; i < m; ++i)
-        for (int64_t oy = 0; oy < oh; ++oy)
-          copy_row(y + ((n0 + i) * g.in_c + c) * oh * ow + oy * ow,
-                   out.data() + i * plane + oy * wq, 1, ow);
+        for (int64_t oy = 0; oy < oh; ++oy) {
+          int8_t* dst = y + ((n0 + i) * g.in_c + c) * y_plane + oy * ow;
+          const int8_t* src = out.data() + i * plane + oy * wq;
+          if (rows16 && oy * ow + 16 <= y_plane)
+            std::memcpy(dst, src, 16);
+          else
+            copy_row(dst, src, 1, ow);
+        }
     }
   }
 }

@@ -537,7 +537,12 @@ std::vector<ref::ConvShape> conv_cases(int64_t images) {
       // Pixel rows copied 8 pixels and a word's channels at a time,
       // the last of each overlapping: 9 and 11 wide, 10 and 12 channels.
       {images, 12, 5, 9, 16, 1, 1, 0},
-      {images, 10, 6, 11, 20, 3, 1, 1}};
+      {images, 10, 6, 11, 20, 3, 1, 1},
+      // Unpadded planes copied as one row: 7x7 (rows narrower than 8), 2x2 (fewer than 8
+      // pixels: one at a time), 1x1 at stride 2.
+      {images, 20, 7, 7, 24, 1, 1, 0},
+      {images, 20, 2, 2, 16, 1, 1, 0},
+      {images, 12, 7, 7, 16, 1, 2, 0}};
   cases.insert(cases.end(), std::begin(tiles), std::end(tiles));
   Rng rng(111, 0);
   for (int i = 0; i < 16; ++i) {

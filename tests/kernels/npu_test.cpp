@@ -316,14 +316,27 @@ TEST(NpuKernels, RequantizationIsScalarRequantizeOnEveryIsa) {
 TEST(NpuKernels, DepthwiseMatchesReferenceOnFullRangeData) {
   const kernels::NpuConvGeometry shapes[] = {
       {6, 28, 28, 6, 3, 1, 1, 6},  // MobileNetV2's shapes
-      {6, 28, 28, 6, 3, 2, 1, 6}, {5, 7, 7, 5, 3, 1, 1, 5}, {5, 7, 7, 5, 3, 2, 1, 5},
-      {4, 4, 4, 4, 3, 1, 1, 4},   {4, 2, 2, 4, 3, 1, 1, 4}, {3, 1, 1, 3, 3, 1, 1, 3},
+      {6, 28, 28, 6, 3, 2, 1, 6},
+      {5, 7, 7, 5, 3, 1, 1, 5},
+      {5, 7, 7, 5, 3, 2, 1, 5},
+      {4, 4, 4, 4, 3, 1, 1, 4},
+      {4, 2, 2, 4, 3, 1, 1, 4},
+      {3, 1, 1, 3, 3, 1, 1, 3},
       {3, 9, 13, 3, 5, 2, 2, 3},   // 5x5
       {3, 11, 8, 3, 3, 3, 0, 3},   // stride 3, no padding
       {2, 10, 9, 2, 7, 1, 3, 2},   // 7x7, the most taps of the vector kernel
       {2, 12, 12, 2, 9, 2, 4, 2},  // 9x9: the portable taps in every set
       {2, 5, 6, 2, 1, 1, 0, 2},    // 1x1
       {2, 45, 41, 2, 3, 1, 1, 2},  // images in several chunks, the last one partial
+      // Rows moved 16 bytes a phase at a time: stride 1 16 wide (the widest), 17 (row copies),
+      // no padding (the zeroed tails land on the next rows' pixels); stride 2 32 wide (the
+      // widest), 33, 31 without padding.
+      {3, 6, 16, 3, 3, 1, 1, 3},
+      {3, 5, 17, 3, 3, 1, 1, 3},
+      {3, 9, 14, 3, 3, 1, 0, 3},
+      {3, 9, 32, 3, 3, 2, 1, 3},
+      {3, 6, 33, 3, 3, 2, 1, 3},
+      {3, 6, 31, 3, 3, 2, 0, 3},
   };
   const auto multipliers = extreme_multipliers();
   test::for_each_kernel_isa([&] {
