@@ -156,19 +156,25 @@ inline void move_row16(const int8_t* src, int8_t* const* dst, const int64_t* fir
 // a fixed offset from the output position: with the phases' row length as the output's, each tap
 // is one multiply-add over the images' planes of sums, long enough to vectorize, whatever the
 // stride and however small the plane. The sums past each output row (wq - out_w) and past the
-// out_h rows of an image are dropped.
+// out_h rows of an image are dropped. At stride 1 neighbours share their padding: p zero columns
+// between rows and p zero rows between images serve as the right (bottom) padding of one and the
+// left (top) padding of the next, so that fewer dropped sums are computed (a 7x7 plane with
+// padding 1: 64 sums for its 49 outputs, not 81).
 ZT_CLONES void depthwise_s8(const NpuConvGeometry& g, int64_t rows, const int8_t* x,
                             const int8_t* w, const int32_t* bias, FixedMultiplier mult, int32_t lo,
                             int32_t hi, int8_t* y) {
   const int64_t oh = g.out_h(), ow = g.out_w(), k = g.kernel, s = g.stride, p = g.pad;
-  const int64_t hq = (g.in_h + 2 * p + s - 1) / s, wq = (g.in_w + 2 * p + s - 1) / s;
+  // Shared padding needs a sum per output in the row and image lengths: p < k.
+  const int64_t pads = s == 1 && p < k ? 1 : 2;
+  const int64_t hq = (g.in_h + pads * p + s - 1) / s, wq = (g.in_w + pads * p + s - 1) / s;
   // About kBytes of phases at a time, which stay in cache while the taps read them.
   constexpr int64_t kBytes = 16384;
   const int64_t plane = hq * wq;
   const int64_t images = std::max<int64_t>(1, std::min(rows, kBytes / (s * s * plane)));
-  // An image's last output row reads (k - 1) / s past its phase plane (see offsets below), and
-  // the last vector of the active set's kernel up to kMaxDepthwiseLanes past the last phase.
-  const int64_t phase = images * plane + (k - 1) / s;
+  // An image's last output row reads (k - 1) / s past its phase plane (see offsets below; with
+  // shared padding, the last image's bottom padding and k - 1 more), and the last vector of the
+  // active set's kernel up to kMaxDepthwiseLanes past the last phase.
+  const int64_t phase = images * plane + (pads == 1 ? p * wq + k - 1 : (k - 1) / s);
   std::vector<int8_t> phases(static_cast<size_t>(s * s * phase + kMaxDepthwiseLanes));
   std::vector<int8_t> out(static_cast<size_t>(images * plane + kMaxDepthwiseLanes));
   std::vector<int64_t> off(static_cast<size_t>(k * k));
