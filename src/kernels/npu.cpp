@@ -72,14 +72,25 @@ ZT_CLONES void requantize_sums(int64_t images, int64_t out_c, int64_t positions,
   const auto fast = active_kernels().requantize_s8;
   const auto rq = fast ? fast : requantize_s8;
   if (!bias || positions < kPlaneAtATime) {
+    // Image by image and channel by channel: a linear layer's sums (one position) add the bias
+    // as one vector per image, and no plane index is divided.
     if (bias)
-      for (int64_t plane = 0; plane < images * out_c; ++plane)
-        for (int64_t j = 0; j < positions; ++j) sums[plane * positions + j] += bias[plane % out_c];
+      for (int64_t i = 0; i < images; ++i) {
+        int32_t* sums_i = sums + i * out_c * positions;
+        if (positions == 1) {
+          for (int64_t o = 0; o < out_c; ++o) sums_i[o] += bias[o];
+          continue;
+        }
+        for (int64_t o = 0; o < out_c; ++o)
+          for (int64_t j = 0; j < positions; ++j) sums_i[o * positions + j] += bias[o];
+      }
     return rq(images * out_c * positions, sums, 0, mult, lo, hi, y);
   }
-  for (int64_t plane = 0; plane < images * out_c; ++plane)
-    rq(positions, sums + plane * positions, bias[plane % out_c], mult, lo, hi,
-       y + plane * positions);
+  for (int64_t i = 0; i < images; ++i)
+    for (int64_t o = 0; o < out_c; ++o) {
+      const int64_t plane = i * out_c + o;
+      rq(positions, sums + plane * positions, bias[o], mult, lo, hi, y + plane * positions);
+    }
 }
 
 // The portable depthwise_taps_s8 (kernel_set.h), over exactly n outputs, kBlock int32 sums at a
