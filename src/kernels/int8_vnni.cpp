@@ -22,7 +22,8 @@ KernelSet with_vnni_int8(const KernelSet& base, KernelIsa isa, const char* gemm_
       "avx512-vnni: conv2d direct 6x16 tiles (vpdpwssd), in quads (vpdpbusd) on 512 bits: "
       "channel rows 6x32, pixel rows 12x16; A.B^T 3x4 dot tiles "
       "(vpdpbusd on 512 bits where an operand is nonnegative), A.B 4x16 tiles (vpdpwssd), the NPU "
-      "requantization on 512 bits, the other int8 kernels avx2's";
+      "requantization on 512 bits, the NPU depthwise taps by vpdpwssd, the other int8 kernels "
+      "avx2's";
   set.conv2d_s8_direct_work_bytes = vnni::conv2d_s8_direct_work_bytes;
   set.conv2d_s8_direct = vnni::conv2d_s8_direct;
   set.gemm_s8_nn = vnni::gemm_s8_nn;
@@ -33,6 +34,7 @@ KernelSet with_vnni_int8(const KernelSet& base, KernelIsa isa, const char* gemm_
       "Philox 16 blocks at a time on 512 bits; Box-Muller on 16 lanes (avx-512)";
   set.philox4x32_run = avx512::philox4x32_run;
   set.requantize_s8 = avx512::requantize_s8;
+  set.depthwise_taps_s8 = avx2::depthwise_taps_s8_vnni;
   set.gaussian_pairs = avx512::gaussian_pairs;
   return set;
 }

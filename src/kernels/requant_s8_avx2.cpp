@@ -196,7 +196,9 @@ struct QuantizeS8 {
 
 // depthwise_taps_s8 with T taps (0: `taps`). Pairs of taps multiply-add as int16 by madd: the
 // unpacks interleave the two taps' inputs, and a lone last tap pairs with itself at weight 0.
-template <int T>
+// kVnni: by vpdpwssd instead of vpmaddwd + vpaddd, the same exact sums; always inlined, so the
+// VNNI step is compiled in depthwise_taps_s8_vnni, whose target has it.
+template <int T, bool kVnni>
 ZT_AVX2_INLINE void depthwise_taps(int64_t n, int taps, const int8_t* w, const int64_t* off,
                                    const int8_t* in, int32_t bias, FixedMultiplier mult, int32_t lo,
                                    int32_t hi, int8_t* y) {
@@ -219,8 +221,13 @@ ZT_AVX2_INLINE void depthwise_taps(int64_t n, int taps, const int8_t* w, const i
     __m256i acc0 = b, acc1 = b;
     for (int p = 0; p < pairs; ++p) {
       const __m256i u = load_s16(src[2 * p] + q), v = load_s16(src[2 * p + 1] + q);
-      acc0 = _mm256_add_epi32(acc0, _mm256_madd_epi16(_mm256_unpacklo_epi16(u, v), wp[p]));
-      acc1 = _mm256_add_epi32(acc1, _mm256_madd_epi16(_mm256_unpackhi_epi16(u, v), wp[p]));
+      if constexpr (kVnni) {
+        acc0 = _mm256_dpwssd_epi32(acc0, _mm256_unpacklo_epi16(u, v), wp[p]);
+        acc1 = _mm256_dpwssd_epi32(acc1, _mm256_unpackhi_epi16(u, v), wp[p]);
+      } else {
+        acc0 = _mm256_add_epi32(acc0, _mm256_madd_epi16(_mm256_unpacklo_epi16(u, v), wp[p]));
+        acc1 = _mm256_add_epi32(acc1, _mm256_madd_epi16(_mm256_unpackhi_epi16(u, v), wp[p]));
+      }
     }
     narrow(rq(acc0), rq(acc1), y + q);
   }
@@ -238,8 +245,16 @@ ZT_AVX2 void depthwise_taps_s8(int64_t n, int taps, const int8_t* w, const int64
                                const int8_t* in, int32_t bias, FixedMultiplier mult, int32_t lo,
                                int32_t hi, int8_t* y) {
   // 3x3, the common kernel, with its weights and addresses in registers.
-  if (taps == 9) return depthwise_taps<9>(n, taps, w, off, in, bias, mult, lo, hi, y);
-  depthwise_taps<0>(n, taps, w, off, in, bias, mult, lo, hi, y);
+  if (taps == 9) return depthwise_taps<9, false>(n, taps, w, off, in, bias, mult, lo, hi, y);
+  depthwise_taps<0, false>(n, taps, w, off, in, bias, mult, lo, hi, y);
+}
+
+// The "+vnni" sets' depthwise_taps_s8: the AVX2 kernel with the VNNI step.
+__attribute__((target("avx2,avx512f,avx512vl,avx512vnni"))) void depthwise_taps_s8_vnni(
+    int64_t n, int taps, const int8_t* w, const int64_t* off, const int8_t* in, int32_t bias,
+    FixedMultiplier mult, int32_t lo, int32_t hi, int8_t* y) {
+  if (taps == 9) return depthwise_taps<9, true>(n, taps, w, off, in, bias, mult, lo, hi, y);
+  depthwise_taps<0, true>(n, taps, w, off, in, bias, mult, lo, hi, y);
 }
 
 ZT_AVX2 void add_s8_steps(int64_t n, const int8_t* a, FixedMultiplier ma, const int8_t* b,
