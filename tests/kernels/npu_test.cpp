@@ -63,8 +63,12 @@ TEST(NpuKernels, QuantizeIsRoundedDivisionTiesAwayFromZero) {
     x.push_back(v);
   Rng rng(5, 0);
   for (int i = 0; i < 997; ++i) x.push_back(static_cast<float>(rng.uniform() * 12.0 - 6.0));
+  // Exact ties k + 1/2 of a scale that is not a power of two, 3 * 2^-10 (and of 3.0, among the
+  // quarters above): the quotient is the tie itself, a product with the scale's reciprocal may
+  // fall a unit in the last place to either side of it.
+  for (int k = -130; k <= 129; ++k) x.push_back(std::ldexp(3.0f * (2 * k + 1), -11));
   test::for_each_kernel_isa([&] {
-    for (const double scale : {0.5, 0.0371, 3.0, 1e-3}) {
+    for (const double scale : {0.5, 0.0371, 3.0, 1e-3, std::ldexp(3.0, -10)}) {
       SCOPED_TRACE(scale);
       for (const size_t n : {x.size(), size_t{7}, size_t{1}, size_t{17}}) {
         std::vector<int8_t> y(n, 99);
@@ -76,6 +80,17 @@ TEST(NpuKernels, QuantizeIsRoundedDivisionTiesAwayFromZero) {
         }
       }
     }
+    // Scales a unit in the last place above x / T for ties T: the quotient falls just below
+    // the tie, a product with the reciprocal onto it (1.5 / 0.6000000000000001: 2.4999999999999996
+    // against 2.5).
+    for (const float v : {1.5f, 3.0f})
+      for (const double tie : {2.5, 100.5}) {
+        const double scale = std::nextafter(v / tie, 1.0);
+        const std::vector<float> same(21, v);
+        std::vector<int8_t> y(same.size(), 99);
+        kernels::quantize_s8(same.data(), static_cast<int64_t>(same.size()), scale, y.data());
+        for (int8_t r : y) ASSERT_EQ(r, std::round(v / scale)) << v << " / " << scale;
+      }
     const std::vector<float> nans(19, std::numeric_limits<float>::quiet_NaN());
     std::vector<int8_t> y(nans.size(), 0);
     kernels::quantize_s8(nans.data(), static_cast<int64_t>(nans.size()), 0.5, y.data());
