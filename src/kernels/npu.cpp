@@ -135,24 +135,27 @@ using Bytes16 = uint8_t __attribute__((vector_size(16)));
 // An input row into the phases by whole 16-byte moves (rows16 below): stride 1, the row itself;
 // stride 2, its even and odd columns, deinterleaved from 32 bytes. dst[b] is phase column b's
 // place, which takes the row's columns from first[b] on, keep[b] masking the count of them; the
-// 16 - count bytes after them are zeroed. src has 16 * stride bytes to read; dst[b] has 16 to
-// write where `whole` is set for it, else the row is copied exactly.
+// 16 - count bytes after them are zeroed. Where src has fewer than 16 * stride bytes to read
+// (`readable` false) the row is copied exactly, as is a phase column whose place has fewer than
+// 16 bytes to write (`whole[b]` false).
 template <int S>
-inline void move_row16(const int8_t* src, int8_t* const* dst, const int64_t* first,
+inline void move_row16(const int8_t* src, bool readable, int8_t* const* dst, const int64_t* first,
                        const Bytes16* keep, const bool* whole, const int64_t* count) {
-  Bytes16 cols[2];
-  std::memcpy(&cols[0], src, sizeof cols[0]);
-  if constexpr (S == 2) {
-    Bytes16 hi;
-    std::memcpy(&hi, src + 16, sizeof hi);
-    const Bytes16 lo = cols[0];
-    cols[0] = __builtin_shuffle(lo, hi,
-                                Bytes16{0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30});
-    cols[1] = __builtin_shuffle(lo, hi,
-                                Bytes16{1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31});
+  Bytes16 cols[2] = {};
+  if (readable) {
+    std::memcpy(&cols[0], src, sizeof cols[0]);
+    if constexpr (S == 2) {
+      Bytes16 hi;
+      std::memcpy(&hi, src + 16, sizeof hi);
+      const Bytes16 lo = cols[0];
+      cols[0] = __builtin_shuffle(
+          lo, hi, Bytes16{0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30});
+      cols[1] = __builtin_shuffle(
+          lo, hi, Bytes16{1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31});
+    }
   }
   for (int b = 0; b < S; ++b) {
-    if (!whole[b]) {
+    if (!readable || !whole[b]) {
       for (int64_t j = 0; j < count[b]; ++j) dst[b][j] = src[first[b] + j * S];
       continue;
     }
@@ -235,12 +238,13 @@ ZT_CLONES void depthwise_s8(const NpuConvGeometry& g, int64_t rows, const int8_t
             const bool readable = in_at + iy * g.in_w + 16 * s <= x_bytes;
             for (int64_t b = 0; b < s; ++b) {
               dst[b] = image + at[iy * s + b];
-              whole[b] = readable && i * plane + 16 <= room[iy * s + b];
+              whole[b] = i * plane + 16 <= room[iy * s + b];
             }
+            const int8_t* src = in + iy * g.in_w;
             if (s == 1)
-              move_row16<1>(in + iy * g.in_w, dst, ix0.data(), keep, whole, count.data());
+              move_row16<1>(src, readable, dst, ix0.data(), keep, whole, count.data());
             else
-              move_row16<2>(in + iy * g.in_w, dst, ix0.data(), keep, whole, count.data());
+              move_row16<2>(src, readable, dst, ix0.data(), keep, whole, count.data());
           }
           continue;
         }
