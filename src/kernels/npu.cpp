@@ -72,18 +72,11 @@ ZT_CLONES void requantize_sums(int64_t images, int64_t out_c, int64_t positions,
   const auto fast = active_kernels().requantize_s8;
   const auto rq = fast ? fast : requantize_s8;
   if (!bias || positions < kPlaneAtATime) {
-    // Image by image and channel by channel: a linear layer's sums (one position) add the bias
-    // as one vector per image, and no plane index is divided.
+    // Image by image and channel by channel, so that no plane index is divided.
     if (bias)
-      for (int64_t i = 0; i < images; ++i) {
-        int32_t* sums_i = sums + i * out_c * positions;
-        if (positions == 1) {
-          for (int64_t o = 0; o < out_c; ++o) sums_i[o] += bias[o];
-          continue;
-        }
+      for (int64_t i = 0; i < images; ++i)
         for (int64_t o = 0; o < out_c; ++o)
-          for (int64_t j = 0; j < positions; ++j) sums_i[o * positions + j] += bias[o];
-      }
+          for (int64_t j = 0; j < positions; ++j) sums[(i * out_c + o) * positions + j] += bias[o];
     return rq(images * out_c * positions, sums, 0, mult, lo, hi, y);
   }
   for (int64_t i = 0; i < images; ++i)
@@ -156,7 +149,7 @@ inline void move_row16(const int8_t* src, bool readable, int8_t* const* dst, con
   }
   for (int b = 0; b < S; ++b) {
     if (!readable || !whole[b]) {
-      for (int64_t j = 0; j < count[b]; ++j) dst[b][j] = src[first[b] + j * S];
+      copy_row(dst[b], src + first[b], S, count[b]);
       continue;
     }
     const Bytes16 v = cols[first[b]] & keep[b];
