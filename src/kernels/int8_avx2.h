@@ -66,10 +66,6 @@ void requantize_s8(int64_t n, const int32_t* acc, int32_t bias, FixedMultiplier 
                    int32_t hi, int8_t* y);
 void depthwise_taps_s8(int64_t n, int taps, const int8_t* w, const int64_t* off, const int8_t* in,
                        int32_t bias, FixedMultiplier mult, int32_t lo, int32_t hi, int8_t* y);
-// depthwise_taps_s8 by vpdpwssd, for the sets with AVX-512 VL and VNNI.
-void depthwise_taps_s8_vnni(int64_t n, int taps, const int8_t* w, const int64_t* off,
-                            const int8_t* in, int32_t bias, FixedMultiplier mult, int32_t lo,
-                            int32_t hi, int8_t* y);
 void add_s8_steps(int64_t n, const int8_t* a, FixedMultiplier ma, const int8_t* b,
                   FixedMultiplier mb, FixedMultiplier down, int32_t lo, int32_t hi, int8_t* y);
 // The NPU's quantize_s8 (npu.h).

@@ -1,12 +1,13 @@
 // The AVX-512 VNNI build (vpdpwssd, vpdpbusd; on 256-bit registers but for the convolution in
-// quads and the unsigned A·Bᵀ tiles, on 512) of the x86 int8 convolution and A·Bᵀ, from the source
-// the AVX2 build compiles (int8_x86_dot.h).
+// quads and the unsigned A·Bᵀ tiles, on 512) of the x86 int8 convolution, the NPU depthwise taps
+// and A·Bᵀ, from the source the AVX2 build compiles (int8_x86_dot.h).
 #if defined(__x86_64__)
 
 #define ZT_S8_NS vnni
 #define ZT_S8_TARGET "avx2,avx512f,avx512vl,avx512bw,avx512vnni"
 #define ZT_S8_VNNI 1
 #include "conv_s8_x86.h"
+#include "depthwise_s8_x86.h"
 #include "gemm_s8_rows_x86.h"
 #include "gemm_s8_x86.h"
 #include "kernel_set.h"
@@ -34,7 +35,7 @@ KernelSet with_vnni_int8(const KernelSet& base, KernelIsa isa, const char* gemm_
       "Philox 16 blocks at a time on 512 bits; Box-Muller on 16 lanes (avx-512)";
   set.philox4x32_run = avx512::philox4x32_run;
   set.requantize_s8 = avx512::requantize_s8;
-  set.depthwise_taps_s8 = avx2::depthwise_taps_s8_vnni;
+  set.depthwise_taps_s8 = vnni::depthwise_taps_s8;
   set.gaussian_pairs = avx512::gaussian_pairs;
   return set;
 }

@@ -1,9 +1,9 @@
 // The AVX2 requantizations: the int8 path's stage_s16 (range, then round to odd into int16) and
 // the int16 -> int8 rounding shift of finish_s16, 8 or 32 lanes at a time; the NPU kernels'
-// fixed-point requantization (npu.h) of int32 sums, a depthwise convolution's and a residual
-// add's, 16 outputs at a time. A row's last partial vector goes through zero-padded copies (zeros
-// change neither the range nor other lanes), so every element takes the same vector operations.
-// Bit for bit the portable loops of int8.cpp and npu.cpp.
+// fixed-point requantization (npu.h) of int32 sums and of a residual add, 16 outputs at a time
+// (its steps in requant_avx2.h, which the depthwise taps share). A row's last partial vector goes
+// through zero-padded copies (zeros change neither the range nor other lanes), so every element
+// takes the same vector operations. Bit for bit the portable loops of int8.cpp and npu.cpp.
 #include <array>
 #include <bit>
 
@@ -15,6 +15,7 @@
 #include <immintrin.h>
 
 #include "avx2_target.h"
+#include "requant_avx2.h"
 
 namespace zotrain::kernels::avx2 {
 
@@ -94,54 +95,6 @@ struct RoundShift {
   }
 };
 
-// requantize (npu.h) of 8 int32 lanes. The scalar rounding floor((p + half - 1) >> right) of a
-// product p = -a < 0 is -((a + half) >> right), so each lane is sign(x) * ((|x| * m0 + half) >>
-// right): |x| <= 2^31 and m0 < 2^31 multiply exactly as unsigned 32 x 32 -> 64 bits (even and odd
-// lanes apart), and the sum stays below 2^63, where the logical 64-bit shift (AVX2 has no
-// arithmetic one) is exact. Multipliers >= 1 shift left instead; below 2^-32, shifting by 64 gives
-// 0. Truncation to 32 bits before the sign is the scalar's wrap-around, should a product overflow.
-struct Requantizer {
-  __m256i m0, half;
-  __m128i right, left;
-  ZT_AVX2_INLINE explicit Requantizer(FixedMultiplier m) {
-    const VectorRequantShifts s = vector_requant_shifts(m);
-    m0 = _mm256_set1_epi32(m.m0);
-    half = _mm256_set1_epi64x(s.half);
-    right = _mm_cvtsi32_si128(s.right);
-    left = _mm_cvtsi32_si128(s.left);
-  }
-  // The even lanes of v.
-  ZT_AVX2_INLINE __m256i rounded(__m256i v) const {
-    return _mm256_srl_epi64(_mm256_add_epi64(_mm256_mul_epu32(v, m0), half), right);
-  }
-  ZT_AVX2_INLINE __m256i operator()(__m256i x) const {
-    const __m256i mag = _mm256_abs_epi32(x);
-    const __m256i even = rounded(mag), odd = rounded(_mm256_srli_epi64(mag, 32));
-    const __m256i r = _mm256_blend_epi32(even, _mm256_slli_epi64(odd, 32), 0xAA);
-    return _mm256_sign_epi32(_mm256_sll_epi32(r, left), x);
-  }
-};
-
-// 16 int32 outputs, lanes 0-3 and 8-11 in `a`, 4-7 and 12-15 in `b` (the order of the 128-bit
-// unpacks), clamped to [lo, hi] (within int8) and stored as 16 int8 in order. The int16 saturation
-// of the pack keeps every clamp's result.
-struct Narrow {
-  __m256i lo, hi;
-  ZT_AVX2_INLINE Narrow(int32_t l, int32_t h)
-      : lo(_mm256_set1_epi16(static_cast<int16_t>(l))),
-        hi(_mm256_set1_epi16(static_cast<int16_t>(h))) {}
-  ZT_AVX2_INLINE void operator()(__m256i a, __m256i b, int8_t* y) const {
-    const __m256i v = _mm256_min_epi16(_mm256_max_epi16(_mm256_packs_epi32(a, b), lo), hi);
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(y),
-                     _mm_packs_epi16(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1)));
-  }
-};
-
-// 16 int8 as int16.
-ZT_AVX2_INLINE __m256i load_s16(const int8_t* p) {
-  return _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
-}
-
 // 16 int8 as int32 in Narrow's lane order.
 ZT_AVX2_INLINE void widen(const int8_t* p, __m256i& a, __m256i& b) {
   const __m256i v = load_s16(p);
@@ -194,67 +147,12 @@ struct QuantizeS8 {
   }
 };
 
-// depthwise_taps_s8 with T taps (0: `taps`). Pairs of taps multiply-add as int16 by madd: the
-// unpacks interleave the two taps' inputs, and a lone last tap pairs with itself at weight 0.
-// kVnni: by vpdpwssd instead of vpmaddwd + vpaddd, the same exact sums; always inlined, so the
-// VNNI step is compiled in depthwise_taps_s8_vnni, whose target has it.
-template <int T, bool kVnni>
-ZT_AVX2_INLINE void depthwise_taps(int64_t n, int taps, const int8_t* w, const int64_t* off,
-                                   const int8_t* in, int32_t bias, FixedMultiplier mult, int32_t lo,
-                                   int32_t hi, int8_t* y) {
-  if constexpr (T > 0) taps = T;
-  const int pairs = (taps + 1) / 2;
-  __m256i wp[(kMaxDepthwiseTaps + 1) / 2];
-  const int8_t* src[kMaxDepthwiseTaps + 1];
-  for (int p = 0; p < pairs; ++p) {
-    const bool lone = 2 * p + 1 == taps;
-    const auto w1 = static_cast<uint16_t>(lone ? 0 : w[2 * p + 1]);
-    wp[p] = _mm256_set1_epi32(static_cast<int32_t>(
-        static_cast<uint32_t>(static_cast<uint16_t>(w[2 * p])) | uint32_t{w1} << 16));
-    src[2 * p] = in + off[2 * p];
-    src[2 * p + 1] = in + off[lone ? 2 * p : 2 * p + 1];
-  }
-  const Requantizer rq(mult);
-  const Narrow narrow(lo, hi);
-  const __m256i b = _mm256_set1_epi32(bias);
-  for (int64_t q = 0; q < n; q += 16) {
-    __m256i acc0 = b, acc1 = b;
-    for (int p = 0; p < pairs; ++p) {
-      const __m256i u = load_s16(src[2 * p] + q), v = load_s16(src[2 * p + 1] + q);
-      if constexpr (kVnni) {
-        acc0 = _mm256_dpwssd_epi32(acc0, _mm256_unpacklo_epi16(u, v), wp[p]);
-        acc1 = _mm256_dpwssd_epi32(acc1, _mm256_unpackhi_epi16(u, v), wp[p]);
-      } else {
-        acc0 = _mm256_add_epi32(acc0, _mm256_madd_epi16(_mm256_unpacklo_epi16(u, v), wp[p]));
-        acc1 = _mm256_add_epi32(acc1, _mm256_madd_epi16(_mm256_unpackhi_epi16(u, v), wp[p]));
-      }
-    }
-    narrow(rq(acc0), rq(acc1), y + q);
-  }
-}
-
 }  // namespace
 
 ZT_AVX2 void requantize_s8(int64_t n, const int32_t* acc, int32_t bias, FixedMultiplier mult,
                            int32_t lo, int32_t hi, int8_t* y) {
   const RequantizeS8 fn{_mm256_set1_epi32(bias), Requantizer(mult), Narrow(lo, hi)};
   for_each_vector<16>(n, y, fn, acc);
-}
-
-ZT_AVX2 void depthwise_taps_s8(int64_t n, int taps, const int8_t* w, const int64_t* off,
-                               const int8_t* in, int32_t bias, FixedMultiplier mult, int32_t lo,
-                               int32_t hi, int8_t* y) {
-  // 3x3, the common kernel, with its weights and addresses in registers.
-  if (taps == 9) return depthwise_taps<9, false>(n, taps, w, off, in, bias, mult, lo, hi, y);
-  depthwise_taps<0, false>(n, taps, w, off, in, bias, mult, lo, hi, y);
-}
-
-// The "+vnni" sets' depthwise_taps_s8: the AVX2 kernel with the VNNI step.
-__attribute__((target("avx2,avx512f,avx512vl,avx512vnni"))) void depthwise_taps_s8_vnni(
-    int64_t n, int taps, const int8_t* w, const int64_t* off, const int8_t* in, int32_t bias,
-    FixedMultiplier mult, int32_t lo, int32_t hi, int8_t* y) {
-  if (taps == 9) return depthwise_taps<9, true>(n, taps, w, off, in, bias, mult, lo, hi, y);
-  depthwise_taps<0, true>(n, taps, w, off, in, bias, mult, lo, hi, y);
 }
 
 ZT_AVX2 void add_s8_steps(int64_t n, const int8_t* a, FixedMultiplier ma, const int8_t* b,

@@ -21,9 +21,9 @@ namespace zotrain::kernels::avx512 {
 
 namespace {
 
-// Each lane as vector_requant_shifts says, as the AVX2 Requantizer: |x| <= 2^31 and m0 < 2^31
-// multiply exactly as unsigned 32 x 32 -> 64 bits (even and odd lanes apart), and the sum stays
-// below 2^63. kWide (right >= 32): the odd lanes' result is shifted straight into their
+// Each lane as vector_requant_shifts says, as the AVX2 Requantizer (requant_avx2.h): |x| <= 2^31
+// and m0 < 2^31 multiply exactly as unsigned 32 x 32 -> 64 bits (even and odd lanes apart), and the
+// sum stays below 2^63. kWide (right >= 32): the odd lanes' result is shifted straight into their
 // high half (by right - 32, the bits below it dropped by the blend) instead of down and back up.
 struct Requant16 {
   __m512i m0, half, b;
