@@ -551,15 +551,18 @@ ZT_S8_INLINE void pixel_sums(int64_t steps, const int16_t* const (&pix)[kMR], co
 
 #if ZT_S8_VNNI
 // pixel_sums in quads on 512 bits for kQuadMR pixels of the image offset by 128 (read as u8),
-// into t (pixel i's kNR channel sums, without the compensation). Not inlined: in the loops of
+// into t (pixel i's kNR channel sums), less comp (128 times each channel's sum of weights): the
+// sums start at -comp, the same int32 as subtracting it after. Not inlined: in the loops of
 // pixel_image GCC moved the accumulators between registers every step.
 __attribute__((noinline)) ZT_S8 void pixel_quad_sums_512(int64_t steps,
                                                          const int8_t* const (&pix)[kQuadMR],
                                                          const int32_t* off, const int8_t* panel,
+                                                         const int32_t* comp,
                                                          int32_t (&t)[kQuadMR][kNR]) {
   __m512i acc[kQuadMR];
+  const __m512i start = _mm512_sub_epi32(_mm512_setzero_si512(), _mm512_loadu_si512(comp));
 #pragma GCC unroll 16
-  for (int i = 0; i < kQuadMR; ++i) acc[i] = _mm512_setzero_si512();
+  for (int i = 0; i < kQuadMR; ++i) acc[i] = start;
   for (int64_t s = 0; s < steps; ++s) {
     const __m512i b = _mm512_loadu_si512(panel + s * kNR * 4);
 #pragma GCC unroll 16
@@ -740,24 +743,27 @@ ZT_S8 void pixel_image(const Conv2dGeometry& g, const DirectPlan& p, const int8_
     }
   }
   constexpr int MR = sizeof(T) == 1 ? kQuadMR : kMR;
+  // Output pixel m0 is (oh0, ow0); the tiles step along it without dividing.
+  int64_t oh0 = 0, ow0 = 0;
   for (int64_t m0 = 0; m0 < plane; m0 += MR) {
     // A last tile repeats its last pixel and drops the copies.
     const T* pix[MR];
-    for (int i = 0; i < MR; ++i) {
-      const int64_t m = m0 + i < plane ? m0 + i : plane - 1;
-      pix[i] = xh + (m / g.out_w * g.stride * p.wp + m % g.out_w * g.stride) * g.in_c;
+    for (int64_t i = 0, oh = oh0, ow = ow0; i < MR; ++i) {
+      if (m0 + i >= plane) {
+        pix[i] = pix[i - 1];
+        continue;
+      }
+      pix[i] = xh + (oh * g.stride * p.wp + ow * g.stride) * g.in_c;
+      if (++ow == g.out_w) ow = 0, ++oh;
     }
+    for (ow0 += MR; ow0 >= g.out_w;) ow0 -= g.out_w, ++oh0;
     const int64_t pixels = plane - m0 < MR ? plane - m0 : MR;
     for (int64_t q = 0; q < p.panels; ++q) {
       const T* panel = reinterpret_cast<const T*>(s.weights) + q * p.pairs * kNR * (4 / sizeof(T));
       alignas(64) int32_t t[MR][kNR];
       if constexpr (sizeof(T) == 1) {
 #if ZT_S8_VNNI
-        pixel_quad_sums_512(p.pairs, pix, s.off, panel, t);
-        // Less 128 times each channel's sum of weights.
-        const __m512i c = _mm512_loadu_si512(s.comp + q * kNR);
-        for (int i = 0; i < MR; ++i)
-          _mm512_storeu_si512(t[i], _mm512_sub_epi32(_mm512_loadu_si512(t[i]), c));
+        pixel_quad_sums_512(p.pairs, pix, s.off, panel, s.comp + q * kNR, t);
 #endif
       } else {
         Acc<kMR> acc;
