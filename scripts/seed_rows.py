@@ -1,0 +1,34 @@
+#!/usr/bin/env python3
+"""Prints markdown rows of the last epoch over seeds 0-2 of runs/repro/<dir>/s<seed>/: test
+accuracy per seed, mean ± std, mean validation accuracy, forward passes of a run.
+
+    scripts/seed_rows.py "LABEL=DIR" ...     (the rows' tables in docs/reproduction.md)"""
+import json
+import statistics
+import sys
+
+RUNS = "runs/repro/"
+
+
+def print_rows(rows):
+    for label, d in rows:
+        test, val, passes = [], [], None
+        for s in range(3):
+            try:
+                j = json.load(open(f"{RUNS}{d}/s{s}/summary.json"))
+            except FileNotFoundError:
+                continue
+            m = [json.loads(line) for line in open(f"{RUNS}{d}/s{s}/metrics.jsonl")]
+            test.append(100 * j["final_test_acc"])
+            val.append(100 * j["final_val_acc"])
+            passes = m[-1]["forward_passes"]
+        if not test:
+            print(f"| {label} | missing |")
+            continue
+        sd = f" ± {statistics.stdev(test):.2f}" if len(test) > 1 else ""
+        print(f"| {label} | {len(test)} | " + " / ".join(f"{x:.2f}" for x in test) +
+              f" | {statistics.mean(test):.2f}{sd} | {statistics.mean(val):.2f} | {passes:,} |")
+
+
+if __name__ == "__main__":
+    print_rows([arg.split("=", 1) for arg in sys.argv[1:]])
