@@ -11,3 +11,5 @@ scripts/reproduce.sh -j 2 -s "0 1 2" \
   configs/paper/ablation/pointnet-standin-cls1-int8star-ema-e45-frozen.toml \
   configs/paper/ablation/pointnet-standin-cls1-int8star-ema-e45-sp05.toml      # sweep2.log
 python3 runs/explore/session19/summary.py   # the table in docs/reproduction.md
+scripts/reproduce.sh -j 1 -s "0 1 2" \
+  configs/paper/ablation/pointnet-standin-cls2-int8star-ema-e45-frozen.toml    # sweep3.log

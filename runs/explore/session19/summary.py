@@ -12,4 +12,6 @@ print_rows([
     ("PointNet INT8\\* Cls1, 45 epochs, `ema_decay = 0.9995` (`ema9995-e45`)", "pointnet-standin-cls1-int8star-ema9995-e45"),
     ("PointNet INT8\\* Cls1, 45 epochs, sparsity 0.5 from epoch 15 on (`-e45-sp05`)", "pointnet-standin-cls1-int8star-ema-e45-sp05"),
     ("PointNet INT8\\* Cls1, 45 epochs, body frozen (control: sparsity 0.99999, `-e45-frozen`)", "pointnet-standin-cls1-int8star-ema-e45-frozen"),
+    ("PointNet INT8\\* Cls2 + average, 45 epochs (session 18)", "pointnet-standin-cls2-int8star-ema-e45"),
+    ("PointNet INT8\\* Cls2, 45 epochs, ZO layers frozen (control, `-e45-frozen`)", "pointnet-standin-cls2-int8star-ema-e45-frozen"),
 ])
