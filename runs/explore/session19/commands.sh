@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Session 19 (issue 17): PointNet INT8* Cls1 over 45 epochs, three variants and the frozen-body
-# control; the binary of 43a80d9 (ZOTRAIN_BIN), two runs at a time, one thread each.
+# control; the binary of 4400e93 (ZOTRAIN_BIN), two runs at a time, one thread each.
 set -euo pipefail
 cd "$(dirname "$0")/../../.."
 scripts/reproduce.sh -j 2 -s "0 1 2" \
