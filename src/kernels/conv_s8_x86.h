@@ -10,10 +10,12 @@
 //   with the padded image's row length wp. Tap t of position q reads padded element off[t] + q,
 //   so the operands are contiguous runs of the image, interleaved two taps at a time; the
 //   wp - out_w positions past each output row are computed and dropped. The VNNI build runs
-//   kernels of 3 taps or wider in u8 x s8 quads of 4 neighbouring taps of a kernel row (sliding
-//   windows of the image, one byte shuffle), the image offset by 128 to make it unsigned and
+//   kernels of 3 taps or wider in u8 x s8 quads, the image offset by 128 to make it unsigned and
 //   128 times the weights' sum subtracted after, in tiles of 6 channels x 32 positions on
-//   512-bit registers.
+//   512-bit registers: 4 neighbouring taps of a kernel row (a window), and the 1 or 2 taps left
+//   of each row as 4 kernel rows of one tap column (a column), each read as one vector from a
+//   copy of the image expanded into every element's window (and column), made once per image
+//   for all the tiles.
 // - Pixel rows (any stride): a tile is 6 output pixels x 16 output channels. The image is
 //   copied channels-last (HWC), so that a kernel row's taps of all channels, k * in_c elements,
 //   are contiguous for every stride; a step reads the next 2 of them (int16) or 4 (int8 quads,
@@ -34,8 +36,10 @@ constexpr int64_t kNR = 16;  // tile columns (two vectors of 8 int32)
 // per pixel (vpdpbusd on 512 bits does twice the products of two on 256 bits, measured 1.95x the
 // rate on the AVX-512 machine); the tile is stored as two of kMR pixels.
 constexpr int kQuadMR = ZT_S8_VNNI ? 2 * kMR : kMR;
-// Channel rows in quads (VNNI build only): 6 channels x 32 positions on 512 bits.
-constexpr int64_t kQuadRowNR = 2 * kNR;
+// Channel rows in quads (VNNI build only): 6 channels x 64 positions on 512 bits, 24
+// accumulators: every broadcast weight serves 4 vectors.
+constexpr int kQuadRowNV = 4;
+constexpr int64_t kQuadRowNR = kQuadRowNV * kNR;
 
 struct DirectPlan {
   bool channel_rows;
@@ -48,8 +52,9 @@ struct DirectPlan {
   int64_t weights;    // int16 weights: channel rows [out_c, pairs, 2], pixel rows [panels,
                       // pairs, kNR, 2]; pixel quads: half the bytes of int8 [panels, pairs, kNR, 4]
   bool quads;         // u8 x s8 quads. Pixel rows: steps of 4 int8 elements. Channel rows: `pairs`
-                      // counts windows of 4 taps of a kernel row, row_steps per kernel row, the
-                      // image holds x + 128 and each channel's sum is less 128 times its weights'
+                      // counts windows (row_steps per kernel row) and columns, the image holds
+                      // x + 128 and each channel's sum is less 128 times its weights'
+  int64_t expanded;   // channel rows in quads: the elements each expanded copy of the image holds
 };
 
 int64_t round_up(int64_t a, int64_t b) {
@@ -57,15 +62,18 @@ int64_t round_up(int64_t a, int64_t b) {
 }
 
 // Channel rows in quads: windows of 4 taps of a kernel row, as many as fill it (one more for 3
-// taps left, with a zero weight); 1 or 2 taps left of every kernel row go in pairs of taps.
+// taps left, with a zero weight); the 1 or 2 taps left of every kernel row (tail columns kj)
+// go in columns of 4 kernel rows of a channel (zero weights past its k rows).
 struct ChannelQuads {
-  int64_t row_windows, windows, tail_taps;
-  int64_t steps() const { return windows + (tail_taps + 1) / 2; }
+  int64_t row_windows, windows, tail_columns, columns;
+  int64_t steps() const { return windows + columns; }
 };
 ChannelQuads channel_quads(const Conv2dGeometry& g) {
-  const int64_t rest = g.k % 4, rows = g.in_c * g.k;
+  const int64_t rest = g.k % 4;
   const int64_t row_windows = g.k / 4 + (rest == 3 ? 1 : 0);
-  return {row_windows, rows * row_windows, rest == 1 || rest == 2 ? rows * rest : 0};
+  const int64_t tail_columns = rest == 1 || rest == 2 ? rest : 0;
+  return {row_windows, g.in_c * g.k * row_windows, tail_columns,
+          g.in_c * tail_columns * ((g.k + 3) / 4)};
 }
 
 // Useful over computed multiply-adds of the two layouts in pairs (channel rows: wp positions per
@@ -99,10 +107,12 @@ DirectPlan direct_plan(const Conv2dGeometry& g, bool quads = false, bool pixel =
     p.row_steps = cq.row_windows;
     p.pairs = cq.steps();
     p.positions = round_up(g.out_h * p.wp, kQuadRowNR);
-    // The last tile reads 48 bytes from the last window's offset past its first position (which
-    // lies at least 3 before the last tap's), 32 from a tail pair's.
+    // A tile reads its positions' quads at a window's or a column's first tap, which lies at
+    // most at the last tap's offset; they are expanded 16 at a time, reading the image up to 4
+    // (windows) or 3 wp (columns) elements past the last one.
     const int64_t last_tap = ((g.in_c - 1) * p.hp + g.k - 1) * p.wp + g.k - 1;
-    p.image = round_up(p.positions - kQuadRowNR + last_tap + 45, 4);
+    p.expanded = round_up(p.positions + last_tap, 16);
+    p.image = round_up(p.expanded + 3 * p.wp + 4, 4);
     p.weights = g.out_c * 2 * p.pairs;
   } else if (p.channel_rows) {
     p.pairs = channel_pairs;
@@ -156,12 +166,14 @@ DirectPlan run_plan(const Conv2dGeometry& g) {
 // geometry's); read and written by memcpy: a caller's scratch may be only 4-byte aligned.
 constexpr int64_t kKeyBytes = sizeof(uint64_t);
 
-// Scratch layout: the weights' key, the padded image, the int16 weights, the int32 step offsets
-// (channel rows in pairs: one per tap of each pair), the int32 compensations of quads (one per
-// output channel of whole panels).
+// Scratch layout: the weights' key, the padded image, the expanded copies of channel rows in
+// quads (windows, then columns: int32 quads), the int16 weights, the int32 step offsets (channel
+// rows in pairs: one per tap of each pair), the int32 compensations of quads (one per output
+// channel of whole panels).
 int64_t conv2d_s8_direct_work_bytes(const Conv2dGeometry& g) {
   auto bytes = [&g](const DirectPlan& p) {
-    return p.image + 2 * p.weights + 4 * 2 * p.pairs + 4 * round_up(g.out_c, kNR);
+    return p.image + 4 * 2 * p.expanded + 2 * p.weights + 4 * 2 * p.pairs +
+           4 * round_up(g.out_c, kNR);
   };
   const int64_t pairs = bytes(direct_plan(g)), run = bytes(run_plan(g));
   return kKeyBytes + (run > pairs ? run : pairs);
@@ -171,16 +183,18 @@ namespace {
 
 // The scratch of conv2d_s8_direct_work_bytes.
 struct Scratch {
-  void* image;       // the padded image: int8 (channel rows) or int16 (pixel rows)
-  int16_t* weights;  // the packed weights
-  int32_t* off;      // the step offsets
-  int32_t* comp;     // channel rows in quads: 128 times each output channel's sum of weights
+  void* image;        // the padded image: int8 (channel rows) or int16 (pixel rows)
+  int32_t* expanded;  // channel rows in quads: the image's windows, then its columns
+  int16_t* weights;   // the packed weights
+  int32_t* off;       // the step offsets
+  int32_t* comp;      // channel rows in quads: 128 times each output channel's sum of weights
 };
 
 Scratch scratch(const DirectPlan& p, void* work) {
   Scratch s;
   s.image = static_cast<char*>(work) + kKeyBytes;
-  s.weights = reinterpret_cast<int16_t*>(static_cast<char*>(s.image) + p.image);
+  s.expanded = reinterpret_cast<int32_t*>(static_cast<char*>(s.image) + p.image);
+  s.weights = reinterpret_cast<int16_t*>(s.expanded + 2 * p.expanded);
   s.off = reinterpret_cast<int32_t*>(s.weights + p.weights);
   s.comp = s.off + 2 * p.pairs;
   return s;
@@ -188,26 +202,6 @@ Scratch scratch(const DirectPlan& p, void* work) {
 
 template <int MR>
 using Acc = __m256i[MR][2];
-
-// Every lane v, and a - b per int32 lane, on 256 bits or (VNNI build) 512.
-template <class VT>
-VT splat_s32(int32_t v);
-template <>
-ZT_S8_INLINE __m256i splat_s32<__m256i>(int32_t v) {
-  return _mm256_set1_epi32(v);
-}
-ZT_S8_INLINE __m256i sub_s32(__m256i a, __m256i b) {
-  return _mm256_sub_epi32(a, b);
-}
-#if ZT_S8_VNNI
-template <>
-ZT_S8_INLINE __m512i splat_s32<__m512i>(int32_t v) {
-  return _mm512_set1_epi32(v);
-}
-ZT_S8_INLINE __m512i sub_s32(__m512i a, __m512i b) {
-  return _mm512_sub_epi32(a, b);
-}
-#endif
 
 // 128 times the sum of a channel's weights: what the image offset by 128 adds to its sums.
 int32_t offset_compensation(const int8_t* w, int64_t taps) {
@@ -218,23 +212,17 @@ int32_t offset_compensation(const int8_t* w, int64_t taps) {
 
 // ---- Channel rows ----
 
-// One step of a channel-rows tile: acc[i][v] += the products of x[v] with output channel i's 4
-// bytes of weights at w + 2 i stride (int16 units): a pair of int16 (x int16), or a quad of
-// int8 (kQuads: x u8). VT: 256-bit vectors, or 512 (VNNI build).
-template <bool kQuads, int MR, class VT>
-ZT_S8_INLINE void add_step(VT (&acc)[MR][2], VT x0, VT x1, const int16_t* w, int64_t stride) {
+// One step of a channel-rows tile: acc[i][v] += the products of the int16 pairs x[v] with
+// output channel i's pair of int16 weights at w + 2 i stride.
+template <int MR>
+ZT_S8_INLINE void add_step(Acc<MR>& acc, __m256i x0, __m256i x1, const int16_t* w, int64_t stride) {
 #pragma GCC unroll 8
   for (int i = 0; i < MR; ++i) {
-    int32_t four;
-    __builtin_memcpy(&four, w + 2 * i * stride, sizeof four);
-    const VT wv = splat_s32<VT>(four);
-    if constexpr (kQuads) {
-      acc[i][0] = dot_quads_u8s8(acc[i][0], x0, wv);
-      acc[i][1] = dot_quads_u8s8(acc[i][1], x1, wv);
-    } else {
-      acc[i][0] = dot_pairs_s16(acc[i][0], x0, wv);
-      acc[i][1] = dot_pairs_s16(acc[i][1], x1, wv);
-    }
+    int32_t two;
+    __builtin_memcpy(&two, w + 2 * i * stride, sizeof two);
+    const __m256i wv = _mm256_set1_epi32(two);
+    acc[i][0] = dot_pairs_s16(acc[i][0], x0, wv);
+    acc[i][1] = dot_pairs_s16(acc[i][1], x1, wv);
   }
 }
 
@@ -250,8 +238,8 @@ ZT_S8_INLINE void channel_sums(int64_t pairs, const int8_t* xq, const int16_t* w
         _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(xq + off[2 * t])));
     const __m256i x1 = _mm256_cvtepi8_epi16(
         _mm_loadu_si128(reinterpret_cast<const __m128i*>(xq + off[2 * t + 1])));
-    add_step<false, MR>(acc, _mm256_unpacklo_epi16(x0, x1), _mm256_unpackhi_epi16(x0, x1),
-                        w + 2 * t, pairs);
+    add_step<MR>(acc, _mm256_unpacklo_epi16(x0, x1), _mm256_unpackhi_epi16(x0, x1), w + 2 * t,
+                 pairs);
   }
   // vpunpck's lane order (acc[i][0]: 0-3, 8-11; acc[i][1]: 4-7, 12-15) to the positions'.
 #pragma GCC unroll 8
@@ -260,54 +248,6 @@ ZT_S8_INLINE void channel_sums(int64_t pairs, const int8_t* xq, const int16_t* w
     acc[i][0] = _mm256_permute2x128_si256(lo, hi, 0x20);
     acc[i][1] = _mm256_permute2x128_si256(lo, hi, 0x31);
   }
-}
-
-// acc[i][v] -= comp[i]: channel i's sums on the image offset by 128, less what the offset adds.
-template <int MR, class VT>
-ZT_S8_INLINE void subtract_compensation(VT (&acc)[MR][2], const int32_t* comp) {
-#pragma GCC unroll 8
-  for (int i = 0; i < MR; ++i) {
-    const VT c = splat_s32<VT>(comp[i]);
-    acc[i][0] = sub_s32(acc[i][0], c);
-    acc[i][1] = sub_s32(acc[i][1], c);
-  }
-}
-
-// Pairs of the bytes at a and b for 8 positions, widened to int16 in the positions' order.
-ZT_S8_INLINE __m256i interleaved_pairs_u8(const int8_t* a, const int8_t* b) {
-  return _mm256_cvtepu8_epi16(
-      _mm_unpacklo_epi8(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(a)),
-                        _mm_loadl_epi64(reinterpret_cast<const __m128i*>(b))));
-}
-
-// channel_sums in quads: windows of 4 taps, then pairs of the kernel rows' last taps (steps in
-// all, 4 bytes of weights each: channel i's at w + i * 2 steps) on the image offset by 128 (xq,
-// read as u8), less comp[i] = 128 times channel i's sum of weights.
-template <int MR>
-ZT_S8_INLINE void channel_quad_sums(int64_t windows, int64_t steps, const int8_t* xq,
-                                    const int16_t* w, const int32_t* off, const int32_t* comp,
-                                    Acc<MR>& acc) {
-  // Lane j of a vector of 8 positions takes bytes j .. j + 3 of the 16 loaded at its first.
-  const __m256i slide = _mm256_setr_epi8(0, 1, 2, 3, 1, 2, 3, 4, 2, 3, 4, 5, 3, 4, 5, 6, 4, 5, 6, 7,
-                                         5, 6, 7, 8, 6, 7, 8, 9, 7, 8, 9, 10);
-#pragma GCC unroll 8
-  for (int i = 0; i < MR; ++i) acc[i][0] = acc[i][1] = _mm256_setzero_si256();
-  for (int64_t t = 0; t < windows; ++t) {
-    const int8_t* x = xq + off[t];
-    const __m256i x0 = _mm256_shuffle_epi8(
-        _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(x))), slide);
-    const __m256i x1 = _mm256_shuffle_epi8(
-        _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(x + 8))),
-        slide);
-    add_step<true, MR>(acc, x0, x1, w + 2 * t, steps);
-  }
-  for (int64_t t = windows; t < steps; ++t) {
-    const int8_t* a = xq + off[windows + 2 * (t - windows)];
-    const int8_t* b = xq + off[windows + 2 * (t - windows) + 1];
-    add_step<false, MR>(acc, interleaved_pairs_u8(a, b), interleaved_pairs_u8(a + 8, b + 8),
-                        w + 2 * t, steps);
-  }
-  subtract_compensation(acc, comp);
 }
 
 // The first n lanes of v at dst, 0 < n <= the lanes (256 bits: store_first_s32).
@@ -324,18 +264,18 @@ ZT_S8_INLINE void store_lanes(int32_t* dst, int64_t n, __m512i v) {
 #endif
 
 // Stores a channel-rows tile (channels o0.., positions from (oh, ow) on along the wp-long rows;
-// two vectors VT of int32 per channel) into the [out_c, out_h, out_w] output, dropping positions
+// NV vectors VT of int32 per channel) into the [out_c, out_h, out_w] output, dropping positions
 // past out_w and out_h: a vector whose lanes lie in one row as a (masked) store, one that runs on
 // into the next row lane by lane.
-template <int MR, class VT>
-ZT_S8_INLINE void store_channel_rows(const VT (&acc)[MR][2], const Conv2dGeometry& g,
+template <int MR, int NV, class VT>
+ZT_S8_INLINE void store_channel_rows(const VT (&acc)[MR][NV], const Conv2dGeometry& g,
                                      const DirectPlan& p, int64_t o0, int64_t oh, int64_t ow,
                                      int32_t* y) {
   constexpr int kLanes = sizeof(VT) / sizeof(int32_t);
   const int64_t plane = g.out_plane();
-  int64_t row[2], col[2], valid[2];
-  bool wraps[2];
-  for (int v = 0; v < 2; ++v) {
+  int64_t row[NV], col[NV], valid[NV];
+  bool wraps[NV];
+  for (int v = 0; v < NV; ++v) {
     int64_t r = oh, c = ow + kLanes * v;
     for (; c >= p.wp; c -= p.wp) ++r;
     const int64_t n = r < g.out_h ? g.out_w - c : 0;
@@ -345,15 +285,15 @@ ZT_S8_INLINE void store_channel_rows(const VT (&acc)[MR][2], const Conv2dGeometr
 #pragma GCC unroll 8
   for (int i = 0; i < MR; ++i) {
     int32_t* yo = y + (o0 + i) * plane;
-#pragma GCC unroll 2
-    for (int v = 0; v < 2; ++v) {
+#pragma GCC unroll 4
+    for (int v = 0; v < NV; ++v) {
       int32_t* dst = yo + row[v] * g.out_w + col[v];
       if (!wraps[v]) {
         if (valid[v] > 0) store_lanes(dst, valid[v], acc[i][v]);
         continue;
       }
       int32_t t[kLanes];
-      __builtin_memcpy(t, &acc[i][v], sizeof t);
+      store_lanes(t, kLanes, acc[i][v]);
       int64_t r = row[v], c = col[v];
       for (int u = 0; u < kLanes; ++u, ++c) {
         for (; c >= p.wp; c -= p.wp) ++r;
@@ -376,59 +316,87 @@ ZT_S8_INLINE __m512i windows_u8(const int8_t* x) {
   return _mm512_shuffle_epi8(_mm512_maskz_permutexvar_epi32(0xffff, lanes, bytes), slide);
 }
 
-// Pairs of the bytes at a and b for 16 positions, widened to int16 in the positions' order.
-ZT_S8_INLINE __m512i interleaved_pairs_u8_512(const int8_t* a, const int8_t* b) {
-  const __m128i av = _mm_loadu_si128(reinterpret_cast<const __m128i*>(a));
-  const __m128i bv = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b));
-  return _mm512_cvtepu8_epi16(
-      _mm256_set_m128i(_mm_unpackhi_epi8(av, bv), _mm_unpacklo_epi8(av, bv)));
+// The image offset by 128 (x) expanded into quads for p.expanded elements e: windows[e] = its
+// bytes e .. e + 3, and with `columns`, columns[e] (at windows + p.expanded) = bytes e, e + wp,
+// e + 2 wp, e + 3 wp.
+ZT_S8_INLINE void expand_quads(const DirectPlan& p, bool columns, const int8_t* x,
+                               int32_t* windows) {
+  const int64_t n = p.expanded, wp = p.wp;
+  for (int64_t e = 0; e < n; e += 16) _mm512_storeu_si512(windows + e, windows_u8(x + e));
+  if (!columns) return;
+  int32_t* col = windows + n;
+  for (int64_t e = 0; e < n; e += 16) {
+    __m128i r[4];
+#pragma GCC unroll 4
+    for (int d = 0; d < 4; ++d)
+      r[d] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(x + e + d * wp));
+    // Rows 0 and 1, then 2 and 3, byte by byte; then the two pairs' int16 interleaved.
+    const __m128i a0 = _mm_unpacklo_epi8(r[0], r[1]), a1 = _mm_unpackhi_epi8(r[0], r[1]);
+    const __m128i b0 = _mm_unpacklo_epi8(r[2], r[3]), b1 = _mm_unpackhi_epi8(r[2], r[3]);
+    __m128i* dst = reinterpret_cast<__m128i*>(col + e);
+    _mm_storeu_si128(dst, _mm_unpacklo_epi16(a0, b0));
+    _mm_storeu_si128(dst + 1, _mm_unpackhi_epi16(a0, b0));
+    _mm_storeu_si128(dst + 2, _mm_unpacklo_epi16(a1, b1));
+    _mm_storeu_si128(dst + 3, _mm_unpackhi_epi16(a1, b1));
+  }
 }
 
-// channel_quad_sums on 512 bits for 32 positions: acc[i][0] positions 0-15, acc[i][1] 16-31.
+// The sums of a channel-rows tile in quads for kQuadRowNR positions (out[i][v] positions 16 v ..
+// 16 v + 15): every step one vector of each 16 positions' quads at xq + off[t] (the
+// expanded image at the tile's first position), 4 bytes of weights (channel i's at w + i * 2
+// steps); starting at -comp[i] (128 times channel i's sum of weights), the same int32 as
+// subtracting it after.
 template <int MR>
-ZT_S8_INLINE void channel_quad_sums_512(int64_t windows, int64_t steps, const int8_t* xq,
-                                        const int16_t* w, const int32_t* off, const int32_t* comp,
-                                        __m512i (&acc)[MR][2]) {
+ZT_S8_INLINE void channel_quad_sums_512(int64_t steps, const int32_t* xq, const int16_t* w,
+                                        const int32_t* off, const int32_t* comp,
+                                        __m512i (&out)[MR][kQuadRowNV]) {
+  constexpr int NV = kQuadRowNV;
+  __m512i acc[NV * MR];
+#pragma GCC unroll 32
+  for (int i = 0; i < NV * MR; ++i)
+    acc[i] = _mm512_sub_epi32(_mm512_setzero_si512(), _mm512_set1_epi32(comp[i / NV]));
+  for (int64_t t = 0; t < steps; ++t) {
+    __m512i x[NV];
+#pragma GCC unroll 4
+    for (int v = 0; v < NV; ++v) x[v] = _mm512_loadu_si512(xq + off[t] + 16 * v);
 #pragma GCC unroll 8
-  for (int i = 0; i < MR; ++i) acc[i][0] = acc[i][1] = _mm512_setzero_si512();
-  for (int64_t t = 0; t < windows; ++t) {
-    const int8_t* x = xq + off[t];
-    add_step<true, MR>(acc, windows_u8(x), windows_u8(x + 16), w + 2 * t, steps);
+    for (int i = 0; i < MR; ++i) {
+      int32_t four;
+      __builtin_memcpy(&four, w + 2 * (i * steps + t), sizeof four);
+      const __m512i wv = _mm512_set1_epi32(four);
+#pragma GCC unroll 4
+      for (int v = 0; v < NV; ++v) acc[NV * i + v] = dot_quads_u8s8(acc[NV * i + v], x[v], wv);
+    }
   }
-  for (int64_t t = windows; t < steps; ++t) {
-    const int8_t* a = xq + off[windows + 2 * (t - windows)];
-    const int8_t* b = xq + off[windows + 2 * (t - windows) + 1];
-    add_step<false, MR>(acc, interleaved_pairs_u8_512(a, b),
-                        interleaved_pairs_u8_512(a + 16, b + 16), w + 2 * t, steps);
-  }
-  subtract_compensation(acc, comp);
+#pragma GCC unroll 8
+  for (int i = 0; i < MR; ++i)
+#pragma GCC unroll 4
+    for (int v = 0; v < NV; ++v) out[i][v] = acc[NV * i + v];
 }
 #endif
 
-// A tile of kNR positions in pairs, or of kQuadRowNR in quads (VNNI build).
+// A tile of kNR positions in pairs, or of kQuadRowNR in quads (VNNI build); xq is the padded
+// image at the tile's first position, or in quads the expanded image (int32) at it.
 template <int MR>
-ZT_S8 void channel_tile(const Conv2dGeometry& g, const DirectPlan& p, const int8_t* xq,
-                        const int16_t* w, const int32_t* off, const int32_t* comp, int64_t o0,
-                        int64_t oh, int64_t ow, int32_t* y) {
+ZT_S8 void channel_tile(const Conv2dGeometry& g, const DirectPlan& p, const void* xq,
+                        const int16_t* w, const int32_t* off, [[maybe_unused]] const int32_t* comp,
+                        int64_t o0, int64_t oh, int64_t ow, int32_t* y) {
 #if ZT_S8_VNNI
   if (p.quads) {
-    __m512i acc[MR][2];
-    channel_quad_sums_512<MR>(g.in_c * g.k * p.row_steps, p.pairs, xq, w, off, comp, acc);
+    __m512i acc[MR][kQuadRowNV];
+    channel_quad_sums_512<MR>(p.pairs, static_cast<const int32_t*>(xq), w, off, comp, acc);
     return store_channel_rows<MR>(acc, g, p, o0, oh, ow, y);
   }
 #endif
   Acc<MR> acc;
-  if (p.quads)
-    channel_quad_sums<MR>(g.in_c * g.k * p.row_steps, p.pairs, xq, w, off, comp, acc);
-  else
-    channel_sums<MR>(p.pairs, xq, w, off, acc);
+  channel_sums<MR>(p.pairs, static_cast<const int8_t*>(xq), w, off, acc);
   store_channel_rows<MR>(acc, g, p, o0, oh, ow, y);
 }
 
 // A last tile of its own height, rows < kMR.
 template <int MR>
 ZT_S8 void last_channel_tile(int64_t rows, const Conv2dGeometry& g, const DirectPlan& p,
-                             const int8_t* xq, const int16_t* w, const int32_t* off,
+                             const void* xq, const int16_t* w, const int32_t* off,
                              const int32_t* comp, int64_t o0, int64_t oh, int64_t ow, int32_t* y) {
   if (rows == MR) return channel_tile<MR>(g, p, xq, w, off, comp, o0, oh, ow, y);
   if constexpr (MR > 1) last_channel_tile<MR - 1>(rows, g, p, xq, w, off, comp, o0, oh, ow, y);
@@ -436,37 +404,37 @@ ZT_S8 void last_channel_tile(int64_t rows, const Conv2dGeometry& g, const Direct
 
 // Tap pair t is weights 2t and 2t + 1 of a row; an odd last tap pairs with a zero weight (and a
 // copy of its own offset). In quads, window (c, ki, j) is taps kj = 4j .. 4j + 3 of kernel row
-// (c, ki), zero weights past k.
+// (c, ki), and column (c, kj, h) taps ki = 4h .. 4h + 3 of tail column kj of channel c; zero
+// weights past k.
 ZT_S8 void pack_channel_rows(const Conv2dGeometry& g, const DirectPlan& p, const int8_t* w,
                              const Scratch& s) {
   const int64_t taps = g.patch_size();
   if (p.quads) {
-    // Windows, then the tail taps kj >= 4 row_steps of every kernel row in pairs (an odd last
-    // one with a zero weight and a copy of its offset).
+    // Windows, then the columns of the tail taps kj >= 4 row_steps; the offsets are of the
+    // expanded image's elements (the columns' copy following the windows').
     const ChannelQuads cq = channel_quads(g);
     const int64_t rows = g.in_c * g.k, tail_from = 4 * cq.row_windows;
+    const int64_t heights = cq.tail_columns ? (g.k + 3) / 4 : 0;
     int8_t* packed = reinterpret_cast<int8_t*>(s.weights);
     for (int64_t o = 0; o < g.out_c; ++o) {
       const int8_t* wo = w + o * taps;
       s.comp[o] = offset_compensation(wo, taps);
-      int8_t* row = packed + o * p.pairs * 4;
+      int8_t* next = packed + o * p.pairs * 4;
       for (int64_t r = 0; r < rows; ++r)  // kernel row r = (c, ki)
-        for (int64_t e = 0; e < tail_from; ++e)
-          row[r * tail_from + e] = e < g.k ? wo[r * g.k + e] : 0;
-      int16_t* tail = reinterpret_cast<int16_t*>(row + cq.windows * 4);
-      int64_t n = 0;
-      for (int64_t r = 0; r < rows && cq.tail_taps; ++r)
-        for (int64_t kj = tail_from; kj < g.k; ++kj) tail[n++] = wo[r * g.k + kj];
-      if (n % 2) tail[n] = 0;
+        for (int64_t e = 0; e < tail_from; ++e) *next++ = e < g.k ? wo[r * g.k + e] : 0;
+      for (int64_t c = 0; c < g.in_c; ++c)
+        for (int64_t kj = tail_from; kj < g.k; ++kj)
+          for (int64_t ki = 0; ki < 4 * heights; ++ki)
+            *next++ = ki < g.k ? wo[(c * g.k + ki) * g.k + kj] : 0;
     }
     int32_t* next = s.off;
     for (int64_t r = 0; r < rows; ++r)
       for (int64_t j = 0; j < cq.row_windows; ++j)
         *next++ = static_cast<int32_t>(((r / g.k) * p.hp + r % g.k) * p.wp + 4 * j);
-    for (int64_t r = 0; r < rows && cq.tail_taps; ++r)
+    for (int64_t c = 0; c < g.in_c; ++c)
       for (int64_t kj = tail_from; kj < g.k; ++kj)
-        *next++ = static_cast<int32_t>(((r / g.k) * p.hp + r % g.k) * p.wp + kj);
-    if (cq.tail_taps % 2) *next = next[-1];
+        for (int64_t h = 0; h < heights; ++h)
+          *next++ = static_cast<int32_t>(p.expanded + (c * p.hp + 4 * h) * p.wp + kj);
     return;
   }
   for (int64_t o = 0; o < g.out_c; ++o) {
@@ -512,16 +480,20 @@ ZT_S8 void channel_rows_image(const Conv2dGeometry& g, const DirectPlan& p, cons
       }
       copy_offset_128(dst, src, g.in_w);
     }
+#if ZT_S8_VNNI
+  if (p.quads) expand_quads(p, channel_quads(g).columns > 0, xp, s.expanded);
+#endif
   int64_t oh = 0, ow = 0;  // of position q0
   const int64_t tile = p.quads ? kQuadRowNR : kNR;
   for (int64_t q0 = 0; q0 < p.positions; q0 += tile) {
     int64_t o0 = 0;
     const int16_t* w = s.weights;
+    const void* xq = p.quads ? static_cast<const void*>(s.expanded + q0) : xp + q0;
     for (; o0 + kMR <= g.out_c; o0 += kMR)
-      channel_tile<kMR>(g, p, xp + q0, w + o0 * 2 * p.pairs, s.off, s.comp + o0, o0, oh, ow, y);
+      channel_tile<kMR>(g, p, xq, w + o0 * 2 * p.pairs, s.off, s.comp + o0, o0, oh, ow, y);
     if (o0 < g.out_c)
-      last_channel_tile<kMR - 1>(g.out_c - o0, g, p, xp + q0, w + o0 * 2 * p.pairs, s.off,
-                                 s.comp + o0, o0, oh, ow, y);
+      last_channel_tile<kMR - 1>(g.out_c - o0, g, p, xq, w + o0 * 2 * p.pairs, s.off, s.comp + o0,
+                                 o0, oh, ow, y);
     for (ow += tile; ow >= p.wp;) ow -= p.wp, ++oh;
   }
 }

@@ -542,7 +542,12 @@ std::vector<ref::ConvShape> conv_cases(int64_t images) {
       // pixels: one at a time), 1x1 at stride 2.
       {images, 20, 7, 7, 24, 1, 1, 0},
       {images, 20, 2, 2, 16, 1, 1, 0},
-      {images, 12, 7, 7, 16, 1, 2, 0}};
+      {images, 12, 7, 7, 16, 1, 2, 0},
+      // Channel rows in quads (VNNI sets): two tail columns of kernels 6 and 10 tall (columns of
+      // 4 rows past the kernel's), and 7 wide (a window of 3 taps, no columns).
+      {images, 2, 9, 11, 7, 6, 1, 2},
+      {images, 1, 12, 12, 5, 10, 1, 2},
+      {images, 3, 8, 10, 6, 7, 1, 3}};
   cases.insert(cases.end(), std::begin(tiles), std::end(tiles));
   Rng rng(111, 0);
   for (int i = 0; i < 16; ++i) {
