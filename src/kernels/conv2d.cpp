@@ -289,6 +289,16 @@ int64_t conv2d_backward_weight_work(const Conv2dGeometry& g) {
   return g.col_floats() + weight_numel(g);
 }
 
+int64_t conv2d_forward_batch(const Conv2dGeometry& g) {
+  const auto batch = active_kernels().conv2d_forward_batch;
+  return single_channel(g) || !batch ? 0 : batch(g);
+}
+
+int64_t conv2d_backward_data_batch(const Conv2dGeometry& g) {
+  if (single_channel(g) || !backward_data_by_convolution(g)) return 0;
+  return conv2d_forward_batch(transposed(g));
+}
+
 void conv2d_forward(const Conv2dGeometry& g, int64_t images, const float* x, const float* w,
                     const float* b, float* y, float* work) {
   if (!single_channel(g)) return active_kernels().conv2d_forward(g, images, x, w, b, y, work);

@@ -41,6 +41,13 @@ int64_t conv2d_forward_work(const Conv2dGeometry& g);
 int64_t conv2d_backward_data_work(const Conv2dGeometry& g);
 int64_t conv2d_backward_weight_work(const Conv2dGeometry& g);
 
+// Images that conv2d_forward (conv2d_backward_data) of the active instruction set computes as one
+// product, counted from the first image of its call; 0 where every image is its own. A caller
+// splitting a batch over threads gives each call a whole number of them from an image index that
+// is a multiple of it (the last call the rest), so that the results do not depend on the split.
+int64_t conv2d_forward_batch(const Conv2dGeometry& g);
+int64_t conv2d_backward_data_batch(const Conv2dGeometry& g);
+
 // y = w * im2col(x) + b for `images` consecutive images; b may be null (no bias).
 void conv2d_forward(const Conv2dGeometry& g, int64_t images, const float* x, const float* w,
                     const float* b, float* y, float* work);

@@ -23,6 +23,8 @@ struct KernelSet {
   int64_t (*conv2d_forward_work)(const Conv2dGeometry& g);
   void (*conv2d_forward)(const Conv2dGeometry& g, int64_t images, const float* x, const float* w,
                          const float* b, float* y, float* work);
+  // conv2d_forward_batch (conv2d.h) of this set; null: 0 for every geometry.
+  int64_t (*conv2d_forward_batch)(const Conv2dGeometry& g);
   // dw of output channels [o0, o1) for stride 1 (conv2d_backward_weight without db).
   int64_t (*conv2d_weight_grad_work)(const Conv2dGeometry& g);
   void (*conv2d_weight_grad)(const Conv2dGeometry& g, int64_t o0, int64_t o1, int64_t images,

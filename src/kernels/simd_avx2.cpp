@@ -21,6 +21,7 @@ const KernelSet kAvx2FmaKernels = {
     .conv2d_name = "avx2+fma implicit-GEMM tiles",
     .conv2d_forward_work = avx2::conv2d_forward_work,
     .conv2d_forward = avx2::conv2d_forward,
+    .conv2d_forward_batch = nullptr,
     .conv2d_weight_grad_work = avx2::conv2d_weight_grad_work,
     .conv2d_weight_grad = avx2::conv2d_weight_grad,
     .tap_sums = avx2::tap_sums,

@@ -21,6 +21,7 @@ const KernelSet kNeonKernels = {
     .conv2d_name = "neon implicit-GEMM tiles (fmla)",
     .conv2d_forward_work = neon::conv2d_forward_work,
     .conv2d_forward = neon::conv2d_forward,
+    .conv2d_forward_batch = nullptr,
     .conv2d_weight_grad_work = neon::conv2d_weight_grad_work,
     .conv2d_weight_grad = neon::conv2d_weight_grad,
     .tap_sums = neon::tap_sums,

@@ -15,6 +15,7 @@ const KernelSet kPortableKernels = {
     .conv2d_name = "portable implicit-GEMM tiles",
     .conv2d_forward_work = portable::conv2d_forward_work,
     .conv2d_forward = portable::conv2d_forward,
+    .conv2d_forward_batch = nullptr,
     .conv2d_weight_grad_work = portable::conv2d_weight_grad_work,
     .conv2d_weight_grad = portable::conv2d_weight_grad,
     .tap_sums = portable::tap_sums,

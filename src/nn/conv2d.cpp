@@ -20,6 +20,19 @@ int64_t Conv2d::units(int64_t batch) const {
   return batch * groups_;
 }
 
+// Calls call(slot, u0, u1) for runs of units [0, units) over the pool's threads: runs of whole
+// `batch`-image products from unit 0 on (one group only; batch 0: any split), so that a kernel
+// computing that many images as one product sees the same products whatever the thread count.
+namespace {
+template <class Call>
+void parallel_units(ThreadPool* pool, int64_t units, int64_t batch, Call call) {
+  if (batch <= 1) return parallel_for(pool, units, call);
+  parallel_for(pool, (units + batch - 1) / batch, [&](int slot, int64_t b0, int64_t b1) {
+    call(slot, b0 * batch, std::min(units, b1 * batch));
+  });
+}
+}  // namespace
+
 // Calls call(n, images, group) to cover units [u0, u1) in order.
 template <class Call>
 void Conv2d::for_each_block(int64_t u0, int64_t u1, Call call) const {
@@ -66,7 +79,8 @@ void Conv2d::forward(const Tensor& x, Tensor& y, const ExecContext& ctx) const {
   const int64_t work = thread_workspace(g);
   const float* w = param(ctx, 0).data();
   const float* b = bias_ ? param(ctx, 1).data() : nullptr;
-  parallel_for(ctx.pool, units(x.shape()[0]), [&](int slot, int64_t u0, int64_t u1) {
+  const int64_t batch = groups_ == 1 ? kernels::conv2d_forward_batch(g) : 0;
+  parallel_units(ctx.pool, units(x.shape()[0]), batch, [&](int slot, int64_t u0, int64_t u1) {
     for_each_block(u0, u1, [&](int64_t n, int64_t images, int64_t j) {
       kernels::conv2d_forward(g, images, x.data() + (n * groups_ + j) * g.in_numel(),
                               w + j * g.out_c * g.patch_size(), b ? b + j * g.out_c : nullptr,
@@ -117,7 +131,10 @@ void Conv2d::forward_max_pooled(const Tensor& x, const kernels::Pool2dGeometry& 
                                 const ExecContext& ctx) const {
   ZT_ASSERT(groups_ == 1);
   const auto g = geometry(x.shape());
-  const int64_t work = pooled_thread_workspace(g), block = pooled_block_images(g);
+  const int64_t work = pooled_thread_workspace(g);
+  // A kernel taking images in products (conv2d_forward_batch) gets one at a time: the threads'
+  // blocks start anywhere.
+  const int64_t block = kernels::conv2d_forward_batch(g) ? 1 : pooled_block_images(g);
   const float* w = param(ctx, 0).data();
   const float* b = bias_ ? param(ctx, 1).data() : nullptr;
   parallel_for(ctx.pool, x.shape()[0], [&](int slot, int64_t n0, int64_t n1) {
@@ -155,7 +172,8 @@ void Conv2d::backward(const Tensor& x, const Tensor&, const Tensor& dy, Tensor& 
   }
   if (!dx.empty()) {
     const float* w = params_[0].data();
-    parallel_for(ctx.pool, units(batch), [&](int slot, int64_t u0, int64_t u1) {
+    const int64_t products = groups_ == 1 ? kernels::conv2d_backward_data_batch(g) : 0;
+    parallel_units(ctx.pool, units(batch), products, [&](int slot, int64_t u0, int64_t u1) {
       for_each_block(u0, u1, [&](int64_t n, int64_t images, int64_t j) {
         kernels::conv2d_backward_data(g, images, dy.data() + (n * groups_ + j) * g.out_numel(),
                                       w + j * g.out_c * g.patch_size(),

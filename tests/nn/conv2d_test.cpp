@@ -155,6 +155,16 @@ TEST(LayerConv2d, SameResultForAnyThreadCount) {
     test::expect_same_for_any_thread_count(depthwise, Shape{5, 7, 9, 8}, 35);
     Conv2d grouped(6, 9, 3, 1, 1, 3);
     test::expect_same_for_any_thread_count(grouped, Shape{4, 6, 7, 7}, 36);
+    // Pointwise on small planes, which the oneDNN sets compute in products of several images
+    // (128 of 1x1, 32 of 2x2, 10 of 4x3): threads take whole products. 257 images of 1x1 end
+    // in a product of one column, which oneDNN computes as a matrix-vector product, rounding
+    // otherwise: a thread starting a product anywhere else gives another image those bits.
+    Conv2d pointwise1(1000, 5, 1, 1, 0);
+    test::expect_same_for_any_thread_count(pointwise1, Shape{257, 1000, 1, 1}, 39);
+    Conv2d pointwise(20, 30, 1, 1, 0);
+    test::expect_same_for_any_thread_count(pointwise, Shape{45, 20, 2, 2}, 37);
+    Conv2d pointwise12(7, 9, 1, 1, 0);
+    test::expect_same_for_any_thread_count(pointwise12, Shape{23, 7, 4, 3}, 38);
   });
 }
 
