@@ -68,9 +68,23 @@ TEST(KernelConv2d, GeometryMatchesReference) {
   }
 }
 
+// Pointwise convolutions on planes of 16 pixels or fewer, which the oneDNN sets compute as
+// products of several images (conv2d_forward_batch): 1x1, 2x2, 4x3 planes; batches of one
+// product, several and a partial last one.
+std::vector<ref::ConvShape> pointwise_small_plane_cases() {
+  return {{300, 5, 1, 1, 3, 1, 1, 0}, {45, 20, 2, 2, 30, 1, 1, 0}, {23, 7, 4, 3, 9, 1, 1, 0}};
+}
+
+// conv_cases and the pointwise small planes, with and without a bias.
+std::vector<ref::ConvShape> forward_cases() {
+  std::vector<ref::ConvShape> cases = conv_cases(3), pointwise = pointwise_small_plane_cases();
+  cases.insert(cases.end(), pointwise.begin(), pointwise.end());
+  return cases;
+}
+
 TEST(KernelConv2d, ForwardMatchesDirectConvolution) {
   test::for_each_kernel_isa([] {
-    for (const auto& s : conv_cases(3))
+    for (const auto& s : forward_cases())
       for (bool bias : {true, false}) {
         SCOPED_TRACE(describe(s) + (bias ? " bias" : " no bias"));
         auto g = geometry(s);
@@ -88,20 +102,11 @@ TEST(KernelConv2d, ForwardMatchesDirectConvolution) {
   });
 }
 
-// Pointwise convolutions on planes of 16 pixels or fewer, which the oneDNN sets compute as
-// products of several images (conv2d_forward_batch): 1x1, 2x2, 4x3 planes; batches of one
-// product, several and a partial last one.
-std::vector<ref::ConvShape> pointwise_small_plane_cases() {
-  return {{300, 5, 1, 1, 3, 1, 1, 0}, {45, 20, 2, 2, 30, 1, 1, 0}, {23, 7, 4, 3, 9, 1, 1, 0}};
-}
-
 // Threads take blocks of images, of whole products where the kernel computes several images as
 // one (else of any size): one call for all images equals one call per block.
 TEST(KernelConv2d, ForwardDoesNotDependOnTheImageBlocks) {
   test::for_each_kernel_isa([] {
-    std::vector<ref::ConvShape> cases = conv_cases(3), pointwise = pointwise_small_plane_cases();
-    cases.insert(cases.end(), pointwise.begin(), pointwise.end());
-    for (const auto& s : cases) {
+    for (const auto& s : forward_cases()) {
       SCOPED_TRACE(describe(s));
       auto g = geometry(s);
       Tensor x = random_uniform(Shape{s.x_numel()}, 2, 0);
@@ -112,28 +117,9 @@ TEST(KernelConv2d, ForwardDoesNotDependOnTheImageBlocks) {
       kernels::conv2d_forward(g, s.n, x.data(), w.data(), b.data(), whole.data(), work.data());
       const int64_t block = std::max<int64_t>(1, kernels::conv2d_forward_batch(g));
       for (int64_t n = 0; n < s.n; n += block)
-        kernels::conv2d_forward(g, std::min(block, s.n - n), x.data() + n * g.in_numel(),
-                                w.data(), b.data(), blocks.data() + n * g.out_numel(),
-                                work.data());
+        kernels::conv2d_forward(g, std::min(block, s.n - n), x.data() + n * g.in_numel(), w.data(),
+                                b.data(), blocks.data() + n * g.out_numel(), work.data());
       EXPECT_TRUE(test::bitwise_equal(blocks, whole));
-    }
-  });
-}
-
-TEST(KernelConv2d, PointwiseSmallPlanesMatchDirectConvolution) {
-  test::for_each_kernel_isa([] {
-    for (const auto& s : pointwise_small_plane_cases()) {
-      SCOPED_TRACE(describe(s) + " in products of " +
-                   std::to_string(kernels::conv2d_forward_batch(geometry(s))));
-      auto g = geometry(s);
-      Tensor x = random_uniform(Shape{s.x_numel()}, 3, 0);
-      Tensor w = random_uniform(Shape{s.w_numel()}, 3, 1);
-      Tensor b = random_uniform(Shape{s.out_c}, 3, 2);
-      Tensor y = random_uniform(Shape{s.y_numel()}, 3, 3);  // overwritten
-      Work work(kernels::conv2d_forward_work(g));
-      kernels::conv2d_forward(g, s.n, x.data(), w.data(), b.data(), y.data(), work.data());
-      ref::Vec want = ref::conv2d(s, ref::to_vec(x), ref::to_vec(w), ref::to_vec(b));
-      EXPECT_TRUE(all_close("y", y.data(), want, 1e-5));
     }
   });
 }

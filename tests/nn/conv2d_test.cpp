@@ -143,28 +143,29 @@ TEST(LayerConv2d, GroupsShapesParamsWorkspaceAndMacs) {
 
 // Batch and output channels that 2 and 3 threads split unevenly; LeNet-5's convolutions.
 TEST(LayerConv2d, SameResultForAnyThreadCount) {
+  struct Case {
+    Conv2d layer;
+    Shape in;
+  };
   test::for_each_kernel_isa([] {
-    Conv2d strided(3, 5, 3, 2, 1);
-    test::expect_same_for_any_thread_count(strided, Shape{7, 3, 9, 8}, 31);
-    Conv2d conv1(1, 6, 5, 1, 2);
-    test::expect_same_for_any_thread_count(conv1, Shape{5, 1, 28, 28}, 33);
-    Conv2d conv2(6, 16, 5, 1, 0);
-    test::expect_same_for_any_thread_count(conv2, Shape{5, 6, 14, 14}, 34);
-    // Output-channel blocks that cut through groups.
-    Conv2d depthwise(7, 7, 3, 2, 1, 7);
-    test::expect_same_for_any_thread_count(depthwise, Shape{5, 7, 9, 8}, 35);
-    Conv2d grouped(6, 9, 3, 1, 1, 3);
-    test::expect_same_for_any_thread_count(grouped, Shape{4, 6, 7, 7}, 36);
-    // Pointwise on small planes, which the oneDNN sets compute in products of several images
-    // (128 of 1x1, 32 of 2x2, 10 of 4x3): threads take whole products. 257 images of 1x1 end
-    // in a product of one column, which oneDNN computes as a matrix-vector product, rounding
-    // otherwise: a thread starting a product anywhere else gives another image those bits.
-    Conv2d pointwise1(1000, 5, 1, 1, 0);
-    test::expect_same_for_any_thread_count(pointwise1, Shape{257, 1000, 1, 1}, 39);
-    Conv2d pointwise(20, 30, 1, 1, 0);
-    test::expect_same_for_any_thread_count(pointwise, Shape{45, 20, 2, 2}, 37);
-    Conv2d pointwise12(7, 9, 1, 1, 0);
-    test::expect_same_for_any_thread_count(pointwise12, Shape{23, 7, 4, 3}, 38);
+    Case cases[] = {
+        {Conv2d(3, 5, 3, 2, 1), Shape{7, 3, 9, 8}},
+        {Conv2d(1, 6, 5, 1, 2), Shape{5, 1, 28, 28}},
+        {Conv2d(6, 16, 5, 1, 0), Shape{5, 6, 14, 14}},
+        // Output-channel blocks that cut through groups.
+        {Conv2d(7, 7, 3, 2, 1, 7), Shape{5, 7, 9, 8}},
+        {Conv2d(6, 9, 3, 1, 1, 3), Shape{4, 6, 7, 7}},
+        // Pointwise on small planes, which the oneDNN sets compute in products of several
+        // images (128 of 1x1, 32 of 2x2, 10 of 4x3): threads take whole products. 257 images of
+        // 1x1 end in a product of one column, which oneDNN computes as a matrix-vector product,
+        // rounding otherwise: a thread starting a product anywhere else gives another image
+        // those bits.
+        {Conv2d(1000, 5, 1, 1, 0), Shape{257, 1000, 1, 1}},
+        {Conv2d(20, 30, 1, 1, 0), Shape{45, 20, 2, 2}},
+        {Conv2d(7, 9, 1, 1, 0), Shape{23, 7, 4, 3}},
+    };
+    uint64_t seed = 31;
+    for (Case& c : cases) test::expect_same_for_any_thread_count(c.layer, c.in, seed++);
   });
 }
 
