@@ -11,7 +11,7 @@
 //   so the operands are contiguous runs of the image, interleaved two taps at a time; the
 //   wp - out_w positions past each output row are computed and dropped. The VNNI build runs
 //   kernels of 3 taps or wider in u8 x s8 quads, the image offset by 128 to make it unsigned and
-//   128 times the weights' sum subtracted after, in tiles of 6 channels x 32 positions on
+//   128 times the weights' sum subtracted after, in tiles of 6 channels x 64 positions on
 //   512-bit registers: 4 neighbouring taps of a kernel row (a window), and the 1 or 2 taps left
 //   of each row as 4 kernel rows of one tap column (a column), each read as one vector from a
 //   copy of the image expanded into every element's window (and column), made once per image

@@ -21,7 +21,7 @@ KernelSet with_vnni_int8(const KernelSet& base, KernelIsa isa, const char* gemm_
   set.gemm_name = gemm_name;
   set.int8_name =
       "avx512-vnni: conv2d direct 6x16 tiles (vpdpwssd), in quads (vpdpbusd) on 512 bits: "
-      "channel rows 6x32, pixel rows 12x16; A.B^T 3x4 dot tiles "
+      "channel rows 6x64 on an image expanded into windows, pixel rows 12x16; A.B^T 3x4 dot tiles "
       "(vpdpbusd on 512 bits where an operand is nonnegative), A.B 4x16 tiles (vpdpwssd), the NPU "
       "requantization on 512 bits, the NPU depthwise taps by vpdpwssd, the other int8 kernels "
       "avx2's";

@@ -6,7 +6,7 @@
 // with each step's instructions replaced by one that computes the same exact integer sums, so
 // the logic tested on AVX2 machines is the logic VNNI machines run, and both give the portable
 // kernels' bits (tests/kernels/int8_test.cpp runs every set the CPU supports). The convolution
-// in quads (vpdpbusd, only in the VNNI build) runs on 512-bit registers: channel rows 6 x 32
+// in quads (vpdpbusd, only in the VNNI build) runs on 512-bit registers: channel rows 6 x 64
 // positions, pixel rows 12 pixels x 16 channels (conv_s8_x86.h, the *_512 functions), tested
 // wherever the VNNI set runs.
 #pragma once
