@@ -41,7 +41,7 @@ int64_t batch_images(const Conv2dGeometry& g) {
   return pointwise(g) && plane <= kBatchedPlane ? kBatchColumns / plane : 0;
 }
 
-// y = w x + b for `images` images gathered into one product of m * plane columns.
+// y = w x + b for `images` images gathered into one product of images * plane columns.
 void batched_product(const Conv2dGeometry& g, int64_t images, const float* x, const float* w,
                      const float* b, float* y, float* work) {
   const int64_t plane = g.out_plane(), cols = images * plane;

@@ -20,10 +20,10 @@ int64_t Conv2d::units(int64_t batch) const {
   return batch * groups_;
 }
 
+namespace {
 // Calls call(slot, u0, u1) for runs of units [0, units) over the pool's threads: runs of whole
 // `batch`-image products from unit 0 on (one group only; batch 0: any split), so that a kernel
 // computing that many images as one product sees the same products whatever the thread count.
-namespace {
 template <class Call>
 void parallel_units(ThreadPool* pool, int64_t units, int64_t batch, Call call) {
   if (batch <= 1) return parallel_for(pool, units, call);
