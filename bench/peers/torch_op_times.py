@@ -10,7 +10,6 @@ import os
 import sys
 
 import torch
-import torch.nn.functional as F
 from torch.profiler import ProfilerActivity, profile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -32,22 +31,11 @@ def main():
     x = torch.randn(a.batch, *shape)
     y = torch.randint(0, 10, (a.batch,))
     params = list(model.parameters())
-    eps, lr = 1e-3, 1e-4
-
-    @torch.no_grad()
-    def zo_step(seed):
-        torch_peer.perturb(params, seed, eps)
-        lp = F.cross_entropy(model(x), y).item()
-        torch_peer.perturb(params, seed, -2 * eps)
-        lm = F.cross_entropy(model(x), y).item()
-        torch_peer.perturb(params, seed, eps)
-        torch_peer.perturb(params, seed, -lr * (lp - lm) / (2 * eps))
-
     for seed in range(3):
-        zo_step(seed)
+        torch_peer.zo_step(model, params, x, y, seed)
     with profile(activities=[ProfilerActivity.CPU], record_shapes=True) as prof:
         for seed in range(a.steps):
-            zo_step(100 + seed)
+            torch_peer.zo_step(model, params, x, y, 100 + seed)
     per_step = collections.defaultdict(float)
     for e in prof.key_averages(group_by_input_shape=True):
         name = e.key

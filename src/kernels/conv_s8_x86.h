@@ -55,6 +55,9 @@ struct DirectPlan {
                       // counts windows (row_steps per kernel row) and columns, the image holds
                       // x + 128 and each channel's sum is less 128 times its weights'
   int64_t expanded;   // channel rows in quads: the elements each expanded copy of the image holds
+  bool columns;       // channel rows in quads: with columns, so a second expanded copy
+  // The int32 quads of the expanded copies.
+  int64_t expanded_quads() const { return columns ? 2 * expanded : expanded; }
 };
 
 int64_t round_up(int64_t a, int64_t b) {
@@ -112,6 +115,7 @@ DirectPlan direct_plan(const Conv2dGeometry& g, bool quads = false, bool pixel =
     // (windows) or 3 wp (columns) elements past the last one.
     const int64_t last_tap = ((g.in_c - 1) * p.hp + g.k - 1) * p.wp + g.k - 1;
     p.expanded = round_up(p.positions + last_tap, 16);
+    p.columns = cq.columns > 0;
     p.image = round_up(p.expanded + 3 * p.wp + 4, 4);
     p.weights = g.out_c * 2 * p.pairs;
   } else if (p.channel_rows) {
@@ -172,7 +176,7 @@ constexpr int64_t kKeyBytes = sizeof(uint64_t);
 // channel of whole panels).
 int64_t conv2d_s8_direct_work_bytes(const Conv2dGeometry& g) {
   auto bytes = [&g](const DirectPlan& p) {
-    return p.image + 4 * 2 * p.expanded + 2 * p.weights + 4 * 2 * p.pairs +
+    return p.image + 4 * p.expanded_quads() + 2 * p.weights + 4 * 2 * p.pairs +
            4 * round_up(g.out_c, kNR);
   };
   const int64_t pairs = bytes(direct_plan(g)), run = bytes(run_plan(g));
@@ -194,7 +198,7 @@ Scratch scratch(const DirectPlan& p, void* work) {
   Scratch s;
   s.image = static_cast<char*>(work) + kKeyBytes;
   s.expanded = reinterpret_cast<int32_t*>(static_cast<char*>(s.image) + p.image);
-  s.weights = reinterpret_cast<int16_t*>(s.expanded + 2 * p.expanded);
+  s.weights = reinterpret_cast<int16_t*>(s.expanded + p.expanded_quads());
   s.off = reinterpret_cast<int32_t*>(s.weights + p.weights);
   s.comp = s.off + 2 * p.pairs;
   return s;
@@ -317,13 +321,12 @@ ZT_S8_INLINE __m512i windows_u8(const int8_t* x) {
 }
 
 // The image offset by 128 (x) expanded into quads for p.expanded elements e: windows[e] = its
-// bytes e .. e + 3, and with `columns`, columns[e] (at windows + p.expanded) = bytes e, e + wp,
+// bytes e .. e + 3, and with p.columns, columns[e] (at windows + p.expanded) = bytes e, e + wp,
 // e + 2 wp, e + 3 wp.
-ZT_S8_INLINE void expand_quads(const DirectPlan& p, bool columns, const int8_t* x,
-                               int32_t* windows) {
+ZT_S8_INLINE void expand_quads(const DirectPlan& p, const int8_t* x, int32_t* windows) {
   const int64_t n = p.expanded, wp = p.wp;
   for (int64_t e = 0; e < n; e += 16) _mm512_storeu_si512(windows + e, windows_u8(x + e));
-  if (!columns) return;
+  if (!p.columns) return;
   int32_t* col = windows + n;
   for (int64_t e = 0; e < n; e += 16) {
     __m128i r[4];
@@ -481,7 +484,7 @@ ZT_S8 void channel_rows_image(const Conv2dGeometry& g, const DirectPlan& p, cons
       copy_offset_128(dst, src, g.in_w);
     }
 #if ZT_S8_VNNI
-  if (p.quads) expand_quads(p, channel_quads(g).columns > 0, xp, s.expanded);
+  if (p.quads) expand_quads(p, xp, s.expanded);
 #endif
   int64_t oh = 0, ow = 0;  // of position q0
   const int64_t tile = p.quads ? kQuadRowNR : kNR;
