@@ -38,6 +38,90 @@ ZT_CLONES DeviationSums deviation_sums_f64(int64_t n, const float* x, float pivo
   return {total(sum), total(sq)};
 }
 
+typedef float RunFloats __attribute__((vector_size(kRunLanes * sizeof(float))));
+typedef double RunDoubles __attribute__((vector_size(kRunLanes * sizeof(double))));
+
+// interleaved() over kRunLanes runs at once (run k of input m at in[m] + k * stride): calls
+// term(v, j) with v[m] the runs' values of input m at one index, a lane per run, j the partial
+// sum the one-run loop adds that index to. Unrolled, so that the partial sums can live in
+// registers.
+template <int M, typename Term>
+inline __attribute__((always_inline)) void interleaved_runs(int64_t n, const float* const (&in)[M],
+                                                            int64_t stride, Term term) {
+  static_assert(kRunLanes == 4, "the transposition below is 4 x 4");
+  // Indices i..i+3 of the four runs, transposed: a vector per index, a lane per run.
+  auto four = [&](int64_t i, int j) __attribute__((always_inline)) {
+    RunFloats v[4][M];
+    for (int m = 0; m < M; ++m) {
+      RunFloats r[kRunLanes];
+      for (int k = 0; k < kRunLanes; ++k)
+        __builtin_memcpy(&r[k], in[m] + k * stride + i, sizeof r[k]);
+      const RunFloats t0 = __builtin_shufflevector(r[0], r[1], 0, 4, 1, 5);
+      const RunFloats t1 = __builtin_shufflevector(r[0], r[1], 2, 6, 3, 7);
+      const RunFloats t2 = __builtin_shufflevector(r[2], r[3], 0, 4, 1, 5);
+      const RunFloats t3 = __builtin_shufflevector(r[2], r[3], 2, 6, 3, 7);
+      v[0][m] = __builtin_shufflevector(t0, t2, 0, 1, 4, 5);
+      v[1][m] = __builtin_shufflevector(t0, t2, 2, 3, 6, 7);
+      v[2][m] = __builtin_shufflevector(t1, t3, 0, 1, 4, 5);
+      v[3][m] = __builtin_shufflevector(t1, t3, 2, 3, 6, 7);
+    }
+    for (int e = 0; e < 4; ++e) term(v[e], j + e);
+  };
+  const int64_t whole = n / kParts * kParts;
+  for (int64_t i = 0; i < whole; i += kParts) four(i, 0), four(i + 4, 4);
+  int j = 0;
+  if (n - whole >= 4) four(whole, 0), j = 4;
+  for (; whole + j < n; ++j) {
+    float values[M][kRunLanes];
+    for (int m = 0; m < M; ++m)
+      for (int k = 0; k < kRunLanes; ++k) values[m][k] = in[m][k * stride + whole + j];
+    RunFloats v[M];
+    __builtin_memcpy(v, values, sizeof v);
+    term(v, j);
+  }
+}
+
+// total() of each lane, into sum (no vector return values: the baseline clone has no AVX).
+inline __attribute__((always_inline)) void lane_totals(const RunDoubles* part, RunDoubles& sum) {
+  sum = part[0];
+#pragma GCC unroll 8
+  for (int j = 1; j < kParts; ++j) sum += part[j];
+}
+
+ZT_CLONES void deviation_sums_f64_runs(int64_t n, const float* x, int64_t stride,
+                                       const float* pivot, DeviationSums* out) {
+  RunDoubles p, sum[kParts], sq[kParts];
+  for (int k = 0; k < kRunLanes; ++k) p[k] = pivot[k];
+#pragma GCC unroll 8
+  for (int j = 0; j < kParts; ++j) sum[j] = sq[j] = RunDoubles{};
+  interleaved_runs<1>(
+      n, {x}, stride, [&](const RunFloats* v, int j) __attribute__((always_inline)) {
+        const RunDoubles d = __builtin_convertvector(v[0], RunDoubles) - p;
+        sum[j] += d;
+        sq[j] += d * d;
+      });
+  RunDoubles sum_total, sq_total;
+  lane_totals(sum, sum_total), lane_totals(sq, sq_total);
+  for (int k = 0; k < kRunLanes; ++k) out[k] = {sum_total[k], sq_total[k]};
+}
+
+ZT_CLONES void gradient_sums_f64_runs(int64_t n, const float* dy, const float* x, int64_t stride,
+                                      const double* mean, GradientSums* out) {
+  RunDoubles m, sum[kParts], dev[kParts];
+  for (int k = 0; k < kRunLanes; ++k) m[k] = mean[k];
+#pragma GCC unroll 8
+  for (int j = 0; j < kParts; ++j) sum[j] = dev[j] = RunDoubles{};
+  interleaved_runs<2>(
+      n, {dy, x}, stride, [&](const RunFloats* v, int j) __attribute__((always_inline)) {
+        const RunDoubles g = __builtin_convertvector(v[0], RunDoubles);
+        sum[j] += g;
+        dev[j] += g * (__builtin_convertvector(v[1], RunDoubles) - m);
+      });
+  RunDoubles sum_total, dev_total;
+  lane_totals(sum, sum_total), lane_totals(dev, dev_total);
+  for (int k = 0; k < kRunLanes; ++k) out[k] = {sum_total[k], dev_total[k]};
+}
+
 ZT_CLONES GradientSums gradient_sums_f64(int64_t n, const float* dy, const float* x, double mean) {
   double sum[kParts] = {}, dev[kParts] = {};
   interleaved(n, [&](int64_t i, int j) {
@@ -53,6 +137,15 @@ ZT_CLONES void scale_shift(int64_t n, const float* x, float mean, float scale, f
     for (int64_t i = 0; i < n; ++i) y[i] = relu_value(scale * (x[i] - mean) + shift, relu_cap);
   else
     for (int64_t i = 0; i < n; ++i) y[i] = scale * (x[i] - mean) + shift;
+}
+
+ZT_CLONES void scale_shift_each(int64_t n, const float* x, const float* mean, const float* scale,
+                                const float* shift, float* y, float relu_cap) {
+  if (relu_cap > 0.0f)
+    for (int64_t i = 0; i < n; ++i)
+      y[i] = relu_value(scale[i] * (x[i] - mean[i]) + shift[i], relu_cap);
+  else
+    for (int64_t i = 0; i < n; ++i) y[i] = scale[i] * (x[i] - mean[i]) + shift[i];
 }
 
 ZT_CLONES void batch_norm_backward_data(int64_t n, const float* x, const float* dy, double mean,

@@ -15,15 +15,30 @@ struct DeviationSums {
   double sum = 0, sq = 0;
 };
 DeviationSums deviation_sums_f64(int64_t n, const float* x, float pivot);
+// deviation_sums_f64 of kRunLanes runs of n floats at once (run k at x + k * stride, around
+// pivot[k]), each bit for bit the one-run result: a lane per run, each lane the one-run loop's
+// additions in its order. For small planes (2x2 is 4 values), where a call per run costs more
+// than its sums.
+constexpr int kRunLanes = 4;
+void deviation_sums_f64_runs(int64_t n, const float* x, int64_t stride, const float* pivot,
+                             DeviationSums* out);
 // One pass over the run: the sums of dy[i] and of dy[i] * (x[i] - mean).
 struct GradientSums {
   double dy = 0, dy_dev = 0;
 };
 GradientSums gradient_sums_f64(int64_t n, const float* dy, const float* x, double mean);
+// gradient_sums_f64 of kRunLanes runs at once (dy + k * stride and x + k * stride, around
+// mean[k]), each bit for bit the one-run result, as deviation_sums_f64_runs.
+void gradient_sums_f64_runs(int64_t n, const float* dy, const float* x, int64_t stride,
+                            const double* mean, GradientSums* out);
 // y[i] = scale * (x[i] - mean) + shift (x and y may alias); with relu_cap > 0, followed by
 // relu_value(., relu_cap) (kernels/activation.h), bit for bit relu_forward on the result.
 void scale_shift(int64_t n, const float* x, float mean, float scale, float shift, float* y,
                  float relu_cap = 0.0f);
+// y[i] = scale[i] * (x[i] - mean[i]) + shift[i]: scale_shift's result, bit for bit, with a
+// parameter per element (a block of small planes with each plane's channel's parameters).
+void scale_shift_each(int64_t n, const float* x, const float* mean, const float* scale,
+                      const float* shift, float* y, float relu_cap = 0.0f);
 // dx[i] = scale * (dy[i] - mean_dy - (x[i] - mean) * inv_std * mean_dy_xhat), in double: the
 // input gradient of batch normalization with the batch's statistics.
 void batch_norm_backward_data(int64_t n, const float* x, const float* dy, double mean,

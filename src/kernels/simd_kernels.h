@@ -79,17 +79,13 @@ struct Indexed {  // a table of offsets: the taps of a convolution window
 template <int MR, int NV = kNV>
 using Acc = V[MR][NV];
 
-// acc(i, j) = sum over p < kc, in increasing p, of A(i, p) * B(p, j), with A(i, p) =
+// acc(i, j) += A(i, p) * B(p, j) for p < kc in increasing p, one term at a time, with A(i, p) =
 // a[i][ai(p)] and B(p, j) = b[bi(p) + j] for j < NV * kLanes: the tile's first NV vectors of
 // columns (a narrow tile, NV = 1, computes its columns by the same operations as a wide one).
-template <int MR, int NV = kNV, class AI, class BI>
-ZT_INLINE void tile_product(int64_t kc, const float* const (&a)[MR], AI ai, const float* b, BI bi,
-                            Acc<MR, NV>& acc) {
-#pragma GCC unroll 8
-  for (int i = 0; i < MR; ++i) {
-#pragma GCC unroll 8
-    for (int v = 0; v < NV; ++v) acc[i][v] = V{};
-  }
+// tile_product does the same from zero.
+template <int MR, int NV, class AI, class BI>
+ZT_INLINE void tile_accumulate(int64_t kc, const float* const (&a)[MR], AI ai, const float* b,
+                               BI bi, Acc<MR, NV>& acc) {
   // Unrolled twice: measured faster on the short reductions of convolutions.
 #pragma GCC unroll 2
   for (int64_t p = 0; p < kc; ++p) {
@@ -105,6 +101,16 @@ ZT_INLINE void tile_product(int64_t kc, const float* const (&a)[MR], AI ai, cons
       for (int v = 0; v < NV; ++v) acc[i][v] += bv[v] * s;
     }
   }
+}
+template <int MR, int NV = kNV, class AI, class BI>
+ZT_INLINE void tile_product(int64_t kc, const float* const (&a)[MR], AI ai, const float* b, BI bi,
+                            Acc<MR, NV>& acc) {
+#pragma GCC unroll 8
+  for (int i = 0; i < MR; ++i) {
+#pragma GCC unroll 8
+    for (int v = 0; v < NV; ++v) acc[i][v] = V{};
+  }
+  tile_accumulate<MR, NV>(kc, a, ai, b, bi, acc);
 }
 
 // Calls f(Rows<mr>{}) for 1 <= mr <= kMR, so that edge tiles run a kernel of their own height
@@ -460,9 +466,113 @@ inline GradPlan grad_plan(const Conv2dGeometry& g) {
   return p;
 }
 
+// Small planes (MobileNetV2's 1x1 convolutions on 2x2 and 4x4, ResNet's last stage) leave the
+// sweep above a vector or two per image and tile, mostly loop overhead. There the same lane sums
+// are computed the other way round: lane u of the sweep sums the terms of the positions
+// q = u (mod kLanes), image by image, so for each u it is a product whose reduction runs over
+// the (image, position) pairs of that class in order, tiled as MR channels x kNR taps with the
+// taps in the vector lanes. Positions outside the output (padding columns, the rounding of
+// `positions`) added exact zeros there and are left out here; the lane sums are then added in
+// order as above. Same bits, any block of images.
+constexpr int64_t kSmallGradPlane = 64;
+
+inline bool small_grad_plane(const Conv2dGeometry& g) {
+  return g.out_plane() <= kSmallGradPlane;
+}
+
+// Images a block of panels holds: about 64 KB of panels.
+inline int64_t small_grad_block(const Conv2dGeometry& g) {
+  const int64_t fit = 16 * 1024 / (g.out_plane() * kNR);
+  return fit < 1 ? 1 : fit;
+}
+
+// Scratch layout: lane sums [out_c][kLanes][kNR], a block's panels [block * plane][kNR] (the
+// classes one after the other), their dy offsets (int32).
+inline int64_t small_grad_work(const Conv2dGeometry& g) {
+  const int64_t pairs = small_grad_block(g) * g.out_plane();
+  return g.out_c * kLanes * kNR + pairs * kNR + pairs;
+}
+
+void small_plane_weight_grad(const Conv2dGeometry& g, int64_t o0, int64_t o1, int64_t images,
+                             const float* x, const float* dy, float* dw, float* work) {
+  const int64_t taps = g.patch_size(), channels = o1 - o0, plane = g.out_plane();
+  const int64_t wp = g.in_w + 2 * g.pad, kk = g.k * g.k;
+  const int64_t block = min64(small_grad_block(g), images);
+  // The output positions of each class, as q on the padded grid, in increasing q.
+  int64_t q_of[kSmallGradPlane], first[kLanes + 1];
+  int64_t m = 0;
+  for (int u = 0; u < kLanes; ++u) {
+    first[u] = m;
+    for (int64_t oh = 0; oh < g.out_h; ++oh)
+      for (int64_t ow = 0; ow < g.out_w; ++ow)
+        if ((oh * wp + ow) % kLanes == u) q_of[m++] = oh * wp + ow;
+  }
+  first[kLanes] = m;
+  float* lanes = work;
+  float* panels = lanes + channels * kLanes * kNR;
+  int32_t* offsets = reinterpret_cast<int32_t*>(panels + block * plane * kNR);
+  for (int64_t jc = 0; jc < taps; jc += kNR) {
+    const int64_t nr = min64(kNR, taps - jc);
+    // Tap j of the panel: its kernel row and column, and its offset from the window's corner.
+    int64_t tap_row[kNR], tap_col[kNR], tap_at[kNR];
+    for (int64_t j = 0; j < kNR; ++j) {
+      const int64_t t = min64(jc + j, taps - 1), c = t / kk;
+      tap_row[j] = t / g.k % g.k, tap_col[j] = t % g.k;
+      tap_at[j] = (c * g.in_h + tap_row[j]) * g.in_w + tap_col[j];
+    }
+    for (int64_t n0 = 0; n0 < images; n0 += block) {
+      const int64_t nb = min64(block, images - n0);
+      // Pair (b, r) of class u is row first[u] * nb + b * (its positions) + r.
+      for (int u = 0; u < kLanes; ++u)
+        for (int64_t b = 0; b < nb; ++b)
+          for (int64_t r = 0; r < first[u + 1] - first[u]; ++r) {
+            const int64_t row = first[u] * nb + b * (first[u + 1] - first[u]) + r;
+            const int64_t q = q_of[first[u] + r], oh = q / wp, ow = q % wp;
+            offsets[row] = static_cast<int32_t>(b * g.out_c * plane + oh * g.out_w + ow);
+            const int64_t ih = oh - g.pad, iw = ow - g.pad;  // the window's corner
+            const int64_t corner = (n0 + b) * g.in_numel() + ih * g.in_w + iw;
+            float* out = panels + row * kNR;
+            for (int64_t j = 0; j < kNR; ++j) {
+              const bool inside = jc + j < taps && ih + tap_row[j] >= 0 &&
+                                  ih + tap_row[j] < g.in_h && iw + tap_col[j] >= 0 &&
+                                  iw + tap_col[j] < g.in_w;
+              out[j] = inside ? x[corner + tap_at[j]] : 0.0f;
+            }
+          }
+      for (int64_t oc = 0; oc < channels; oc += kMR)
+        with_rows(min64(kMR, channels - oc), [&](auto rows) {
+          constexpr int MR = decltype(rows)::value;
+          const float* d[MR];
+          for (int i = 0; i < MR; ++i) d[i] = dy + (n0 * g.out_c + o0 + oc + i) * plane;
+          for (int u = 0; u < kLanes; ++u) {
+            auto lane = [&](int i, int v) {
+              return lanes + ((oc + i) * kLanes + u) * kNR + v * kLanes;
+            };
+            Acc<MR> acc;
+            for (int i = 0; i < MR; ++i)
+              for (int v = 0; v < kNV; ++v) acc[i][v] = n0 == 0 ? V{} : load(lane(i, v));
+            tile_accumulate<MR, kNV>(nb * (first[u + 1] - first[u]), d,
+                                     Indexed{offsets + first[u] * nb}, panels + first[u] * nb * kNR,
+                                     Strided{kNR}, acc);
+            for (int i = 0; i < MR; ++i)
+              for (int v = 0; v < kNV; ++v) store(lane(i, v), acc[i][v]);
+          }
+        });
+    }
+    for (int64_t o = 0; o < channels; ++o)
+      for (int64_t j = 0; j < nr; ++j) {
+        const float* l = lanes + o * kLanes * kNR + j;
+        float sum = l[0];
+        for (int u = 1; u < kLanes; ++u) sum += l[u * kNR];
+        dw[(o0 + o) * taps + jc + j] += sum;
+      }
+  }
+}
+
 // Scratch layout: a block of padded images, their dy on the padded grid, lane sums, tap offsets
 // (int32).
 int64_t conv2d_weight_grad_work(const Conv2dGeometry& g) {
+  if (small_grad_plane(g)) return small_grad_work(g);
   const GradPlan p = grad_plan(g);
   return p.block * (p.padded + g.out_c * p.positions) + g.out_c * p.tap_slots * kLanes +
          g.patch_size();
@@ -470,6 +580,7 @@ int64_t conv2d_weight_grad_work(const Conv2dGeometry& g) {
 
 void conv2d_weight_grad(const Conv2dGeometry& g, int64_t o0, int64_t o1, int64_t images,
                         const float* x, const float* dy, float* dw, float* work) {
+  if (small_grad_plane(g)) return small_plane_weight_grad(g, o0, o1, images, x, dy, dw, work);
   const GradPlan p = grad_plan(g);
   const int64_t taps = g.patch_size(), channels = o1 - o0, plane = g.out_plane();
   const int64_t block = min64(p.block, images);

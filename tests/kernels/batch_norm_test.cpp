@@ -38,6 +38,41 @@ TEST(KernelBatchNorm, DeviationSumsMatchLongDouble) {
   }
 }
 
+// Four runs in one loop give each run's own sums, bit for bit, whatever the length's remainder;
+// runs apart (a gap of 3 values) and back to back.
+TEST(KernelBatchNorm, SumsOfFourRunsEqualEachRunsSums) {
+  constexpr int kLanes = kernels::kRunLanes;
+  auto same = [](double a, double b) {
+    return std::bit_cast<uint64_t>(a) == std::bit_cast<uint64_t>(b);
+  };
+  for (int64_t n : {1, 3, 4, 5, 7, 8, 9, 12, 13, 16, 17, 100})
+    for (int64_t stride : {n, n + 3}) {
+      SCOPED_TRACE(::testing::Message() << n << " values, stride " << stride);
+      std::vector<float> x = offset_values(kLanes * stride, 0.0f, static_cast<uint64_t>(n));
+      const std::vector<float> dy =
+          offset_values(kLanes * stride, 0.1f, static_cast<uint64_t>(n + 1));
+      float pivot[kLanes];
+      double mean[kLanes];
+      for (int k = 0; k < kLanes; ++k) {
+        for (int64_t i = 0; i < n; ++i) x[k * stride + i] += 10.0f * k - 7.5f;
+        pivot[k] = x[k * stride + n / 2];
+        mean[k] = pivot[k] + 0.3 * k;
+      }
+      kernels::DeviationSums dev[kLanes];
+      kernels::GradientSums grad[kLanes];
+      kernels::deviation_sums_f64_runs(n, x.data(), stride, pivot, dev);
+      kernels::gradient_sums_f64_runs(n, dy.data(), x.data(), stride, mean, grad);
+      for (int k = 0; k < kLanes; ++k) {
+        const kernels::DeviationSums d =
+            kernels::deviation_sums_f64(n, x.data() + k * stride, pivot[k]);
+        EXPECT_TRUE(same(dev[k].sum, d.sum) && same(dev[k].sq, d.sq)) << k;
+        const kernels::GradientSums g =
+            kernels::gradient_sums_f64(n, dy.data() + k * stride, x.data() + k * stride, mean[k]);
+        EXPECT_TRUE(same(grad[k].dy, g.dy) && same(grad[k].dy_dev, g.dy_dev)) << k;
+      }
+    }
+}
+
 TEST(KernelBatchNorm, GradientSumsAndNormalizationMatchPlainLoops) {
   const int64_t n = 1001;
   const std::vector<float> x = offset_values(n, 3.0f, 1), dy = offset_values(n, -0.5f, 2);
@@ -77,6 +112,25 @@ TEST(KernelBatchNorm, ScaleShiftWithReluEqualsScaleShiftThenRelu) {
     for (int64_t i = 0; i < n; ++i) {
       ASSERT_EQ(std::bit_cast<uint32_t>(got[i]), std::bit_cast<uint32_t>(want[i])) << i;
       ASSERT_EQ(std::bit_cast<uint32_t>(in_place[i]), std::bit_cast<uint32_t>(want[i])) << i;
+    }
+  }
+}
+
+// A parameter per element gives scale_shift's bits for each element's parameters.
+TEST(KernelBatchNorm, ScaleShiftEachEqualsScaleShiftPerElement) {
+  const int64_t n = 67;
+  std::vector<float> x = offset_values(n, 0.0f, 4), mean = offset_values(n, 0.5f, 5),
+                     scale = offset_values(n, 2.0f, 6), shift = offset_values(n, 0.0f, 7);
+  for (int64_t i = 0; i < n; ++i) x[i] *= 8.0f;
+  x[3] = std::numeric_limits<float>::quiet_NaN();
+  for (float cap : {0.0f, 6.0f}) {
+    std::vector<float> got(n);
+    kernels::scale_shift_each(n, x.data(), mean.data(), scale.data(), shift.data(), got.data(),
+                              cap);
+    for (int64_t i = 0; i < n; ++i) {
+      float want;
+      kernels::scale_shift(1, &x[i], mean[i], scale[i], shift[i], &want, cap);
+      ASSERT_EQ(std::bit_cast<uint32_t>(got[i]), std::bit_cast<uint32_t>(want)) << i;
     }
   }
 }

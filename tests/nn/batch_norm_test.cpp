@@ -59,6 +59,25 @@ TEST(LayerBatchNorm, SameForAnyThreadCountAndReadsContextParams) {
   test::expect_forward_uses_context_params(layer, Shape{3, 7, 1, 6}, 64);
 }
 
+// Small planes take the channels several at a time (a loop over 4 channels' statistics, blocks of
+// channels for the scaling): a channel count with remainders in both, and features (one value
+// a channel) as well; against the double reference, and the same for any thread count.
+TEST(LayerBatchNorm, SmallPlanesInChannelBlocksNormalizeEachChannel) {
+  for (const Shape& in : {Shape{3, 301, 2, 2}, Shape{5, 1027}}) {
+    BatchNorm layer(in[1]);
+    Tensor gamma = test::random_uniform(Shape{in[1]}, 67, 0, 0.5f, 2.0f);
+    Tensor beta = test::random_uniform(Shape{in[1]}, 67, 1);
+    layer.bind({gamma, beta}, {});
+    const Tensor x = test::random_uniform(in, 68, 0, -3.0f, 5.0f);
+    Tensor y = test::nan_tensor(in);
+    layer.forward(x, y, ExecContext{});
+    const ref::Vec want =
+        ref::batch_norm(in, ref::to_vec(x), ref::to_vec(gamma), ref::to_vec(beta), BatchNorm::kEps);
+    for (int64_t i = 0; i < in.numel(); ++i) ASSERT_NEAR(y[i], want[i], 2e-4) << i;
+    test::expect_same_for_any_thread_count(layer, in, 69);
+  }
+}
+
 // Binds gamma = 2, beta = 1 and running statistics (mean 0, variance 1, as initialized).
 struct BoundBatchNorm {
   explicit BoundBatchNorm(int64_t c) : layer(c) {
