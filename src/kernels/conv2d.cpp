@@ -183,6 +183,45 @@ void depthwise3x3_forward(const Conv2dGeometry& g, const float* x, const float* 
     std::copy(out + oh * d.wq, out + oh * d.wq + g.out_w, y + oh * g.out_w);
 }
 
+// Planes of at most kGroupedPlane outputs: kDepthwiseGroup channels of an image at a time, each
+// position's channels side by side (tap_sums_interleaved), so that a vector holds one position
+// of several channels rather than most of one small plane, and one call covers them all.
+constexpr int64_t kGroupedPlane = 64;
+
+bool depthwise3x3_grouped(const Conv2dGeometry& g) {
+  return depthwise3x3(g) && g.out_plane() <= kGroupedPlane;
+}
+
+int64_t depthwise3x3_grouped_work(const Conv2dGeometry& g) {
+  const PhaseLayout d(g);
+  return (d.phases_floats() + g.out_h * d.wq) * kDepthwiseGroup;
+}
+
+void depthwise3x3_forward_grouped(const Conv2dGeometry& g, int64_t channels, const float* x,
+                                  const float* w, const float* b, float* y, float* work) {
+  constexpr int64_t kGroup = kDepthwiseGroup;
+  const PhaseLayout d(g);
+  float* phases = work;                            // [phases_floats][kGroup]
+  float* out = work + d.phases_floats() * kGroup;  // [out_h * wq][kGroup]
+  std::fill(phases, out, 0.0f);
+  float wt[9 * kGroup] = {}, init[kGroup] = {};
+  for (int64_t c = 0; c < channels; ++c) {
+    const float* xc = x + c * g.in_numel();
+    walk_phase_runs(g, d, [&](int64_t po, int64_t xo, int64_t j0, int64_t j1) {
+      for (int64_t j = j0; j < j1; ++j) phases[(po + j) * kGroup + c] = xc[xo + j * g.stride];
+    });
+    for (int t = 0; t < 9; ++t) wt[t * kGroup + c] = w[c * 9 + t];
+    init[c] = b ? b[c] : 0.0f;
+  }
+  int64_t off[9];
+  forward_offsets(d, off);
+  active_kernels().tap_sums_interleaved(g.out_h * d.wq, wt, off, init, phases, out);
+  for (int64_t c = 0; c < channels; ++c)
+    for (int64_t oh = 0; oh < g.out_h; ++oh)
+      for (int64_t ow = 0; ow < g.out_w; ++ow)
+        y[c * g.out_numel() + oh * g.out_w + ow] = out[(oh * d.wq + ow) * kGroup + c];
+}
+
 // Each phase of the padded dx gathers the taps of its parity: padded pixel (r, c) of phase
 // (r % stride, c % stride) takes w[ki][kj] dy[oh][ow] for r = stride oh + ki, c = stride ow + kj,
 // that is dy at (r / stride - ki / stride, c / stride - kj / stride), a fixed offset back.
@@ -269,6 +308,7 @@ const char* conv2d_f32_kernel_name() {
 }
 
 int64_t conv2d_forward_work(const Conv2dGeometry& g) {
+  if (depthwise3x3_grouped(g)) return depthwise3x3_grouped_work(g);
   if (depthwise3x3(g)) return depthwise3x3_work(g);
   if (single_channel(g)) return 0;
   return work_any_isa(&KernelSet::conv2d_forward_work, g);
@@ -297,6 +337,18 @@ int64_t conv2d_forward_batch(const Conv2dGeometry& g) {
 int64_t conv2d_backward_data_batch(const Conv2dGeometry& g) {
   if (single_channel(g) || !backward_data_by_convolution(g)) return 0;
   return conv2d_forward_batch(transposed(g));
+}
+
+int64_t conv2d_forward_groups(const Conv2dGeometry& g) {
+  return depthwise3x3_grouped(g) ? kDepthwiseGroup : 1;
+}
+
+void conv2d_forward_grouped(const Conv2dGeometry& g, int64_t groups, const float* x, const float* w,
+                            const float* b, float* y, float* work) {
+  if (depthwise3x3_grouped(g)) return depthwise3x3_forward_grouped(g, groups, x, w, b, y, work);
+  for (int64_t j = 0; j < groups; ++j)
+    conv2d_forward(g, 1, x + j * g.in_numel(), w + j * g.out_c * g.patch_size(),
+                   b ? b + j * g.out_c : nullptr, y + j * g.out_numel(), work);
 }
 
 void conv2d_forward(const Conv2dGeometry& g, int64_t images, const float* x, const float* w,

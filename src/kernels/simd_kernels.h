@@ -681,6 +681,26 @@ void tap_sums(int64_t n, int taps, const float* w, const int64_t* off, float ini
   }
 }
 
+// Vectors of kDepthwiseGroup floats whatever the set's lanes (GCC splits them into narrower
+// registers, or leaves half a wider one unused: the AVX-512 set keeps the AVX2 build).
+void tap_sums_interleaved(int64_t n, const float* w, const int64_t* off, const float* init,
+                          const float* in, float* out) {
+  constexpr int kTaps = 9;
+  typedef float G __attribute__((vector_size(kDepthwiseGroup * sizeof(float))));
+  G wv[kTaps], start;
+  __builtin_memcpy(wv, w, sizeof wv);
+  __builtin_memcpy(&start, init, sizeof start);
+  for (int64_t q = 0; q < n; ++q) {
+    G acc = start;
+    for (int t = 0; t < kTaps; ++t) {
+      G v;
+      __builtin_memcpy(&v, in + (q + off[t]) * kDepthwiseGroup, sizeof v);
+      acc += wv[t] * v;
+    }
+    __builtin_memcpy(out + q * kDepthwiseGroup, &acc, sizeof acc);
+  }
+}
+
 // sums[t] += sum over q in [0, n) rounded up to whole vectors of a[q] * in[q + off[t]], for the
 // 9 taps: one vector of partial sums per tap, whose lanes are added in order at the end.
 void tap_dots(int64_t n, const float* a, const int64_t* off, const float* in, float* sums) {

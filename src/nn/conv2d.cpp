@@ -80,7 +80,18 @@ void Conv2d::forward(const Tensor& x, Tensor& y, const ExecContext& ctx) const {
   const float* w = param(ctx, 0).data();
   const float* b = bias_ ? param(ctx, 1).data() : nullptr;
   const int64_t batch = groups_ == 1 ? kernels::conv2d_forward_batch(g) : 0;
+  const int64_t run = groups_ == 1 ? 1 : kernels::conv2d_forward_groups(g);
   parallel_units(ctx.pool, units(x.shape()[0]), batch, [&](int slot, int64_t u0, int64_t u1) {
+    // Runs of up to `run` groups of one image per call (each group's bits whatever the run).
+    for (int64_t u = u0; run > 1 && u < u1;) {
+      const int64_t n = u / groups_, j = u % groups_, count = std::min({run, groups_ - j, u1 - u});
+      kernels::conv2d_forward_grouped(
+          g, count, x.data() + (n * groups_ + j) * g.in_numel(), w + j * g.out_c * g.patch_size(),
+          b ? b + j * g.out_c : nullptr, y.data() + (n * groups_ + j) * g.out_numel(),
+          ctx.workspace + slot * work);
+      u += count;
+    }
+    if (run > 1) return;
     for_each_block(u0, u1, [&](int64_t n, int64_t images, int64_t j) {
       kernels::conv2d_forward(g, images, x.data() + (n * groups_ + j) * g.in_numel(),
                               w + j * g.out_c * g.patch_size(), b ? b + j * g.out_c : nullptr,

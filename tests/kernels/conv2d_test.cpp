@@ -328,6 +328,40 @@ TEST(KernelConv2d, Depthwise3x3MatchesReference) {
   });
 }
 
+// Small depthwise planes run several channels of an image in one call (interleaved): each
+// channel's output is the call per channel's, bit for bit, for every run length up to the
+// group, strides 1 and 2, widths 1 to 9, with and without bias; a larger plane runs a call per
+// channel.
+TEST(KernelConv2d, Depthwise3x3GroupsGiveEachChannelsBits) {
+  test::for_each_kernel_isa([] {
+    for (int64_t stride : {1, 2})
+      for (int64_t w = 1; w <= 9; ++w)
+        for (int64_t h : {w, int64_t{2}, int64_t{11}}) {
+          const ref::ConvShape s{1, 1, h, w, 1, 3, stride, 1};
+          SCOPED_TRACE(describe(s));
+          const auto g = geometry(s);
+          const int64_t groups = kernels::conv2d_forward_groups(g);
+          EXPECT_EQ(groups > 1, g.out_plane() <= 64);
+          const uint64_t seed = 70 + static_cast<uint64_t>(w + h);
+          Tensor x = random_uniform(Shape{groups * s.x_numel()}, seed, 0);
+          Tensor wt = random_uniform(Shape{groups * 9}, seed, 1);
+          Tensor b = random_uniform(Shape{groups}, seed, 2);
+          Work work(kernels::conv2d_forward_work(g));
+          for (int64_t run = 1; run <= groups; ++run)
+            for (const float* bias : std::vector<const float*>{b.data(), nullptr}) {
+              Tensor y = random_uniform(Shape{run * g.out_numel()}, seed, 3), want = y.clone();
+              kernels::conv2d_forward_grouped(g, run, x.data(), wt.data(), bias, y.data(),
+                                              work.data());
+              for (int64_t c = 0; c < run; ++c)
+                kernels::conv2d_forward(g, 1, x.data() + c * g.in_numel(), wt.data() + 9 * c,
+                                        bias ? bias + c : nullptr, want.data() + c * g.out_numel(),
+                                        work.data());
+              ASSERT_TRUE(test::bitwise_equal(y, want)) << run << (bias ? " with bias" : "");
+            }
+        }
+  });
+}
+
 // <im2col(x), c> == <x, col2im(c)>: col2im is the exact adjoint, padding included.
 TEST(KernelConv2d, Col2imIsAdjointOfIm2col) {
   for (const auto& s : conv_cases(1)) {
