@@ -88,38 +88,67 @@ inline __attribute__((always_inline)) void lane_totals(const RunDoubles* part, R
   for (int j = 1; j < kParts; ++j) sum += part[j];
 }
 
+// The totals of two sums over the runs, each lane as interleaved() and total() add one run's:
+// terms(v, a, b) gives an index's terms. Runs shorter than kParts leave partial sums at zero:
+// their total is then the running sum of the terms, each first added to a zero (its partial
+// sum), plus a zero, with no partial sums to hold in registers.
+template <int M, typename Terms>
+inline __attribute__((always_inline)) void two_sums_runs(int64_t n, const float* const (&in)[M],
+                                                         int64_t stride, Terms terms,
+                                                         RunDoubles& a_total, RunDoubles& b_total) {
+  const RunDoubles zero = {};
+  if (n < kParts) {
+    a_total = b_total = zero;
+    interleaved_runs<M>(
+        n, in, stride, [&](const RunFloats* v, int) __attribute__((always_inline)) {
+          RunDoubles a, b;
+          terms(v, a, b);
+          a_total += zero + a;
+          b_total += zero + b;
+        });
+    a_total += zero;
+    b_total += zero;
+    return;
+  }
+  RunDoubles a_part[kParts], b_part[kParts];
+#pragma GCC unroll 8
+  for (int j = 0; j < kParts; ++j) a_part[j] = b_part[j] = zero;
+  interleaved_runs<M>(
+      n, in, stride, [&](const RunFloats* v, int j) __attribute__((always_inline)) {
+        RunDoubles a, b;
+        terms(v, a, b);
+        a_part[j] += a;
+        b_part[j] += b;
+      });
+  lane_totals(a_part, a_total), lane_totals(b_part, b_total);
+}
+
 ZT_CLONES void deviation_sums_f64_runs(int64_t n, const float* x, int64_t stride,
                                        const float* pivot, DeviationSums* out) {
-  RunDoubles p, sum[kParts], sq[kParts];
+  RunDoubles p, sum, sq;
   for (int k = 0; k < kRunLanes; ++k) p[k] = pivot[k];
-#pragma GCC unroll 8
-  for (int j = 0; j < kParts; ++j) sum[j] = sq[j] = RunDoubles{};
-  interleaved_runs<1>(
-      n, {x}, stride, [&](const RunFloats* v, int j) __attribute__((always_inline)) {
-        const RunDoubles d = __builtin_convertvector(v[0], RunDoubles) - p;
-        sum[j] += d;
-        sq[j] += d * d;
-      });
-  RunDoubles sum_total, sq_total;
-  lane_totals(sum, sum_total), lane_totals(sq, sq_total);
-  for (int k = 0; k < kRunLanes; ++k) out[k] = {sum_total[k], sq_total[k]};
+  two_sums_runs<1>(
+      n, {x}, stride,
+      [&](const RunFloats* v, RunDoubles& d, RunDoubles& d2) __attribute__((always_inline)) {
+        d = __builtin_convertvector(v[0], RunDoubles) - p;
+        d2 = d * d;
+      },
+      sum, sq);
+  for (int k = 0; k < kRunLanes; ++k) out[k] = {sum[k], sq[k]};
 }
 
 ZT_CLONES void gradient_sums_f64_runs(int64_t n, const float* dy, const float* x, int64_t stride,
                                       const double* mean, GradientSums* out) {
-  RunDoubles m, sum[kParts], dev[kParts];
+  RunDoubles m, sum, dev;
   for (int k = 0; k < kRunLanes; ++k) m[k] = mean[k];
-#pragma GCC unroll 8
-  for (int j = 0; j < kParts; ++j) sum[j] = dev[j] = RunDoubles{};
-  interleaved_runs<2>(
-      n, {dy, x}, stride, [&](const RunFloats* v, int j) __attribute__((always_inline)) {
-        const RunDoubles g = __builtin_convertvector(v[0], RunDoubles);
-        sum[j] += g;
-        dev[j] += g * (__builtin_convertvector(v[1], RunDoubles) - m);
-      });
-  RunDoubles sum_total, dev_total;
-  lane_totals(sum, sum_total), lane_totals(dev, dev_total);
-  for (int k = 0; k < kRunLanes; ++k) out[k] = {sum_total[k], dev_total[k]};
+  two_sums_runs<2>(
+      n, {dy, x}, stride,
+      [&](const RunFloats* v, RunDoubles& g, RunDoubles& g_dev) __attribute__((always_inline)) {
+        g = __builtin_convertvector(v[0], RunDoubles);
+        g_dev = g * (__builtin_convertvector(v[1], RunDoubles) - m);
+      },
+      sum, dev);
+  for (int k = 0; k < kRunLanes; ++k) out[k] = {sum[k], dev[k]};
 }
 
 ZT_CLONES GradientSums gradient_sums_f64(int64_t n, const float* dy, const float* x, double mean) {

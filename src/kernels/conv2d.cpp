@@ -201,25 +201,35 @@ void depthwise3x3_forward_grouped(const Conv2dGeometry& g, int64_t channels, con
                                   const float* w, const float* b, float* y, float* work) {
   constexpr int64_t kGroup = kDepthwiseGroup;
   const PhaseLayout d(g);
-  float* phases = work;                            // [phases_floats][kGroup]
-  float* out = work + d.phases_floats() * kGroup;  // [out_h * wq][kGroup]
-  std::fill(phases, out, 0.0f);
+  int64_t off[9];
+  forward_offsets(d, off);
+  // Positions the taps read: the phases up to the last output's farthest tap (no vector slack).
+  const int64_t n = g.out_h * d.wq, reach = n + *std::max_element(off, off + 9);
+  float* phases = work;                            // [reach][kGroup]
+  float* out = work + d.phases_floats() * kGroup;  // [n][kGroup]
+  std::fill(phases, phases + reach * kGroup, 0.0f);
+  // A position's channels in one pass; lanes past the last channel repeat it (their weights are
+  // zero and their outputs unread).
+  int64_t lane_at[kGroup];
+  for (int64_t c = 0; c < kGroup; ++c) lane_at[c] = std::min(c, channels - 1) * g.in_numel();
+  walk_phase_runs(g, d, [&](int64_t po, int64_t xo, int64_t j0, int64_t j1) {
+    for (int64_t j = j0; j < j1; ++j) {
+      const float* xj = x + xo + j * g.stride;
+      float* p = phases + (po + j) * kGroup;
+      for (int64_t c = 0; c < kGroup; ++c) p[c] = xj[lane_at[c]];
+    }
+  });
   float wt[9 * kGroup] = {}, init[kGroup] = {};
   for (int64_t c = 0; c < channels; ++c) {
-    const float* xc = x + c * g.in_numel();
-    walk_phase_runs(g, d, [&](int64_t po, int64_t xo, int64_t j0, int64_t j1) {
-      for (int64_t j = j0; j < j1; ++j) phases[(po + j) * kGroup + c] = xc[xo + j * g.stride];
-    });
     for (int t = 0; t < 9; ++t) wt[t * kGroup + c] = w[c * 9 + t];
     init[c] = b ? b[c] : 0.0f;
   }
-  int64_t off[9];
-  forward_offsets(d, off);
-  active_kernels().tap_sums_interleaved(g.out_h * d.wq, wt, off, init, phases, out);
-  for (int64_t c = 0; c < channels; ++c)
-    for (int64_t oh = 0; oh < g.out_h; ++oh)
-      for (int64_t ow = 0; ow < g.out_w; ++ow)
-        y[c * g.out_numel() + oh * g.out_w + ow] = out[(oh * d.wq + ow) * kGroup + c];
+  active_kernels().tap_sums_interleaved(n, wt, off, init, phases, out);
+  for (int64_t oh = 0; oh < g.out_h; ++oh)
+    for (int64_t ow = 0; ow < g.out_w; ++ow) {
+      const float* o = out + (oh * d.wq + ow) * kGroup;
+      for (int64_t c = 0; c < channels; ++c) y[c * g.out_numel() + oh * g.out_w + ow] = o[c];
+    }
 }
 
 // Each phase of the padded dx gathers the taps of its parity: padded pixel (r, c) of phase

@@ -65,10 +65,17 @@ void channel_stats_lanes(const float* x, const ChannelLayout& l, int64_t c, Stat
     out[k] = stats_from_sums(sum[k], sq[k], static_cast<double>(l.count()), pivot[k]);
 }
 
-// The statistics of channels [a, a + channels), kRunLanes channels to a loop.
+// Planes of at most kSmallPlane values go kRunLanes channels to a loop of sums, and a block of
+// channels to a scale-and-shift loop, their parameters spread over the block's values once for
+// every image: a call per plane would cost more than its arithmetic (MobileNetV2's 2x2 to 8x8
+// planes). Larger planes stream one channel at a time (four at once measured slower there).
+// Same bits either way.
+constexpr int64_t kSmallPlane = 64;
+
+// The statistics of channels [a, a + channels).
 void batch_stats(const float* x, const ChannelLayout& l, int64_t a, int64_t channels, Stats* out) {
   int64_t c = a;
-  for (; c + kernels::kRunLanes <= a + channels; c += kernels::kRunLanes)
+  for (; l.inner <= kSmallPlane && c + kernels::kRunLanes <= a + channels; c += kernels::kRunLanes)
     channel_stats_lanes(x, l, c, out + (c - a));
   for (; c < a + channels; ++c) out[c - a] = channel_stats(x, l, c);
 }
@@ -108,11 +115,7 @@ void BatchNorm::forward_relu(const Tensor& x, Tensor& y, float cap, const ExecCo
   // so moves them. Without them bound (a lone layer in a test), evaluation is not defined.
   ZT_ASSERT(ctx.training || !state_.empty());
   const bool update = ctx.training && ctx.update_stats && !state_.empty();
-  // The statistics go kRunLanes channels to a loop (batch_stats); planes of at most kSmallPlane
-  // values then go a block of channels to a scale-and-shift loop, their parameters spread over
-  // the block's values once for every image: a call per plane would cost more than its
-  // arithmetic (MobileNetV2's 2x2 to 8x8 planes). Same bits either way.
-  constexpr int64_t kSmallPlane = 64, kBlockValues = 1024;
+  constexpr int64_t kBlockValues = 1024;
   const bool small = l.inner <= kSmallPlane;
   const int64_t block = small ? kBlockValues / l.inner : kernels::kRunLanes;
   parallel_for(ctx.pool, channels_, [&](int64_t c0, int64_t c1) {
@@ -166,7 +169,7 @@ void BatchNorm::backward(const Tensor& x, const Tensor&, const Tensor& dy, Tenso
   const float* dyd = dy.data();
   constexpr int kLanes = kernels::kRunLanes;
   parallel_for(ctx.pool, channels_, [&](int64_t c0, int64_t c1) {
-    // kRunLanes channels at a time, their sums in one loop when there are that many.
+    // kRunLanes channels at a time, their sums in one loop for small planes.
     for (int64_t a = c0; a < c1; a += kLanes) {
       const int64_t lanes = std::min<int64_t>(kLanes, c1 - a);
       Stats s[kLanes];
@@ -178,7 +181,7 @@ void BatchNorm::backward(const Tensor& x, const Tensor&, const Tensor& dy, Tenso
       for (int64_t b = 0; b < l.n; ++b) {
         const int64_t o = l.offset(a, b);
         kernels::GradientSums g[kLanes];
-        if (lanes == kLanes) {
+        if (lanes == kLanes && l.inner <= kSmallPlane) {
           double mean[kLanes];
           for (int k = 0; k < kLanes; ++k) mean[k] = s[k].mean;
           kernels::gradient_sums_f64_runs(l.inner, dyd + o, xd + o, l.inner, mean, g);

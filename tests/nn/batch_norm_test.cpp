@@ -59,11 +59,12 @@ TEST(LayerBatchNorm, SameForAnyThreadCountAndReadsContextParams) {
   test::expect_forward_uses_context_params(layer, Shape{3, 7, 1, 6}, 64);
 }
 
-// Small planes take the channels several at a time (a loop over 4 channels' statistics, blocks of
-// channels for the scaling): a channel count with remainders in both, and features (one value
-// a channel) as well; against the double reference, and the same for any thread count.
-TEST(LayerBatchNorm, SmallPlanesInChannelBlocksNormalizeEachChannel) {
-  for (const Shape& in : {Shape{3, 301, 2, 2}, Shape{5, 1027}}) {
+// Small planes take the channels several at a time (a loop over 4 channels' sums, blocks of
+// channels for the scaling), larger ones one at a time: channel counts with remainders in both,
+// features (one value a channel), and a plane of 81 values; against the double reference
+// (forward and backward), and the same for any thread count.
+TEST(LayerBatchNorm, ChannelBlocksNormalizeEachChannel) {
+  for (const Shape& in : {Shape{3, 301, 2, 2}, Shape{5, 1027}, Shape{2, 6, 9, 9}}) {
     BatchNorm layer(in[1]);
     Tensor gamma = test::random_uniform(Shape{in[1]}, 67, 0, 0.5f, 2.0f);
     Tensor beta = test::random_uniform(Shape{in[1]}, 67, 1);
@@ -75,6 +76,7 @@ TEST(LayerBatchNorm, SmallPlanesInChannelBlocksNormalizeEachChannel) {
         ref::batch_norm(in, ref::to_vec(x), ref::to_vec(gamma), ref::to_vec(beta), BatchNorm::kEps);
     for (int64_t i = 0; i < in.numel(); ++i) ASSERT_NEAR(y[i], want[i], 2e-4) << i;
     test::expect_same_for_any_thread_count(layer, in, 69);
+    if (in.numel() < 2000) check(in, 70);
   }
 }
 

@@ -49,6 +49,16 @@ TEST(GradCheck, Conv2dWithoutBias) {
   test::expect_forward_uses_context_params(layer, Shape{3, 4, 5, 6}, 43);
 }
 
+// Depthwise convolutions on small planes run several groups of an image per call: runs cut by
+// the threads' ranges and by the images give the same bits (19 groups, 3 images).
+TEST(LayerConv2d, DepthwiseRunsOfGroupsSameForAnyThreadCount) {
+  for (int64_t stride : {1, 2}) {
+    Conv2d layer(19, 19, 3, stride, 1, 19, false);
+    test::expect_same_for_any_thread_count(layer, Shape{3, 19, 5, 4}, 44);
+    test::expect_forward_uses_context_params(layer, Shape{3, 19, 5, 4}, 45);
+  }
+}
+
 // The max pooling fused into forward (Network::run's forward-only passes) gives forward and then
 // the pooling bit for bit: channel-rows and pixel-rows convolutions (LeNet-5's two), strided
 // and overlapping windows, batches that end inside a block of images, perturbed parameters in
