@@ -192,9 +192,10 @@ bool depthwise3x3_grouped(const Conv2dGeometry& g) {
   return depthwise3x3(g) && g.out_plane() <= kGroupedPlane;
 }
 
+// Forward: phases and outputs; backward data: phases and dy at the row pitch, interleaved.
 int64_t depthwise3x3_grouped_work(const Conv2dGeometry& g) {
   const PhaseLayout d(g);
-  return (d.phases_floats() + g.out_h * d.wq) * kDepthwiseGroup;
+  return (d.phases_floats() + std::max(g.out_h * d.wq, d.dy_floats())) * kDepthwiseGroup;
 }
 
 void depthwise3x3_forward_grouped(const Conv2dGeometry& g, int64_t channels, const float* x,
@@ -224,7 +225,7 @@ void depthwise3x3_forward_grouped(const Conv2dGeometry& g, int64_t channels, con
     for (int t = 0; t < 9; ++t) wt[t * kGroup + c] = w[c * 9 + t];
     init[c] = b ? b[c] : 0.0f;
   }
-  active_kernels().tap_sums_interleaved(n, wt, off, init, phases, out);
+  active_kernels().tap_sums_interleaved(n, 9, wt, off, init, phases, out);
   for (int64_t oh = 0; oh < g.out_h; ++oh)
     for (int64_t ow = 0; ow < g.out_w; ++ow) {
       const float* o = out + (oh * d.wq + ow) * kGroup;
@@ -259,6 +260,45 @@ void depthwise3x3_backward_data(const Conv2dGeometry& g, const float* dy, const 
       std::copy(phases + po + j0, phases + po + j1, dx + (xo + j0));
     else
       for (int64_t j = j0; j < j1; ++j) dx[xo + 2 * j] = phases[po + j];
+  });
+}
+
+// depthwise3x3_backward_data of `channels` (<= kDepthwiseGroup) channels of an image, as the
+// grouped forward: each phase's taps over the channels side by side, the same bits.
+void depthwise3x3_backward_data_grouped(const Conv2dGeometry& g, int64_t channels, const float* dy,
+                                        const float* w, float* dx, float* work) {
+  constexpr int64_t kGroup = kDepthwiseGroup;
+  const PhaseLayout d(g);
+  float* phases = work;                                  // [phases][kGroup]
+  float* dyp = work + d.phases_floats() * kGroup;        // [lead + pq][kGroup]
+  std::fill(dyp, dyp + (d.lead + d.pq) * kGroup, 0.0f);  // the taps read back at most `lead`
+  float* dy_at = dyp + d.lead * kGroup;
+  int64_t lane_at[kGroup];
+  for (int64_t c = 0; c < kGroup; ++c) lane_at[c] = std::min(c, channels - 1) * g.out_numel();
+  for (int64_t oh = 0; oh < g.out_h; ++oh)
+    for (int64_t ow = 0; ow < g.out_w; ++ow) {
+      float* p = dy_at + (oh * d.wq + ow) * kGroup;
+      for (int64_t c = 0; c < kGroup; ++c) p[c] = dy[lane_at[c] + oh * g.out_w + ow];
+    }
+  const float zeros[kGroup] = {};
+  for (int64_t pr = 0; pr <= d.sh; ++pr)
+    for (int64_t pc = 0; pc <= d.sh; ++pc) {
+      float wt[9 * kGroup] = {};
+      int64_t off[9];
+      int taps = 0;
+      for (int64_t ki = pr; ki < 3; ki += d.sh + 1)
+        for (int64_t kj = pc; kj < 3; kj += d.sh + 1, ++taps) {
+          for (int64_t c = 0; c < channels; ++c) wt[taps * kGroup + c] = w[c * 9 + ki * 3 + kj];
+          off[taps] = -((ki >> d.sh) * d.wq + (kj >> d.sh));
+        }
+      active_kernels().tap_sums_interleaved(d.pq, taps, wt, off, zeros, dy_at,
+                                            phases + ((pr << d.sh) + pc) * d.pq * kGroup);
+    }
+  walk_phase_runs(g, d, [&](int64_t po, int64_t xo, int64_t j0, int64_t j1) {
+    for (int64_t j = j0; j < j1; ++j) {
+      const float* p = phases + (po + j) * kGroup;
+      for (int64_t c = 0; c < channels; ++c) dx[c * g.in_numel() + xo + j * g.stride] = p[c];
+    }
   });
 }
 
@@ -325,6 +365,7 @@ int64_t conv2d_forward_work(const Conv2dGeometry& g) {
 }
 
 int64_t conv2d_backward_data_work(const Conv2dGeometry& g) {
+  if (depthwise3x3_grouped(g)) return depthwise3x3_grouped_work(g);
   if (depthwise3x3(g)) return depthwise3x3_work(g);
   if (single_channel(g)) return 0;
   if (backward_data_by_convolution(g))
@@ -349,7 +390,7 @@ int64_t conv2d_backward_data_batch(const Conv2dGeometry& g) {
   return conv2d_forward_batch(transposed(g));
 }
 
-int64_t conv2d_forward_groups(const Conv2dGeometry& g) {
+int64_t conv2d_groups_per_call(const Conv2dGeometry& g) {
   return depthwise3x3_grouped(g) ? kDepthwiseGroup : 1;
 }
 
@@ -372,6 +413,15 @@ void conv2d_forward(const Conv2dGeometry& g, int64_t images, const float* x, con
     else
       single_channel_forward(g, xn, w, b ? *b : 0.0f, yn);
   }
+}
+
+void conv2d_backward_data_grouped(const Conv2dGeometry& g, int64_t groups, const float* dy,
+                                  const float* w, float* dx, float* work) {
+  if (depthwise3x3_grouped(g))
+    return depthwise3x3_backward_data_grouped(g, groups, dy, w, dx, work);
+  for (int64_t j = 0; j < groups; ++j)
+    conv2d_backward_data(g, 1, dy + j * g.out_numel(), w + j * g.out_c * g.patch_size(),
+                         dx + j * g.in_numel(), work);
 }
 
 void conv2d_backward_data(const Conv2dGeometry& g, int64_t images, const float* dy, const float* w,

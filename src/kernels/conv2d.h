@@ -51,13 +51,16 @@ int64_t conv2d_backward_data_batch(const Conv2dGeometry& g);
 // y = w * im2col(x) + b for `images` consecutive images; b may be null (no bias).
 void conv2d_forward(const Conv2dGeometry& g, int64_t images, const float* x, const float* w,
                     const float* b, float* y, float* work);
-// Groups of a grouped convolution (as consecutive geometries g of one image: x and y advance by
-// in_numel() and out_numel() a group, w by out_c * patch_size(), b by out_c) that one call of
-// conv2d_forward_grouped computes together; 1 where each group is its own. It does so for
-// depthwise 3x3 convolutions on small planes, with the same bits as a call per group.
-int64_t conv2d_forward_groups(const Conv2dGeometry& g);
+// Groups of a grouped convolution (as consecutive geometries g of one image: x, dx and y, dy
+// advance by in_numel() and out_numel() a group, w by out_c * patch_size(), b by out_c) that one
+// call of conv2d_forward_grouped or conv2d_backward_data_grouped computes together; 1 where each
+// group is its own. They do so for depthwise 3x3 convolutions on small planes, with the same bits
+// as a call per group.
+int64_t conv2d_groups_per_call(const Conv2dGeometry& g);
 void conv2d_forward_grouped(const Conv2dGeometry& g, int64_t groups, const float* x, const float* w,
                             const float* b, float* y, float* work);
+void conv2d_backward_data_grouped(const Conv2dGeometry& g, int64_t groups, const float* dy,
+                                  const float* w, float* dx, float* work);
 // dx = dL/dx for dy = dL/dy, for `images` consecutive images (dx is overwritten).
 void conv2d_backward_data(const Conv2dGeometry& g, int64_t images, const float* dy, const float* w,
                           float* dx, float* work);

@@ -35,12 +35,12 @@ struct KernelSet {
   void (*tap_sums)(int64_t n, int taps, const float* w, const int64_t* off, float init,
                    const float* in, float* out);
   void (*tap_dots)(int64_t n, const float* a, const int64_t* off, const float* in, float* sums);
-  // tap_sums of 9 taps on kDepthwiseGroup channels at once, interleaved (position q's channels
-  // side by side at in + q * kDepthwiseGroup, likewise w, init and out): out[q][c] = init[c] +
-  // sum over t of w[t][c] * in[q + off[t]][c] for q in [0, n), each element by tap_sums's
+  // tap_sums on kDepthwiseGroup channels at once, interleaved (position q's channels side by
+  // side at in + q * kDepthwiseGroup, likewise w, init and out): out[q][c] = init[c] + sum over
+  // taps t of w[t][c] * in[q + off[t]][c] for q in [0, n), each element by tap_sums's
   // operations. For small planes, where a vector of positions would be most of a plane.
-  void (*tap_sums_interleaved)(int64_t n, const float* w, const int64_t* off, const float* init,
-                               const float* in, float* out);
+  void (*tap_sums_interleaved)(int64_t n, int taps, const float* w, const int64_t* off,
+                               const float* init, const float* in, float* out);
   // max_pool2d_forward for 2x2 windows of stride 2.
   void (*max_pool_2x2)(const Pool2dGeometry& g, int64_t planes, const float* x, float* y);
   // and of int32 accumulators (max_pool2d_s32_forward), returning range_bits of every element

@@ -683,21 +683,35 @@ void tap_sums(int64_t n, int taps, const float* w, const int64_t* off, float ini
 
 // Vectors of kDepthwiseGroup floats whatever the set's lanes (GCC splits them into narrower
 // registers, or leaves half a wider one unused: the AVX-512 set keeps the AVX2 build).
-void tap_sums_interleaved(int64_t n, const float* w, const int64_t* off, const float* init,
-                          const float* in, float* out) {
-  constexpr int kTaps = 9;
+template <int T>
+void tap_sums_interleaved_of(int64_t n, const float* w, const int64_t* off, const float* init,
+                             const float* in, float* out) {
   typedef float G __attribute__((vector_size(kDepthwiseGroup * sizeof(float))));
-  G wv[kTaps], start;
+  G wv[T], start;
   __builtin_memcpy(wv, w, sizeof wv);
   __builtin_memcpy(&start, init, sizeof start);
   for (int64_t q = 0; q < n; ++q) {
     G acc = start;
-    for (int t = 0; t < kTaps; ++t) {
+    for (int t = 0; t < T; ++t) {
       G v;
       __builtin_memcpy(&v, in + (q + off[t]) * kDepthwiseGroup, sizeof v);
       acc += wv[t] * v;
     }
     __builtin_memcpy(out + q * kDepthwiseGroup, &acc, sizeof acc);
+  }
+}
+
+void tap_sums_interleaved(int64_t n, int taps, const float* w, const int64_t* off,
+                          const float* init, const float* in, float* out) {
+  switch (taps) {
+    case 1:
+      return tap_sums_interleaved_of<1>(n, w, off, init, in, out);
+    case 2:
+      return tap_sums_interleaved_of<2>(n, w, off, init, in, out);
+    case 4:
+      return tap_sums_interleaved_of<4>(n, w, off, init, in, out);
+    default:
+      return tap_sums_interleaved_of<9>(n, w, off, init, in, out);
   }
 }
 

@@ -40,6 +40,17 @@ void Conv2d::for_each_block(int64_t u0, int64_t u1, Call call) const {
   for (int64_t u = u0; u < u1; ++u) call(u / groups_, int64_t{1}, u % groups_);
 }
 
+// Calls call(n, j, count) for runs of up to `run` consecutive groups j.. of image n that cover
+// units [u0, u1) in order (each group's results are the same whatever its run).
+template <class Call>
+void Conv2d::for_each_group_run(int64_t u0, int64_t u1, int64_t run, Call call) const {
+  for (int64_t u = u0; u < u1;) {
+    const int64_t n = u / groups_, j = u % groups_, count = std::min({run, groups_ - j, u1 - u});
+    call(n, j, count);
+    u += count;
+  }
+}
+
 std::string Conv2d::describe() const {
   return "conv2d " + std::to_string(in_) + "->" + std::to_string(out_) + " k" + std::to_string(k_) +
          " s" + std::to_string(stride_) + " p" + std::to_string(pad_) +
@@ -80,18 +91,15 @@ void Conv2d::forward(const Tensor& x, Tensor& y, const ExecContext& ctx) const {
   const float* w = param(ctx, 0).data();
   const float* b = bias_ ? param(ctx, 1).data() : nullptr;
   const int64_t batch = groups_ == 1 ? kernels::conv2d_forward_batch(g) : 0;
-  const int64_t run = groups_ == 1 ? 1 : kernels::conv2d_forward_groups(g);
+  const int64_t run = groups_ == 1 ? 1 : kernels::conv2d_groups_per_call(g);
   parallel_units(ctx.pool, units(x.shape()[0]), batch, [&](int slot, int64_t u0, int64_t u1) {
-    // Runs of up to `run` groups of one image per call (each group's bits whatever the run).
-    for (int64_t u = u0; run > 1 && u < u1;) {
-      const int64_t n = u / groups_, j = u % groups_, count = std::min({run, groups_ - j, u1 - u});
-      kernels::conv2d_forward_grouped(
-          g, count, x.data() + (n * groups_ + j) * g.in_numel(), w + j * g.out_c * g.patch_size(),
-          b ? b + j * g.out_c : nullptr, y.data() + (n * groups_ + j) * g.out_numel(),
-          ctx.workspace + slot * work);
-      u += count;
-    }
-    if (run > 1) return;
+    if (run > 1)
+      return for_each_group_run(u0, u1, run, [&](int64_t n, int64_t j, int64_t count) {
+        kernels::conv2d_forward_grouped(
+            g, count, x.data() + (n * groups_ + j) * g.in_numel(), w + j * g.out_c * g.patch_size(),
+            b ? b + j * g.out_c : nullptr, y.data() + (n * groups_ + j) * g.out_numel(),
+            ctx.workspace + slot * work);
+      });
     for_each_block(u0, u1, [&](int64_t n, int64_t images, int64_t j) {
       kernels::conv2d_forward(g, images, x.data() + (n * groups_ + j) * g.in_numel(),
                               w + j * g.out_c * g.patch_size(), b ? b + j * g.out_c : nullptr,
@@ -184,7 +192,15 @@ void Conv2d::backward(const Tensor& x, const Tensor&, const Tensor& dy, Tensor& 
   if (!dx.empty()) {
     const float* w = params_[0].data();
     const int64_t products = groups_ == 1 ? kernels::conv2d_backward_data_batch(g) : 0;
+    const int64_t run = groups_ == 1 ? 1 : kernels::conv2d_groups_per_call(g);
     parallel_units(ctx.pool, units(batch), products, [&](int slot, int64_t u0, int64_t u1) {
+      if (run > 1)
+        return for_each_group_run(u0, u1, run, [&](int64_t n, int64_t j, int64_t count) {
+          kernels::conv2d_backward_data_grouped(
+              g, count, dy.data() + (n * groups_ + j) * g.out_numel(),
+              w + j * g.out_c * g.patch_size(), dx.data() + (n * groups_ + j) * g.in_numel(),
+              ctx.workspace + slot * work);
+        });
       for_each_block(u0, u1, [&](int64_t n, int64_t images, int64_t j) {
         kernels::conv2d_backward_data(g, images, dy.data() + (n * groups_ + j) * g.out_numel(),
                                       w + j * g.out_c * g.patch_size(),

@@ -52,6 +52,8 @@ class Conv2d : public Layer {
   int64_t units(int64_t batch) const;
   template <class Call>
   void for_each_block(int64_t u0, int64_t u1, Call call) const;
+  template <class Call>
+  void for_each_group_run(int64_t u0, int64_t u1, int64_t run, Call call) const;
 
   int64_t in_, out_, k_, stride_, pad_, groups_;
   bool bias_;

@@ -329,9 +329,9 @@ TEST(KernelConv2d, Depthwise3x3MatchesReference) {
 }
 
 // Small depthwise planes run several channels of an image in one call (interleaved): each
-// channel's output is the call per channel's, bit for bit, for every run length up to the
-// group, strides 1 and 2, widths 1 to 9, with and without bias; a larger plane runs a call per
-// channel.
+// channel's output and input gradient are the call per channel's, bit for bit, for every run
+// length up to the group, strides 1 and 2, widths 1 to 9, with and without bias; a larger plane
+// runs a call per channel.
 TEST(KernelConv2d, Depthwise3x3GroupsGiveEachChannelsBits) {
   test::for_each_kernel_isa([] {
     for (int64_t stride : {1, 2})
@@ -340,7 +340,7 @@ TEST(KernelConv2d, Depthwise3x3GroupsGiveEachChannelsBits) {
           const ref::ConvShape s{1, 1, h, w, 1, 3, stride, 1};
           SCOPED_TRACE(describe(s));
           const auto g = geometry(s);
-          const int64_t groups = kernels::conv2d_forward_groups(g);
+          const int64_t groups = kernels::conv2d_groups_per_call(g);
           EXPECT_EQ(groups > 1, g.out_plane() <= 64);
           const uint64_t seed = 70 + static_cast<uint64_t>(w + h);
           Tensor x = random_uniform(Shape{groups * s.x_numel()}, seed, 0);
@@ -358,6 +358,17 @@ TEST(KernelConv2d, Depthwise3x3GroupsGiveEachChannelsBits) {
                                         work.data());
               ASSERT_TRUE(test::bitwise_equal(y, want)) << run << (bias ? " with bias" : "");
             }
+          Tensor dy = random_uniform(Shape{groups * g.out_numel()}, seed, 4);
+          Work back_work(kernels::conv2d_backward_data_work(g));
+          for (int64_t run = 1; run <= groups; ++run) {
+            Tensor dx = random_uniform(Shape{run * g.in_numel()}, seed, 5), want = dx.clone();
+            kernels::conv2d_backward_data_grouped(g, run, dy.data(), wt.data(), dx.data(),
+                                                  back_work.data());
+            for (int64_t c = 0; c < run; ++c)
+              kernels::conv2d_backward_data(g, 1, dy.data() + c * g.out_numel(), wt.data() + 9 * c,
+                                            want.data() + c * g.in_numel(), back_work.data());
+            ASSERT_TRUE(test::bitwise_equal(dx, want)) << "dx, " << run;
+          }
         }
   });
 }
