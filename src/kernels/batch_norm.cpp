@@ -123,31 +123,43 @@ inline __attribute__((always_inline)) void two_sums_runs(int64_t n, const float*
   lane_totals(a_part, a_total), lane_totals(b_part, b_total);
 }
 
-ZT_CLONES void deviation_sums_f64_runs(int64_t n, const float* x, int64_t stride,
-                                       const float* pivot, DeviationSums* out) {
-  RunDoubles p, sum, sq;
+ZT_CLONES void deviation_sums_f64_runs(int64_t n, int64_t blocks, const float* x, int64_t stride,
+                                       int64_t block_stride, const float* pivot,
+                                       DeviationSums* out) {
+  RunDoubles p, sum = {}, sq = {};
   for (int k = 0; k < kRunLanes; ++k) p[k] = pivot[k];
-  two_sums_runs<1>(
-      n, {x}, stride,
-      [&](const RunFloats* v, RunDoubles& d, RunDoubles& d2) __attribute__((always_inline)) {
-        d = __builtin_convertvector(v[0], RunDoubles) - p;
-        d2 = d * d;
-      },
-      sum, sq);
+  for (int64_t b = 0; b < blocks; ++b) {
+    RunDoubles block_sum, block_sq;
+    two_sums_runs<1>(
+        n, {x + b * block_stride}, stride,
+        [&](const RunFloats* v, RunDoubles& d, RunDoubles& d2) __attribute__((always_inline)) {
+          d = __builtin_convertvector(v[0], RunDoubles) - p;
+          d2 = d * d;
+        },
+        block_sum, block_sq);
+    sum += block_sum;
+    sq += block_sq;
+  }
   for (int k = 0; k < kRunLanes; ++k) out[k] = {sum[k], sq[k]};
 }
 
-ZT_CLONES void gradient_sums_f64_runs(int64_t n, const float* dy, const float* x, int64_t stride,
-                                      const double* mean, GradientSums* out) {
-  RunDoubles m, sum, dev;
+ZT_CLONES void gradient_sums_f64_runs(int64_t n, int64_t blocks, const float* dy, const float* x,
+                                      int64_t stride, int64_t block_stride, const double* mean,
+                                      GradientSums* out) {
+  RunDoubles m, sum = {}, dev = {};
   for (int k = 0; k < kRunLanes; ++k) m[k] = mean[k];
-  two_sums_runs<2>(
-      n, {dy, x}, stride,
-      [&](const RunFloats* v, RunDoubles& g, RunDoubles& g_dev) __attribute__((always_inline)) {
-        g = __builtin_convertvector(v[0], RunDoubles);
-        g_dev = g * (__builtin_convertvector(v[1], RunDoubles) - m);
-      },
-      sum, dev);
+  for (int64_t b = 0; b < blocks; ++b) {
+    RunDoubles block_sum, block_dev;
+    two_sums_runs<2>(
+        n, {dy + b * block_stride, x + b * block_stride}, stride,
+        [&](const RunFloats* v, RunDoubles& g, RunDoubles& g_dev) __attribute__((always_inline)) {
+          g = __builtin_convertvector(v[0], RunDoubles);
+          g_dev = g * (__builtin_convertvector(v[1], RunDoubles) - m);
+        },
+        block_sum, block_dev);
+    sum += block_sum;
+    dev += block_dev;
+  }
   for (int k = 0; k < kRunLanes; ++k) out[k] = {sum[k], dev[k]};
 }
 

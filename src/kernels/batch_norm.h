@@ -15,22 +15,24 @@ struct DeviationSums {
   double sum = 0, sq = 0;
 };
 DeviationSums deviation_sums_f64(int64_t n, const float* x, float pivot);
-// deviation_sums_f64 of kRunLanes runs of n floats at once (run k at x + k * stride, around
-// pivot[k]), each bit for bit the one-run result: a lane per run, each lane the one-run loop's
-// additions in its order. For small planes (2x2 is 4 values), where a call per run costs more
-// than its sums.
+// The sums of deviation_sums_f64 over `blocks` blocks of kRunLanes runs of n floats (run k of
+// block b at x + b * block_stride + k * stride, around pivot[k]): out[k] = the sums over the
+// blocks, in order from zero, of run k's results, bit for bit (a channel's statistics over the
+// images). The runs share the loop, a double lane each, each lane the one-run loop's additions
+// in its order. For small planes (2x2 is 4 values), where a call per run costs more than its
+// sums.
 constexpr int kRunLanes = 4;
-void deviation_sums_f64_runs(int64_t n, const float* x, int64_t stride, const float* pivot,
-                             DeviationSums* out);
+void deviation_sums_f64_runs(int64_t n, int64_t blocks, const float* x, int64_t stride,
+                             int64_t block_stride, const float* pivot, DeviationSums* out);
 // One pass over the run: the sums of dy[i] and of dy[i] * (x[i] - mean).
 struct GradientSums {
   double dy = 0, dy_dev = 0;
 };
 GradientSums gradient_sums_f64(int64_t n, const float* dy, const float* x, double mean);
-// gradient_sums_f64 of kRunLanes runs at once (dy + k * stride and x + k * stride, around
-// mean[k]), each bit for bit the one-run result, as deviation_sums_f64_runs.
-void gradient_sums_f64_runs(int64_t n, const float* dy, const float* x, int64_t stride,
-                            const double* mean, GradientSums* out);
+// gradient_sums_f64 likewise (dy and x at the same offsets, around mean[k]).
+void gradient_sums_f64_runs(int64_t n, int64_t blocks, const float* dy, const float* x,
+                            int64_t stride, int64_t block_stride, const double* mean,
+                            GradientSums* out);
 // y[i] = scale * (x[i] - mean) + shift (x and y may alias); with relu_cap > 0, followed by
 // relu_value(., relu_cap) (kernels/activation.h), bit for bit relu_forward on the result.
 void scale_shift(int64_t n, const float* x, float mean, float scale, float shift, float* y,

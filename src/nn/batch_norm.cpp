@@ -54,15 +54,11 @@ Stats channel_stats(const float* x, const ChannelLayout& l, int64_t c) {
 void channel_stats_lanes(const float* x, const ChannelLayout& l, int64_t c, Stats* out) {
   constexpr int kLanes = kernels::kRunLanes;
   float pivot[kLanes];
-  double sum[kLanes] = {}, sq[kLanes] = {};
   for (int k = 0; k < kLanes; ++k) pivot[k] = x[l.offset(c + k, 0)];
-  for (int64_t b = 0; b < l.n; ++b) {
-    kernels::DeviationSums s[kLanes];
-    kernels::deviation_sums_f64_runs(l.inner, x + l.offset(c, b), l.inner, pivot, s);
-    for (int k = 0; k < kLanes; ++k) sum[k] += s[k].sum, sq[k] += s[k].sq;
-  }
+  kernels::DeviationSums s[kLanes];
+  kernels::deviation_sums_f64_runs(l.inner, l.n, x + l.offset(c, 0), l.inner, l.stride, pivot, s);
   for (int k = 0; k < kLanes; ++k)
-    out[k] = stats_from_sums(sum[k], sq[k], static_cast<double>(l.count()), pivot[k]);
+    out[k] = stats_from_sums(s[k].sum, s[k].sq, static_cast<double>(l.count()), pivot[k]);
 }
 
 // Planes of at most kSmallPlane values go kRunLanes channels to a loop of sums, and a block of
@@ -178,19 +174,21 @@ void BatchNorm::backward(const Tensor& x, const Tensor&, const Tensor& dy, Tenso
       else
         batch_stats(xd, l, a, lanes, s);
       double sum_dy[kLanes] = {}, sum_dy_xhat[kLanes] = {};
-      for (int64_t b = 0; b < l.n; ++b) {
-        const int64_t o = l.offset(a, b);
+      if (lanes == kLanes && l.inner <= kSmallPlane) {
+        double mean[kLanes];
+        for (int k = 0; k < kLanes; ++k) mean[k] = s[k].mean;
         kernels::GradientSums g[kLanes];
-        if (lanes == kLanes && l.inner <= kSmallPlane) {
-          double mean[kLanes];
-          for (int k = 0; k < kLanes; ++k) mean[k] = s[k].mean;
-          kernels::gradient_sums_f64_runs(l.inner, dyd + o, xd + o, l.inner, mean, g);
-        } else {
-          for (int64_t k = 0; k < lanes; ++k)
-            g[k] = kernels::gradient_sums_f64(l.inner, dyd + o + k * l.inner, xd + o + k * l.inner,
-                                              s[k].mean);
-        }
-        for (int64_t k = 0; k < lanes; ++k) sum_dy[k] += g[k].dy, sum_dy_xhat[k] += g[k].dy_dev;
+        kernels::gradient_sums_f64_runs(l.inner, l.n, dyd + l.offset(a, 0), xd + l.offset(a, 0),
+                                        l.inner, l.stride, mean, g);
+        for (int k = 0; k < kLanes; ++k) sum_dy[k] = g[k].dy, sum_dy_xhat[k] = g[k].dy_dev;
+      } else {
+        for (int64_t b = 0; b < l.n; ++b)
+          for (int64_t k = 0; k < lanes; ++k) {
+            const int64_t o = l.offset(a + k, b);
+            const kernels::GradientSums g =
+                kernels::gradient_sums_f64(l.inner, dyd + o, xd + o, s[k].mean);
+            sum_dy[k] += g.dy, sum_dy_xhat[k] += g.dy_dev;
+          }
       }
       for (int64_t k = 0; k < lanes; ++k) {
         const int64_t c = a + k;

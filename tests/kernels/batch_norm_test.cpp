@@ -38,37 +38,45 @@ TEST(KernelBatchNorm, DeviationSumsMatchLongDouble) {
   }
 }
 
-// Four runs in one loop give each run's own sums, bit for bit, whatever the length's remainder;
-// runs apart (a gap of 3 values) and back to back.
+// Four runs in one loop, over three blocks, give each run's own sums added over the blocks in
+// order, bit for bit, whatever the length's remainder; runs apart (a gap of 3 values) and back
+// to back.
 TEST(KernelBatchNorm, SumsOfFourRunsEqualEachRunsSums) {
   constexpr int kLanes = kernels::kRunLanes;
+  constexpr int64_t kBlocks = 3;
   auto same = [](double a, double b) {
     return std::bit_cast<uint64_t>(a) == std::bit_cast<uint64_t>(b);
   };
   for (int64_t n : {1, 3, 4, 5, 7, 8, 9, 12, 13, 16, 17, 100})
     for (int64_t stride : {n, n + 3}) {
       SCOPED_TRACE(::testing::Message() << n << " values, stride " << stride);
-      std::vector<float> x = offset_values(kLanes * stride, 0.0f, static_cast<uint64_t>(n));
+      const int64_t block = kLanes * stride + 2;
+      std::vector<float> x = offset_values(kBlocks * block, 0.0f, static_cast<uint64_t>(n));
       const std::vector<float> dy =
-          offset_values(kLanes * stride, 0.1f, static_cast<uint64_t>(n + 1));
+          offset_values(kBlocks * block, 0.1f, static_cast<uint64_t>(n + 1));
       float pivot[kLanes];
       double mean[kLanes];
       for (int k = 0; k < kLanes; ++k) {
-        for (int64_t i = 0; i < n; ++i) x[k * stride + i] += 10.0f * k - 7.5f;
+        for (int64_t b = 0; b < kBlocks; ++b)
+          for (int64_t i = 0; i < n; ++i) x[b * block + k * stride + i] += 10.0f * k - 7.5f;
         pivot[k] = x[k * stride + n / 2];
         mean[k] = pivot[k] + 0.3 * k;
       }
       kernels::DeviationSums dev[kLanes];
       kernels::GradientSums grad[kLanes];
-      kernels::deviation_sums_f64_runs(n, x.data(), stride, pivot, dev);
-      kernels::gradient_sums_f64_runs(n, dy.data(), x.data(), stride, mean, grad);
+      kernels::deviation_sums_f64_runs(n, kBlocks, x.data(), stride, block, pivot, dev);
+      kernels::gradient_sums_f64_runs(n, kBlocks, dy.data(), x.data(), stride, block, mean, grad);
       for (int k = 0; k < kLanes; ++k) {
-        const kernels::DeviationSums d =
-            kernels::deviation_sums_f64(n, x.data() + k * stride, pivot[k]);
-        EXPECT_TRUE(same(dev[k].sum, d.sum) && same(dev[k].sq, d.sq)) << k;
-        const kernels::GradientSums g =
-            kernels::gradient_sums_f64(n, dy.data() + k * stride, x.data() + k * stride, mean[k]);
-        EXPECT_TRUE(same(grad[k].dy, g.dy) && same(grad[k].dy_dev, g.dy_dev)) << k;
+        double sum = 0, sq = 0, sum_dy = 0, dy_dev = 0;
+        for (int64_t b = 0; b < kBlocks; ++b) {
+          const int64_t o = b * block + k * stride;
+          const kernels::DeviationSums d = kernels::deviation_sums_f64(n, x.data() + o, pivot[k]);
+          const kernels::GradientSums g =
+              kernels::gradient_sums_f64(n, dy.data() + o, x.data() + o, mean[k]);
+          sum += d.sum, sq += d.sq, sum_dy += g.dy, dy_dev += g.dy_dev;
+        }
+        EXPECT_TRUE(same(dev[k].sum, sum) && same(dev[k].sq, sq)) << k;
+        EXPECT_TRUE(same(grad[k].dy, sum_dy) && same(grad[k].dy_dev, dy_dev)) << k;
       }
     }
 }
