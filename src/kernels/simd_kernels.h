@@ -466,7 +466,7 @@ inline GradPlan grad_plan(const Conv2dGeometry& g) {
   return p;
 }
 
-// Small planes (MobileNetV2's 1x1 convolutions on 2x2 and 4x4, ResNet's last stage) leave the
+// Small planes (MobileNetV2's 1x1 convolutions on 2x2 to 8x8, ResNet's last stages) leave the
 // sweep above a vector or two per image and tile, mostly loop overhead. There the same lane sums
 // are computed the other way round: lane u of the sweep sums the terms of the positions
 // q = u (mod kLanes), image by image, so for each u it is a product whose reduction runs over
