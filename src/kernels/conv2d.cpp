@@ -198,19 +198,15 @@ int64_t depthwise3x3_grouped_work(const Conv2dGeometry& g) {
   return (d.phases_floats() + std::max(g.out_h * d.wq, d.dy_floats())) * kDepthwiseGroup;
 }
 
-void depthwise3x3_forward_grouped(const Conv2dGeometry& g, int64_t channels, const float* x,
-                                  const float* w, const float* b, float* y, float* work) {
+// x's phases for kDepthwiseGroup channels of an image, interleaved, up to the positions the taps
+// of outputs [0, n) read; lanes past the last channel repeat it (their weights are zero and their
+// results unread). Returns the offsets of the 9 taps (forward_offsets).
+void interleaved_phases(const Conv2dGeometry& g, const PhaseLayout& d, int64_t channels,
+                        const float* x, float* phases, int64_t* off) {
   constexpr int64_t kGroup = kDepthwiseGroup;
-  const PhaseLayout d(g);
-  int64_t off[9];
   forward_offsets(d, off);
-  // Positions the taps read: the phases up to the last output's farthest tap (no vector slack).
-  const int64_t n = g.out_h * d.wq, reach = n + *std::max_element(off, off + 9);
-  float* phases = work;                            // [reach][kGroup]
-  float* out = work + d.phases_floats() * kGroup;  // [n][kGroup]
+  const int64_t reach = g.out_h * d.wq + *std::max_element(off, off + 9);
   std::fill(phases, phases + reach * kGroup, 0.0f);
-  // A position's channels in one pass; lanes past the last channel repeat it (their weights are
-  // zero and their outputs unread).
   int64_t lane_at[kGroup];
   for (int64_t c = 0; c < kGroup; ++c) lane_at[c] = std::min(c, channels - 1) * g.in_numel();
   walk_phase_runs(g, d, [&](int64_t po, int64_t xo, int64_t j0, int64_t j1) {
@@ -220,6 +216,17 @@ void depthwise3x3_forward_grouped(const Conv2dGeometry& g, int64_t channels, con
       for (int64_t c = 0; c < kGroup; ++c) p[c] = xj[lane_at[c]];
     }
   });
+}
+
+void depthwise3x3_forward_grouped(const Conv2dGeometry& g, int64_t channels, const float* x,
+                                  const float* w, const float* b, float* y, float* work) {
+  constexpr int64_t kGroup = kDepthwiseGroup;
+  const PhaseLayout d(g);
+  const int64_t n = g.out_h * d.wq;
+  float* phases = work;                            // [reach][kGroup]
+  float* out = work + d.phases_floats() * kGroup;  // [n][kGroup]
+  int64_t off[9];
+  interleaved_phases(g, d, channels, x, phases, off);
   float wt[9 * kGroup] = {}, init[kGroup] = {};
   for (int64_t c = 0; c < channels; ++c) {
     for (int t = 0; t < 9; ++t) wt[t * kGroup + c] = w[c * 9 + t];
@@ -313,6 +320,31 @@ void depthwise3x3_backward_weight(const Conv2dGeometry& g, const float* x, const
   active_kernels().tap_dots(g.out_h * d.wq, dyp, off, phases, dw);
 }
 
+// depthwise3x3_backward_weight of `channels` (<= kDepthwiseGroup) channels of an image (dw: 9
+// weights a channel), as the grouped forward, the same bits.
+void depthwise3x3_backward_weight_grouped(const Conv2dGeometry& g, int64_t channels, const float* x,
+                                          const float* dy, float* dw, float* work) {
+  constexpr int64_t kGroup = kDepthwiseGroup;
+  const PhaseLayout d(g);
+  const int64_t n = g.out_h * d.wq;
+  float* phases = work;                            // [reach][kGroup]
+  float* dyp = work + d.phases_floats() * kGroup;  // [n][kGroup]: dy at the row pitch
+  int64_t off[9];
+  interleaved_phases(g, d, channels, x, phases, off);
+  std::fill(dyp, dyp + n * kGroup, 0.0f);
+  for (int64_t oh = 0; oh < g.out_h; ++oh)
+    for (int64_t ow = 0; ow < g.out_w; ++ow) {
+      float* p = dyp + (oh * d.wq + ow) * kGroup;
+      for (int64_t c = 0; c < channels; ++c) p[c] = dy[c * g.out_numel() + oh * g.out_w + ow];
+    }
+  float sums[9 * kGroup] = {};
+  for (int64_t c = 0; c < channels; ++c)
+    for (int t = 0; t < 9; ++t) sums[t * kGroup + c] = dw[c * 9 + t];
+  active_kernels().tap_dots_interleaved(n, dyp, off, phases, sums);
+  for (int64_t c = 0; c < channels; ++c)
+    for (int t = 0; t < 9; ++t) dw[c * 9 + t] = sums[t * kGroup + c];
+}
+
 // db[o] += the sum of channel o's planes over the images. Eight interleaved partial sums, added
 // in order at the end, let the compiler vectorize the loop (a single running sum would be a
 // chain of dependent additions; with AVX2 the eight are one vector) and depend on nothing but
@@ -374,6 +406,7 @@ int64_t conv2d_backward_data_work(const Conv2dGeometry& g) {
 }
 
 int64_t conv2d_backward_weight_work(const Conv2dGeometry& g) {
+  if (depthwise3x3_grouped(g)) return depthwise3x3_grouped_work(g);
   if (depthwise3x3(g)) return depthwise3x3_work(g);
   if (single_channel(g)) return 0;
   if (g.stride == 1) return work_any_isa(&KernelSet::conv2d_weight_grad_work, g);
@@ -422,6 +455,20 @@ void conv2d_backward_data_grouped(const Conv2dGeometry& g, int64_t groups, const
   for (int64_t j = 0; j < groups; ++j)
     conv2d_backward_data(g, 1, dy + j * g.out_numel(), w + j * g.out_c * g.patch_size(),
                          dx + j * g.in_numel(), work);
+}
+
+void conv2d_backward_weight_grouped(const Conv2dGeometry& g, int64_t groups, const float* x,
+                                    const float* dy, float* dw, float* db, float* work) {
+  if (!depthwise3x3_grouped(g)) {
+    for (int64_t j = 0; j < groups; ++j)
+      conv2d_backward_weight(g, 0, g.out_c, 1, x + j * g.in_numel(), dy + j * g.out_numel(),
+                             dw + j * g.out_c * g.patch_size(), db ? db + j * g.out_c : nullptr,
+                             work);
+    return;
+  }
+  depthwise3x3_backward_weight_grouped(g, groups, x, dy, dw, work);
+  for (int64_t j = 0; db && j < groups; ++j)
+    add_plane_sums(g, 0, 1, 1, dy + j * g.out_numel(), db + j);
 }
 
 void conv2d_backward_data(const Conv2dGeometry& g, int64_t images, const float* dy, const float* w,

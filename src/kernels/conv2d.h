@@ -52,15 +52,18 @@ int64_t conv2d_backward_data_batch(const Conv2dGeometry& g);
 void conv2d_forward(const Conv2dGeometry& g, int64_t images, const float* x, const float* w,
                     const float* b, float* y, float* work);
 // Groups of a grouped convolution (as consecutive geometries g of one image: x, dx and y, dy
-// advance by in_numel() and out_numel() a group, w by out_c * patch_size(), b by out_c) that one
-// call of conv2d_forward_grouped or conv2d_backward_data_grouped computes together; 1 where each
-// group is its own. They do so for depthwise 3x3 convolutions on small planes, with the same bits
-// as a call per group.
+// advance by in_numel() and out_numel() a group, w and dw by out_c * patch_size(), b and db by
+// out_c) that one call of the _grouped functions below computes together; 1 where each group is
+// its own. They do so for depthwise 3x3 convolutions on small planes, with the same bits as a
+// call per group.
 int64_t conv2d_groups_per_call(const Conv2dGeometry& g);
 void conv2d_forward_grouped(const Conv2dGeometry& g, int64_t groups, const float* x, const float* w,
                             const float* b, float* y, float* work);
 void conv2d_backward_data_grouped(const Conv2dGeometry& g, int64_t groups, const float* dy,
                                   const float* w, float* dx, float* work);
+// conv2d_backward_weight of each group (all its output channels, one image).
+void conv2d_backward_weight_grouped(const Conv2dGeometry& g, int64_t groups, const float* x,
+                                    const float* dy, float* dw, float* db, float* work);
 // dx = dL/dx for dy = dL/dy, for `images` consecutive images (dx is overwritten).
 void conv2d_backward_data(const Conv2dGeometry& g, int64_t images, const float* dy, const float* w,
                           float* dx, float* work);

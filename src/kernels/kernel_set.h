@@ -41,6 +41,10 @@ struct KernelSet {
   // operations. For small planes, where a vector of positions would be most of a plane.
   void (*tap_sums_interleaved)(int64_t n, int taps, const float* w, const int64_t* off,
                                const float* init, const float* in, float* out);
+  // and tap_dots likewise: sums[t][c] += the sum tap_dots forms for channel c (each lane of its
+  // vectors summing its positions in order, the lanes then added in order), for q in [0, n).
+  void (*tap_dots_interleaved)(int64_t n, const float* a, const int64_t* off, const float* in,
+                               float* sums);
   // max_pool2d_forward for 2x2 windows of stride 2.
   void (*max_pool_2x2)(const Pool2dGeometry& g, int64_t planes, const float* x, float* y);
   // and of int32 accumulators (max_pool2d_s32_forward), returning range_bits of every element

@@ -27,6 +27,7 @@ const KernelSet kAvx2FmaKernels = {
     .tap_sums = avx2::tap_sums,
     .tap_dots = avx2::tap_dots,
     .tap_sums_interleaved = avx2::tap_sums_interleaved,
+    .tap_dots_interleaved = avx2::tap_dots_interleaved,
     .max_pool_2x2 = avx2::max_pool_2x2,
     .max_pool_2x2_s32 = avx2::max_pool_2x2_s32,
     .max_pool_2x2_backward_relu = avx2::max_pool_2x2_backward_relu,

@@ -731,6 +731,35 @@ void tap_dots(int64_t n, const float* a, const int64_t* off, const float* in, fl
   }
 }
 
+// tap_dots's lane l sums the positions q = l (mod kLanes) in increasing q; here each such class is
+// one running sum per channel, the classes then added in lane order. Positions from n up to
+// tap_dots's whole vectors hold zero dy there and are left out (their products are zeros).
+void tap_dots_interleaved(int64_t n, const float* a, const int64_t* off, const float* in,
+                          float* sums) {
+  constexpr int kTaps = 9;
+  typedef float G __attribute__((vector_size(kDepthwiseGroup * sizeof(float))));
+  for (int t = 0; t < kTaps; ++t) {
+    G total;
+    for (int l = 0; l < kLanes; ++l) {
+      G acc = {};
+      for (int64_t q = l; q < n; q += kLanes) {
+        G av, v;
+        __builtin_memcpy(&av, a + q * kDepthwiseGroup, sizeof av);
+        __builtin_memcpy(&v, in + (q + off[t]) * kDepthwiseGroup, sizeof v);
+        acc += av * v;
+      }
+      if (l == 0)
+        total = acc;
+      else
+        total += acc;
+    }
+    G s;
+    __builtin_memcpy(&s, sums + t * kDepthwiseGroup, sizeof s);
+    s += total;
+    __builtin_memcpy(sums + t * kDepthwiseGroup, &s, sizeof s);
+  }
+}
+
 // ---- Max pooling, 2x2 windows of stride 2 ----
 //
 // A vector of L elements (floats, or the int32 accumulators of the int8 path) of a row holds

@@ -27,6 +27,7 @@ const KernelSet kNeonKernels = {
     .tap_sums = neon::tap_sums,
     .tap_dots = neon::tap_dots,
     .tap_sums_interleaved = neon::tap_sums_interleaved,
+    .tap_dots_interleaved = neon::tap_dots_interleaved,
     .max_pool_2x2 = neon::max_pool_2x2,
     .max_pool_2x2_s32 = neon::max_pool_2x2_s32,
     .max_pool_2x2_backward_relu = neon::max_pool_2x2_backward_relu,

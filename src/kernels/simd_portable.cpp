@@ -21,6 +21,7 @@ const KernelSet kPortableKernels = {
     .tap_sums = portable::tap_sums,
     .tap_dots = portable::tap_dots,
     .tap_sums_interleaved = portable::tap_sums_interleaved,
+    .tap_dots_interleaved = portable::tap_dots_interleaved,
     .max_pool_2x2 = portable::max_pool_2x2,
     .max_pool_2x2_s32 = portable::max_pool_2x2_s32,
     .max_pool_2x2_backward_relu = portable::max_pool_2x2_backward_relu,

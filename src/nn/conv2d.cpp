@@ -176,7 +176,21 @@ void Conv2d::backward(const Tensor& x, const Tensor&, const Tensor& dy, Tensor& 
   if (has_grads()) {
     // Threads take blocks of output channels and run over all images in order, so every weight
     // sums over the batch in the same order whatever the thread count. A block may span groups.
+    const int64_t run = groups_ == 1 ? 1 : kernels::conv2d_groups_per_call(g);
     parallel_for(ctx.pool, out_, [&](int slot, int64_t o0, int64_t o1) {
+      // Runs of groups (of one output channel each) within [o0, o1), image after image.
+      if (run > 1 && g.out_c == 1) {
+        for (int64_t n = 0; n < batch; ++n)
+          for (int64_t j = o0; j < o1; j += run) {
+            const int64_t count = std::min(run, o1 - j);
+            kernels::conv2d_backward_weight_grouped(
+                g, count, x.data() + (n * groups_ + j) * g.in_numel(),
+                dy.data() + (n * groups_ + j) * g.out_numel(),
+                grads_[0].data() + j * g.patch_size(), bias_ ? grads_[1].data() + j : nullptr,
+                ctx.workspace + slot * work);
+          }
+        return;
+      }
       for_each_block(0, units(batch), [&](int64_t n, int64_t images, int64_t j) {
         const int64_t first = j * g.out_c;  // the group's first output channel
         const int64_t lo = std::max(o0, first), hi = std::min(o1, first + g.out_c);

@@ -329,7 +329,7 @@ TEST(KernelConv2d, Depthwise3x3MatchesReference) {
 }
 
 // Small depthwise planes run several channels of an image in one call (interleaved): each
-// channel's output and input gradient are the call per channel's, bit for bit, for every run
+// channel's output and gradients are the call per channel's, bit for bit, for every run
 // length up to the group, strides 1 and 2, widths 1 to 9, with and without bias; a larger plane
 // runs a call per channel.
 TEST(KernelConv2d, Depthwise3x3GroupsGiveEachChannelsBits) {
@@ -368,6 +368,17 @@ TEST(KernelConv2d, Depthwise3x3GroupsGiveEachChannelsBits) {
               kernels::conv2d_backward_data(g, 1, dy.data() + c * g.out_numel(), wt.data() + 9 * c,
                                             want.data() + c * g.in_numel(), back_work.data());
             ASSERT_TRUE(test::bitwise_equal(dx, want)) << "dx, " << run;
+            Tensor dw = random_uniform(Shape{run * 9}, seed, 6), want_dw = dw.clone();
+            Tensor db = random_uniform(Shape{run}, seed, 7), want_db = db.clone();
+            Work grad_work(kernels::conv2d_backward_weight_work(g));
+            kernels::conv2d_backward_weight_grouped(g, run, x.data(), dy.data(), dw.data(),
+                                                    db.data(), grad_work.data());
+            for (int64_t c = 0; c < run; ++c)
+              kernels::conv2d_backward_weight(g, 0, 1, 1, x.data() + c * g.in_numel(),
+                                              dy.data() + c * g.out_numel(), want_dw.data() + 9 * c,
+                                              want_db.data() + c, grad_work.data());
+            ASSERT_TRUE(test::bitwise_equal(dw, want_dw)) << "dw, " << run;
+            ASSERT_TRUE(test::bitwise_equal(db, want_db)) << "db, " << run;
           }
         }
   });

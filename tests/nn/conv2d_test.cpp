@@ -53,7 +53,7 @@ TEST(GradCheck, Conv2dWithoutBias) {
 // the threads' ranges and by the images give the same bits (19 groups, 3 images).
 TEST(LayerConv2d, DepthwiseRunsOfGroupsSameForAnyThreadCount) {
   for (int64_t stride : {1, 2}) {
-    Conv2d layer(19, 19, 3, stride, 1, 19, false);
+    Conv2d layer(19, 19, 3, stride, 1, 19, stride == 1);  // with and without bias
     test::expect_same_for_any_thread_count(layer, Shape{3, 19, 5, 4}, 44);
     test::expect_forward_uses_context_params(layer, Shape{3, 19, 5, 4}, 45);
   }
