@@ -40,6 +40,11 @@ void Conv2d::for_each_block(int64_t u0, int64_t u1, Call call) const {
   for (int64_t u = u0; u < u1; ++u) call(u / groups_, int64_t{1}, u % groups_);
 }
 
+// Groups of an image one kernel call takes (1: a call per group, or one group only).
+int64_t Conv2d::group_run(const kernels::Conv2dGeometry& g) const {
+  return groups_ == 1 ? 1 : kernels::conv2d_groups_per_call(g);
+}
+
 // Calls call(n, j, count) for runs of up to `run` consecutive groups j.. of image n that cover
 // units [u0, u1) in order (each group's results are the same whatever its run).
 template <class Call>
@@ -91,7 +96,7 @@ void Conv2d::forward(const Tensor& x, Tensor& y, const ExecContext& ctx) const {
   const float* w = param(ctx, 0).data();
   const float* b = bias_ ? param(ctx, 1).data() : nullptr;
   const int64_t batch = groups_ == 1 ? kernels::conv2d_forward_batch(g) : 0;
-  const int64_t run = groups_ == 1 ? 1 : kernels::conv2d_groups_per_call(g);
+  const int64_t run = group_run(g);
   parallel_units(ctx.pool, units(x.shape()[0]), batch, [&](int slot, int64_t u0, int64_t u1) {
     if (run > 1)
       return for_each_group_run(u0, u1, run, [&](int64_t n, int64_t j, int64_t count) {
@@ -176,10 +181,10 @@ void Conv2d::backward(const Tensor& x, const Tensor&, const Tensor& dy, Tensor& 
   if (has_grads()) {
     // Threads take blocks of output channels and run over all images in order, so every weight
     // sums over the batch in the same order whatever the thread count. A block may span groups.
-    const int64_t run = groups_ == 1 ? 1 : kernels::conv2d_groups_per_call(g);
+    const int64_t run = group_run(g);
     parallel_for(ctx.pool, out_, [&](int slot, int64_t o0, int64_t o1) {
       // Runs of groups (of one output channel each) within [o0, o1), image after image.
-      if (run > 1 && g.out_c == 1) {
+      if (run > 1) {  // depthwise: group j is output channel j
         for (int64_t n = 0; n < batch; ++n)
           for (int64_t j = o0; j < o1; j += run) {
             const int64_t count = std::min(run, o1 - j);
@@ -206,7 +211,7 @@ void Conv2d::backward(const Tensor& x, const Tensor&, const Tensor& dy, Tensor& 
   if (!dx.empty()) {
     const float* w = params_[0].data();
     const int64_t products = groups_ == 1 ? kernels::conv2d_backward_data_batch(g) : 0;
-    const int64_t run = groups_ == 1 ? 1 : kernels::conv2d_groups_per_call(g);
+    const int64_t run = group_run(g);
     parallel_units(ctx.pool, units(batch), products, [&](int slot, int64_t u0, int64_t u1) {
       if (run > 1)
         return for_each_group_run(u0, u1, run, [&](int64_t n, int64_t j, int64_t count) {

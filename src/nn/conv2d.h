@@ -52,6 +52,7 @@ class Conv2d : public Layer {
   int64_t units(int64_t batch) const;
   template <class Call>
   void for_each_block(int64_t u0, int64_t u1, Call call) const;
+  int64_t group_run(const kernels::Conv2dGeometry& g) const;
   template <class Call>
   void for_each_group_run(int64_t u0, int64_t u1, int64_t run, Call call) const;
 
