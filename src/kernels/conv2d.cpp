@@ -218,6 +218,24 @@ void interleaved_phases(const Conv2dGeometry& g, const PhaseLayout& d, int64_t c
   });
 }
 
+// dy of kDepthwiseGroup channels of an image, interleaved at the row pitch wq after `lead` zero
+// positions, zeros in the dropped columns and up to lead + pq positions; lanes past the last
+// channel repeat it (their results are unread). Returns where dy starts.
+const float* interleaved_dy(const Conv2dGeometry& g, const PhaseLayout& d, int64_t channels,
+                            const float* dy, int64_t lead, float* buf) {
+  constexpr int64_t kGroup = kDepthwiseGroup;
+  std::fill(buf, buf + (lead + d.pq) * kGroup, 0.0f);
+  float* at = buf + lead * kGroup;
+  int64_t lane_at[kGroup];
+  for (int64_t c = 0; c < kGroup; ++c) lane_at[c] = std::min(c, channels - 1) * g.out_numel();
+  for (int64_t oh = 0; oh < g.out_h; ++oh)
+    for (int64_t ow = 0; ow < g.out_w; ++ow) {
+      float* p = at + (oh * d.wq + ow) * kGroup;
+      for (int64_t c = 0; c < kGroup; ++c) p[c] = dy[lane_at[c] + oh * g.out_w + ow];
+    }
+  return at;
+}
+
 void depthwise3x3_forward_grouped(const Conv2dGeometry& g, int64_t channels, const float* x,
                                   const float* w, const float* b, float* y, float* work) {
   constexpr int64_t kGroup = kDepthwiseGroup;
@@ -276,17 +294,10 @@ void depthwise3x3_backward_data_grouped(const Conv2dGeometry& g, int64_t channel
                                         const float* w, float* dx, float* work) {
   constexpr int64_t kGroup = kDepthwiseGroup;
   const PhaseLayout d(g);
-  float* phases = work;                                  // [phases][kGroup]
-  float* dyp = work + d.phases_floats() * kGroup;        // [lead + pq][kGroup]
-  std::fill(dyp, dyp + (d.lead + d.pq) * kGroup, 0.0f);  // the taps read back at most `lead`
-  float* dy_at = dyp + d.lead * kGroup;
-  int64_t lane_at[kGroup];
-  for (int64_t c = 0; c < kGroup; ++c) lane_at[c] = std::min(c, channels - 1) * g.out_numel();
-  for (int64_t oh = 0; oh < g.out_h; ++oh)
-    for (int64_t ow = 0; ow < g.out_w; ++ow) {
-      float* p = dy_at + (oh * d.wq + ow) * kGroup;
-      for (int64_t c = 0; c < kGroup; ++c) p[c] = dy[lane_at[c] + oh * g.out_w + ow];
-    }
+  float* phases = work;  // [phases][kGroup]
+  // The taps read back at most `lead` positions.
+  const float* dy_at =
+      interleaved_dy(g, d, channels, dy, d.lead, work + d.phases_floats() * kGroup);
   const float zeros[kGroup] = {};
   for (int64_t pr = 0; pr <= d.sh; ++pr)
     for (int64_t pc = 0; pc <= d.sh; ++pc) {
@@ -327,16 +338,10 @@ void depthwise3x3_backward_weight_grouped(const Conv2dGeometry& g, int64_t chann
   constexpr int64_t kGroup = kDepthwiseGroup;
   const PhaseLayout d(g);
   const int64_t n = g.out_h * d.wq;
-  float* phases = work;                            // [reach][kGroup]
-  float* dyp = work + d.phases_floats() * kGroup;  // [n][kGroup]: dy at the row pitch
+  float* phases = work;  // [reach][kGroup]
   int64_t off[9];
   interleaved_phases(g, d, channels, x, phases, off);
-  std::fill(dyp, dyp + n * kGroup, 0.0f);
-  for (int64_t oh = 0; oh < g.out_h; ++oh)
-    for (int64_t ow = 0; ow < g.out_w; ++ow) {
-      float* p = dyp + (oh * d.wq + ow) * kGroup;
-      for (int64_t c = 0; c < channels; ++c) p[c] = dy[c * g.out_numel() + oh * g.out_w + ow];
-    }
+  const float* dyp = interleaved_dy(g, d, channels, dy, 0, work + d.phases_floats() * kGroup);
   float sums[9 * kGroup] = {};
   for (int64_t c = 0; c < channels; ++c)
     for (int t = 0; t < 9; ++t) sums[t * kGroup + c] = dw[c * 9 + t];

@@ -511,6 +511,22 @@ void small_plane_weight_grad(const Conv2dGeometry& g, int64_t o0, int64_t o1, in
   float* lanes = work;
   float* panels = lanes + channels * kLanes * kNR;
   int32_t* offsets = reinterpret_cast<int32_t*>(panels + block * plane * kNR);
+  // Pair (b, r) of class u, image b of a block, is row first[u] * nb + b * (the class's
+  // positions) + r of a block of nb images; its dy offset from the block's first image.
+  auto row_of = [&](int u, int64_t nb, int64_t b, int64_t r) {
+    return first[u] * nb + b * (first[u + 1] - first[u]) + r;
+  };
+  auto set_offsets = [&](int64_t nb) {
+    for (int u = 0; u < kLanes; ++u)
+      for (int64_t b = 0; b < nb; ++b)
+        for (int64_t r = 0; r < first[u + 1] - first[u]; ++r) {
+          const int64_t q = q_of[first[u] + r];
+          offsets[row_of(u, nb, b, r)] =
+              static_cast<int32_t>(b * g.out_c * plane + q / wp * g.out_w + q % wp);
+        }
+  };
+  int64_t offsets_for = block;  // the block length the offsets are laid out for
+  set_offsets(block);
   for (int64_t jc = 0; jc < taps; jc += kNR) {
     const int64_t nr = min64(kNR, taps - jc);
     // Tap j of the panel: its kernel row and column, and its offset from the window's corner.
@@ -522,16 +538,14 @@ void small_plane_weight_grad(const Conv2dGeometry& g, int64_t o0, int64_t o1, in
     }
     for (int64_t n0 = 0; n0 < images; n0 += block) {
       const int64_t nb = min64(block, images - n0);
-      // Pair (b, r) of class u is row first[u] * nb + b * (its positions) + r.
+      if (nb != offsets_for) set_offsets(offsets_for = nb);  // a shorter last block, and back
       for (int u = 0; u < kLanes; ++u)
         for (int64_t b = 0; b < nb; ++b)
           for (int64_t r = 0; r < first[u + 1] - first[u]; ++r) {
-            const int64_t row = first[u] * nb + b * (first[u + 1] - first[u]) + r;
             const int64_t q = q_of[first[u] + r], oh = q / wp, ow = q % wp;
-            offsets[row] = static_cast<int32_t>(b * g.out_c * plane + oh * g.out_w + ow);
             const int64_t ih = oh - g.pad, iw = ow - g.pad;  // the window's corner
             const int64_t corner = (n0 + b) * g.in_numel() + ih * g.in_w + iw;
-            float* out = panels + row * kNR;
+            float* out = panels + row_of(u, nb, b, r) * kNR;
             for (int64_t j = 0; j < kNR; ++j) {
               const bool inside = jc + j < taps && ih + tap_row[j] >= 0 &&
                                   ih + tap_row[j] < g.in_h && iw + tap_col[j] >= 0 &&
@@ -666,19 +680,29 @@ void tap_sums_of(int64_t n, const float* w, const int64_t* off, float init, cons
   }
 }
 
-// The 3x3 taps at stride 1 or 2 fall into phases of 9, 4, 2 or 1 taps (conv2d.cpp).
-void tap_sums(int64_t n, int taps, const float* w, const int64_t* off, float init, const float* in,
-              float* out) {
+// The 3x3 taps at stride 1 or 2 fall into phases of 9, 4, 2 or 1 taps (conv2d.cpp): calls
+// f(Taps<T>{}) for the count.
+template <int N>
+struct Taps {
+  static constexpr int value = N;
+};
+template <class F>
+ZT_INLINE void with_phase_taps(int taps, F&& f) {
   switch (taps) {
     case 1:
-      return tap_sums_of<1>(n, w, off, init, in, out);
+      return f(Taps<1>{});
     case 2:
-      return tap_sums_of<2>(n, w, off, init, in, out);
+      return f(Taps<2>{});
     case 4:
-      return tap_sums_of<4>(n, w, off, init, in, out);
+      return f(Taps<4>{});
     default:
-      return tap_sums_of<9>(n, w, off, init, in, out);
+      return f(Taps<9>{});
   }
+}
+
+void tap_sums(int64_t n, int taps, const float* w, const int64_t* off, float init, const float* in,
+              float* out) {
+  with_phase_taps(taps, [&](auto t) { tap_sums_of<decltype(t)::value>(n, w, off, init, in, out); });
 }
 
 // Vectors of kDepthwiseGroup floats whatever the set's lanes (GCC splits them into narrower
@@ -703,16 +727,8 @@ void tap_sums_interleaved_of(int64_t n, const float* w, const int64_t* off, cons
 
 void tap_sums_interleaved(int64_t n, int taps, const float* w, const int64_t* off,
                           const float* init, const float* in, float* out) {
-  switch (taps) {
-    case 1:
-      return tap_sums_interleaved_of<1>(n, w, off, init, in, out);
-    case 2:
-      return tap_sums_interleaved_of<2>(n, w, off, init, in, out);
-    case 4:
-      return tap_sums_interleaved_of<4>(n, w, off, init, in, out);
-    default:
-      return tap_sums_interleaved_of<9>(n, w, off, init, in, out);
-  }
+  with_phase_taps(
+      taps, [&](auto t) { tap_sums_interleaved_of<decltype(t)::value>(n, w, off, init, in, out); });
 }
 
 // sums[t] += sum over q in [0, n) rounded up to whole vectors of a[q] * in[q + off[t]], for the
