@@ -498,6 +498,7 @@ void small_plane_weight_grad(const Conv2dGeometry& g, int64_t o0, int64_t o1, in
   const int64_t taps = g.patch_size(), channels = o1 - o0, plane = g.out_plane();
   const int64_t wp = g.in_w + 2 * g.pad, kk = g.k * g.k;
   const int64_t block = min64(small_grad_block(g), images);
+  const bool pointwise = g.k == 1 && g.pad == 0;
   // The output positions of each class, as q on the padded grid, in increasing q.
   int64_t q_of[kSmallGradPlane], first[kLanes + 1];
   int64_t m = 0;
@@ -539,20 +540,32 @@ void small_plane_weight_grad(const Conv2dGeometry& g, int64_t o0, int64_t o1, in
     for (int64_t n0 = 0; n0 < images; n0 += block) {
       const int64_t nb = min64(block, images - n0);
       if (nb != offsets_for) set_offsets(offsets_for = nb);  // a shorter last block, and back
-      for (int u = 0; u < kLanes; ++u)
+      if (pointwise) {
+        // Tap j is input channel jc + j and q the position m itself (class m mod kLanes, its
+        // r = m / kLanes): each channel's plane is read in order, without the window's tests.
         for (int64_t b = 0; b < nb; ++b)
-          for (int64_t r = 0; r < first[u + 1] - first[u]; ++r) {
-            const int64_t q = q_of[first[u] + r], oh = q / wp, ow = q % wp;
-            const int64_t ih = oh - g.pad, iw = ow - g.pad;  // the window's corner
-            const int64_t corner = (n0 + b) * g.in_numel() + ih * g.in_w + iw;
-            float* out = panels + row_of(u, nb, b, r) * kNR;
-            for (int64_t j = 0; j < kNR; ++j) {
-              const bool inside = jc + j < taps && ih + tap_row[j] >= 0 &&
-                                  ih + tap_row[j] < g.in_h && iw + tap_col[j] >= 0 &&
-                                  iw + tap_col[j] < g.in_w;
-              out[j] = inside ? x[corner + tap_at[j]] : 0.0f;
-            }
+          for (int64_t m = 0; m < plane; ++m) {
+            float* out = panels + row_of(static_cast<int>(m % kLanes), nb, b, m / kLanes) * kNR;
+            const float* src = x + (n0 + b) * g.in_numel() + jc * plane + m;
+            for (int64_t j = 0; j < nr; ++j) out[j] = src[j * plane];
+            for (int64_t j = nr; j < kNR; ++j) out[j] = 0.0f;
           }
+      } else {
+        for (int u = 0; u < kLanes; ++u)
+          for (int64_t b = 0; b < nb; ++b)
+            for (int64_t r = 0; r < first[u + 1] - first[u]; ++r) {
+              const int64_t q = q_of[first[u] + r], oh = q / wp, ow = q % wp;
+              const int64_t ih = oh - g.pad, iw = ow - g.pad;  // the window's corner
+              const int64_t corner = (n0 + b) * g.in_numel() + ih * g.in_w + iw;
+              float* out = panels + row_of(u, nb, b, r) * kNR;
+              for (int64_t j = 0; j < kNR; ++j) {
+                const bool inside = jc + j < taps && ih + tap_row[j] >= 0 &&
+                                    ih + tap_row[j] < g.in_h && iw + tap_col[j] >= 0 &&
+                                    iw + tap_col[j] < g.in_w;
+                out[j] = inside ? x[corner + tap_at[j]] : 0.0f;
+              }
+            }
+      }
       for (int64_t oc = 0; oc < channels; oc += kMR)
         with_rows(min64(kMR, channels - oc), [&](auto rows) {
           constexpr int MR = decltype(rows)::value;
@@ -571,15 +584,17 @@ void small_plane_weight_grad(const Conv2dGeometry& g, int64_t o0, int64_t o1, in
             for (int i = 0; i < MR; ++i)
               for (int v = 0; v < kNV; ++v) store(lane(i, v), acc[i][v]);
           }
+          // After the last block, the tile's lane sums while they are in L1.
+          if (n0 + nb < images) return;
+          for (int64_t o = oc; o < oc + MR; ++o)
+            for (int64_t j = 0; j < nr; ++j) {
+              const float* l = lanes + o * kLanes * kNR + j;
+              float sum = l[0];
+              for (int u = 1; u < kLanes; ++u) sum += l[u * kNR];
+              dw[(o0 + o) * taps + jc + j] += sum;
+            }
         });
     }
-    for (int64_t o = 0; o < channels; ++o)
-      for (int64_t j = 0; j < nr; ++j) {
-        const float* l = lanes + o * kLanes * kNR + j;
-        float sum = l[0];
-        for (int u = 1; u < kLanes; ++u) sum += l[u * kNR];
-        dw[(o0 + o) * taps + jc + j] += sum;
-      }
   }
 }
 

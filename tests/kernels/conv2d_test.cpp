@@ -229,36 +229,38 @@ TEST(KernelConv2d, BackwardWeightAccumulatesOverImages) {
 // Small planes sum the weight gradient by position class (q mod lanes) over the images, larger
 // ones sweep each image's plane: the same lane sums, bit for bit. A 1x1 convolution over n
 // images of 2x4 (8 positions, a multiple of every set's lanes) has the lane sums of one image
-// of 2n x 4 holding the n planes one after the other; 130 images take two blocks of panels.
+// of 2n x 4 holding the n planes one after the other; 130 images take two blocks of panels,
+// 37 input channels three panels of taps, the last one of 5.
 TEST(KernelConv2d, BackwardWeightOfSmallPlanesGivesThePlaneSweepsBits) {
   test::for_each_kernel_isa([] {
-    for (int64_t images : {3, 130}) {
-      const ref::ConvShape small{images, 5, 2, 4, 7, 1, 1, 0},
-          tall{1, 5, 2 * images, 4, 7, 1, 1, 0};
-      SCOPED_TRACE(images);
-      Tensor x = random_uniform(Shape{small.x_numel()}, 9, 0);
-      Tensor dy = random_uniform(Shape{small.y_numel()}, 9, 1);
-      // The tall image's channel c is the images' planes of channel c, in order.
-      const auto stack = [&](const Tensor& t, int64_t channels) {
-        Tensor out = Tensor::zeros(t.shape());
-        for (int64_t n = 0; n < images; ++n)
-          for (int64_t c = 0; c < channels; ++c)
-            for (int64_t q = 0; q < 8; ++q)
-              out[(c * images + n) * 8 + q] = t[(n * channels + c) * 8 + q];
-        return out;
-      };
-      const Tensor x_tall = stack(x, small.c), dy_tall = stack(dy, small.out_c);
-      const auto weight_grad = [](const ref::ConvShape& s, const Tensor& x, const Tensor& dy) {
-        Tensor dw = random_uniform(Shape{s.w_numel()}, 9, 2), db = Tensor::zeros(Shape{s.out_c});
-        const auto g = geometry(s);
-        Work work(kernels::conv2d_backward_weight_work(g));
-        kernels::conv2d_backward_weight(g, 0, s.out_c, s.n, x.data(), dy.data(), dw.data(),
-                                        db.data(), work.data());
-        return dw;
-      };
-      EXPECT_TRUE(
-          test::bitwise_equal(weight_grad(small, x, dy), weight_grad(tall, x_tall, dy_tall)));
-    }
+    for (int64_t images : {3, 130})
+      for (int64_t in_c : {5, 37}) {
+        const ref::ConvShape small{images, in_c, 2, 4, 7, 1, 1, 0},
+            tall{1, in_c, 2 * images, 4, 7, 1, 1, 0};
+        SCOPED_TRACE(std::to_string(images) + " images, " + std::to_string(in_c) + " channels");
+        Tensor x = random_uniform(Shape{small.x_numel()}, 9, 0);
+        Tensor dy = random_uniform(Shape{small.y_numel()}, 9, 1);
+        // The tall image's channel c is the images' planes of channel c, in order.
+        const auto stack = [&](const Tensor& t, int64_t channels) {
+          Tensor out = Tensor::zeros(t.shape());
+          for (int64_t n = 0; n < images; ++n)
+            for (int64_t c = 0; c < channels; ++c)
+              for (int64_t q = 0; q < 8; ++q)
+                out[(c * images + n) * 8 + q] = t[(n * channels + c) * 8 + q];
+          return out;
+        };
+        const Tensor x_tall = stack(x, small.c), dy_tall = stack(dy, small.out_c);
+        const auto weight_grad = [](const ref::ConvShape& s, const Tensor& x, const Tensor& dy) {
+          Tensor dw = random_uniform(Shape{s.w_numel()}, 9, 2), db = Tensor::zeros(Shape{s.out_c});
+          const auto g = geometry(s);
+          Work work(kernels::conv2d_backward_weight_work(g));
+          kernels::conv2d_backward_weight(g, 0, s.out_c, s.n, x.data(), dy.data(), dw.data(),
+                                          db.data(), work.data());
+          return dw;
+        };
+        EXPECT_TRUE(
+            test::bitwise_equal(weight_grad(small, x, dy), weight_grad(tall, x_tall, dy_tall)));
+      }
   });
 }
 
