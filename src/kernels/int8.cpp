@@ -393,14 +393,15 @@ ZT_CLONES void relu_s8_backward(const int8_t* y, const int8_t* dy, int8_t* dx, i
   }
 }
 
-int max_pool2d_s32_forward(const Pool2dGeometry& g, int64_t planes, const int32_t* x, int32_t* y) {
+int max_pool2d_s32_forward(const Pool2dGeometry& g, int64_t planes, const int32_t* x, int32_t* y,
+                           bool range) {
   if (is_2x2_stride_2(g)) {
-    const int range = active_kernels().max_pool_2x2_s32(g, planes, x, y);
-    if (g.in_h % 2 == 0 && g.in_w % 2 == 0) return range;  // every element was read
+    const int bits = active_kernels().max_pool_2x2_s32(g, planes, x, y, range);
+    if (!range || (g.in_h % 2 == 0 && g.in_w % 2 == 0)) return bits;  // every element was read
   } else {
     max_pool_forward_any(g, planes, x, y);
   }
-  return range_bits(x, planes * g.in_plane());
+  return range ? range_bits(x, planes * g.in_plane()) : 0;
 }
 
 void max_pool2d_s8_forward(const Pool2dGeometry& g, int64_t planes, const int8_t* x, int8_t* y) {

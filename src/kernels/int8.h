@@ -102,7 +102,9 @@ void max_pool2d_s8_forward(const Pool2dGeometry& g, int64_t planes, const int8_t
 void max_pool2d_s8_backward(const Pool2dGeometry& g, int64_t planes, const int8_t* x,
                             const int8_t* dy, int8_t* dx);
 // Max pooling of int32 accumulators: a convolution's fused pooling, before the requantization.
-// Returns range_bits(x, planes * in_plane), found in the same pass where it can be.
-int max_pool2d_s32_forward(const Pool2dGeometry& g, int64_t planes, const int32_t* x, int32_t* y);
+// Returns range_bits(x, planes * in_plane), found in the same pass where it can be; without
+// `range`, 0 (the NPU's requantization needs no range).
+int max_pool2d_s32_forward(const Pool2dGeometry& g, int64_t planes, const int32_t* x, int32_t* y,
+                           bool range = true);
 
 }  // namespace zotrain::kernels

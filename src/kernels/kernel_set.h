@@ -47,9 +47,10 @@ struct KernelSet {
                                float* sums);
   // max_pool2d_forward for 2x2 windows of stride 2.
   void (*max_pool_2x2)(const Pool2dGeometry& g, int64_t planes, const float* x, float* y);
-  // and of int32 accumulators (max_pool2d_s32_forward), returning range_bits of every element
-  // read: all of x when in_h and in_w are even.
-  int (*max_pool_2x2_s32)(const Pool2dGeometry& g, int64_t planes, const int32_t* x, int32_t* y);
+  // and of int32 accumulators (max_pool2d_s32_forward), with `range` returning range_bits of
+  // every element read: all of x when in_h and in_w are even (0 without).
+  int (*max_pool_2x2_s32)(const Pool2dGeometry& g, int64_t planes, const int32_t* x, int32_t* y,
+                          bool range);
   // max_pool2d_backward_relu for 2x2 windows of stride 2.
   void (*max_pool_2x2_backward_relu)(const Pool2dGeometry& g, int64_t planes, const float* x,
                                      const float* dy, float* dx, float cap);

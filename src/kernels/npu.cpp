@@ -271,11 +271,19 @@ void add_s8_steps(int64_t n, const int8_t* a, FixedMultiplier ma, const int8_t* 
 
 }  // namespace
 
-int64_t NpuConvGeometry::work_bytes() const {
+int64_t NpuConvGeometry::work_bytes(const Pool2dGeometry* pool) const {
   if (in_c == groups && out_c == groups) return 0;  // depthwise: no scratch
   const Sums s = sums_plan(*this);
-  return s.images * out_c / groups * s.positions * static_cast<int64_t>(sizeof(int32_t)) +
+  const int64_t pooled = pool ? s.images * out_c * pool->out_plane() : 0;
+  return (s.images * out_c / groups * s.positions + pooled) *
+             static_cast<int64_t>(sizeof(int32_t)) +
          conv2d_s8_work_bytes(conv_geometry(*this));
+}
+
+bool conv_s8_pools(const NpuConvGeometry& g, FixedMultiplier mult, const Pool2dGeometry& pool) {
+  const bool linear = g.in_h * g.in_w == 1 && g.kernel == 1 && g.pad == 0;
+  return g.groups == 1 && !linear && mult.shift <= 0 && pool.pad == 0 && pool.in_h == g.out_h() &&
+         pool.in_w == g.out_w();
 }
 
 void quantize_s8(const float* x, int64_t n, double scale, int8_t* y) {
@@ -285,7 +293,8 @@ void quantize_s8(const float* x, int64_t n, double scale, int8_t* y) {
 
 void conv_s8(const NpuConvGeometry& g, int64_t rows, const int8_t* x, const int8_t* w,
              const int32_t* bias, FixedMultiplier mult, int32_t lo, int32_t hi, int8_t* y,
-             void* work) {
+             void* work, const Pool2dGeometry* pool) {
+  ZT_ASSERT(!pool || conv_s8_pools(g, mult, *pool));
   const int64_t cg = g.in_c / g.groups, og = g.out_c / g.groups;
   if (cg == 1 && og == 1) return depthwise_s8(g, rows, x, w, bias, mult, lo, hi, y);
   const Sums s = sums_plan(g);
@@ -303,7 +312,8 @@ void conv_s8(const NpuConvGeometry& g, int64_t rows, const int8_t* x, const int8
   // The int8 path's convolution (no bias) of one group, over a few images at a time when the
   // groups are whole images.
   const Conv2dGeometry cg2 = conv_geometry(g);
-  void* conv_work = sums + s.images * s.positions * og;
+  int32_t* pooled = sums + s.images * s.positions * og;  // with pool: its maxima
+  void* conv_work = pooled + (pool ? s.images * og * pool->out_plane() : 0);
   const int64_t in_plane = g.in_h * g.in_w;
   // One group's weights throughout: packed once by the direct kernel.
   const uint64_t key = g.groups == 1 ? new_weights_key() : 0;
@@ -313,6 +323,12 @@ void conv_s8(const NpuConvGeometry& g, int64_t rows, const int8_t* x, const int8
       const int64_t first = grp * og;
       conv2d_s8_forward(cg2, images, x + (n * g.in_c + grp * cg) * in_plane,
                         w + first * cg2.patch_size(), sums, conv_work, key);
+      if (pool) {  // one group
+        max_pool2d_s32_forward(*pool, images * og, sums, pooled, false);
+        requantize_sums(images, og, pool->out_plane(), pooled, bias, mult, lo, hi,
+                        y + n * g.out_c * pool->out_plane());
+        continue;
+      }
       requantize_sums(images, og, s.positions, sums, bias ? bias + first : nullptr, mult, lo, hi,
                       y + (n * g.out_c + first) * s.positions);
     }

@@ -10,6 +10,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "zotrain/kernels/pool.h"
+
 namespace zotrain::kernels {
 
 // A real multiplier M > 0 as M0 * 2^(shift - 31), M0 in [2^30, 2^31).
@@ -43,16 +45,24 @@ struct NpuConvGeometry {
   int64_t out_h() const { return (in_h + 2 * pad - kernel) / stride + 1; }
   int64_t out_w() const { return (in_w + 2 * pad - kernel) / stride + 1; }
   // Scratch bytes conv_s8 needs: int32 sums of a few rows and the int8 path's convolution
-  // scratch (none for a depthwise convolution, run directly).
-  int64_t work_bytes() const;
+  // scratch (none for a depthwise convolution, run directly); with `pool`, room for the pooled
+  // sums too.
+  int64_t work_bytes(const Pool2dGeometry* pool = nullptr) const;
 };
 // y[n, o] = clamp(requantize(bias[o] + sum w[o, .] * x[n, .], mult), lo, hi) for n < rows.
 // w: [out_c, in_c / groups, k, k]; bias may be null; work: work_bytes() of scratch. The sums
 // are the int8 path's (kernels/int8.h: conv2d_s8_forward, gemm_s8 for a linear layer), so the
 // active instruction set's kernels run them; integer sums are exact, so every set gives the same y.
+// With `pool` (conv_s8_pools says when), y is instead that max pooling of the output, the
+// same values: the int32 sums are pooled first and only the maxima requantized.
 void conv_s8(const NpuConvGeometry& g, int64_t rows, const int8_t* x, const int8_t* w,
              const int32_t* bias, FixedMultiplier mult, int32_t lo, int32_t hi, int8_t* y,
-             void* work);
+             void* work, const Pool2dGeometry* pool = nullptr);
+// Whether conv_s8 can pool its output on the int32 sums: requantizing by a multiplier below 1
+// and clamping never decrease a value, so the maximum of a window requantized is the window's
+// requantized maximum (above 1 the requantization wraps around in int32). An ungrouped
+// convolution with a plane (not a linear layer) and a pooling without padding.
+bool conv_s8_pools(const NpuConvGeometry& g, FixedMultiplier mult, const Pool2dGeometry& pool);
 
 // Max pooling (k x k, stride, no padding, floor): the scale stays, so no requantization.
 void max_pool_s8(int64_t planes, int64_t h, int64_t w, int64_t k, int64_t stride, int64_t pad,

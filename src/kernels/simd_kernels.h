@@ -916,7 +916,9 @@ void max_pool_2x2(const Pool2dGeometry& g, int64_t planes, const float* x, float
   max_pool_2x2_of(g, planes, x, y);
 }
 
-int max_pool_2x2_s32(const Pool2dGeometry& g, int64_t planes, const int32_t* x, int32_t* y) {
+int max_pool_2x2_s32(const Pool2dGeometry& g, int64_t planes, const int32_t* x, int32_t* y,
+                     bool range) {
+  if (!range) return max_pool_2x2_of<int32_t>(g, planes, x, y);
   return max_pool_2x2_of<int32_t, true>(g, planes, x, y);
 }
 

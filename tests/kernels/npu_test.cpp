@@ -211,6 +211,68 @@ TEST(NpuKernels, ConvMatchesReferenceOnIntegerData) {
   });
 }
 
+// A convolution that writes its max pooling (the int32 sums pooled, then requantized) gives
+// the bits of the convolution followed by the pooling: odd planes that floor, 3x3 windows of
+// stride 2 (overlapping), planes of more and fewer than 64 positions, blocks of several images,
+// both clamps, multipliers below 1 down to the tie and zero cases. Multipliers of 1 and more,
+// padded poolings and grouped or linear layers are refused (conv_s8_pools).
+TEST(NpuKernels, ConvWritingItsMaxPoolingEqualsConvThenPooling) {
+  struct PoolCase {
+    kernels::NpuConvGeometry g;
+    int64_t k, stride;
+    bool bias;
+    int32_t lo, hi;
+  };
+  const PoolCase cases[] = {
+      {{1, 28, 28, 6, 5, 1, 2, 1}, 2, 2, true, 0, 127},     // LeNet-5's conv1 and pooling
+      {{6, 14, 14, 16, 5, 1, 0, 1}, 2, 2, true, 0, 127},    // conv2: 10x10 to 5x5
+      {{3, 9, 11, 5, 3, 1, 0, 1}, 2, 2, false, -127, 127},  // 7x9: the last row and column drop
+      {{4, 13, 13, 7, 3, 1, 1, 1}, 3, 2, true, -127, 100},  // overlapping windows
+      {{5, 6, 6, 3, 1, 1, 0, 1}, 2, 2, true, 0, 127},       // pointwise
+  };
+  std::vector<FixedMultiplier> mults;
+  for (const FixedMultiplier& m : extreme_multipliers())
+    if (m.shift <= 0) mults.push_back(m);
+  test::for_each_kernel_isa([&] {
+    Rng rng(5, 7);
+    for (const PoolCase& c : cases)
+      for (const FixedMultiplier& m : mults) {
+        const auto& g = c.g;
+        const int64_t rows = 5;
+        const auto pool = kernels::Pool2dGeometry::make(g.out_h(), g.out_w(), c.k, c.stride, 0);
+        ASSERT_TRUE(kernels::conv_s8_pools(g, m, pool));
+        const auto x = random_s8(rows * g.in_c * g.in_h * g.in_w, rng);
+        const auto w = random_s8(g.out_c * g.in_c * g.kernel * g.kernel, rng);
+        std::vector<int32_t> bias;
+        for (int64_t o = 0; c.bias && o < g.out_c; ++o)
+          bias.push_back(static_cast<int32_t>(rng.below(20001)) - 10000);
+        const int32_t* b = c.bias ? bias.data() : nullptr;
+        std::vector<int8_t> full(static_cast<size_t>(rows * g.out_c * g.out_h() * g.out_w()));
+        std::vector<int8_t> expected(static_cast<size_t>(rows * g.out_c * pool.out_plane()));
+        std::vector<int8_t> pooled(expected.size());
+        std::vector<int8_t> work(static_cast<size_t>(g.work_bytes(&pool)));
+        kernels::conv_s8(g, rows, x.data(), w.data(), b, m, c.lo, c.hi, full.data(), work.data());
+        kernels::max_pool_s8(rows * g.out_c, g.out_h(), g.out_w(), c.k, c.stride, 0, full.data(),
+                             expected.data());
+        kernels::conv_s8(g, rows, x.data(), w.data(), b, m, c.lo, c.hi, pooled.data(), work.data(),
+                         &pool);
+        EXPECT_EQ(pooled, expected)
+            << "conv " << g.in_c << "->" << g.out_c << " on " << g.in_h << "x" << g.in_w
+            << ", pool " << c.k << "/" << c.stride << ", multiplier " << m.m0 << " * 2^" << m.shift;
+      }
+  });
+  const kernels::NpuConvGeometry plain{3, 8, 8, 4, 3, 1, 1, 1};
+  const auto pool = kernels::Pool2dGeometry::make(8, 8, 2, 2, 0);
+  EXPECT_TRUE(kernels::conv_s8_pools(plain, kernels::quantize_multiplier(0.999999999), pool));
+  EXPECT_FALSE(kernels::conv_s8_pools(plain, kernels::quantize_multiplier(1.0), pool));
+  EXPECT_FALSE(kernels::conv_s8_pools(plain, kernels::quantize_multiplier(0.5),
+                                      kernels::Pool2dGeometry::make(8, 8, 2, 2, 1)));
+  EXPECT_FALSE(
+      kernels::conv_s8_pools({4, 8, 8, 4, 3, 1, 1, 2}, kernels::quantize_multiplier(0.5), pool));
+  EXPECT_FALSE(kernels::conv_s8_pools({4, 1, 1, 4, 1, 1, 0, 1}, kernels::quantize_multiplier(0.5),
+                                      kernels::Pool2dGeometry::make(1, 1, 1, 1, 0)));
+}
+
 TEST(NpuKernels, PoolsAndAddMatchDoubleArithmetic) {
   Rng rng(5, 3);
   const int64_t planes = 6, h = 7, w = 6, k = 2;

@@ -75,15 +75,45 @@ NpuNetwork::NpuNetwork(const Network& net, int64_t batch, ThreadPool* pool, int 
   for (int i = 0; i < num_layers_; ++i) specs.push_back(net.spec(i));
   build_chain(net, specs, net.graph(), 0, "", 0, true);
   classes_ = net.num_classes();
+  find_pooled_convolutions();
   int64_t work = 0;
   for (const Node& n : nodes_)
     if (n.kind == Kind::kConv) {
-      work = std::max<int64_t>(work, n.geom.work_bytes());
+      const kernels::Pool2dGeometry pool =
+          n.pool >= 0 ? pool_geometry(nodes_[n.pool]) : kernels::Pool2dGeometry{};
+      work = std::max<int64_t>(work, n.geom.work_bytes(n.pool >= 0 ? &pool : nullptr));
       max_weights_ = std::max(max_weights_, n.weights);
     }
   pool_ = pool;
   work_stride_ = (work + 63) / 64 * 64;
   plan_values();
+}
+
+bool NpuNetwork::kept_value(int v) const {
+  if (v == 0 || v == layer_out_.back()) return true;
+  for (int i = 1; i <= num_layers_; ++i)
+    if ((start_ < 0 || i == start_) && layer_out_[i - 1] == v) return true;
+  return false;
+}
+
+kernels::Pool2dGeometry NpuNetwork::pool_geometry(const Node& pool) const {
+  const Value& in = values_[pool.in];
+  return kernels::Pool2dGeometry::make(in.h, in.w, pool.geom.kernel, pool.geom.stride,
+                                       pool.geom.pad);
+}
+
+void NpuNetwork::find_pooled_convolutions() {
+  std::vector<int> readers(values_.size(), 0);
+  for (const Node& n : nodes_)
+    for (int v : {n.in, n.in2})
+      if (v >= 0) ++readers[v];
+  for (size_t k = 0; k + 1 < nodes_.size(); ++k) {
+    Node& n = nodes_[k];
+    const Node& next = nodes_[k + 1];
+    if (n.kind == Kind::kConv && next.kind == Kind::kMaxPool && next.in == n.out &&
+        readers[n.out] == 1 && !kept_value(n.out) && next.layer > n.layer)
+      n.pool = static_cast<int>(k + 1);
+  }
 }
 
 void NpuNetwork::plan_values() {
@@ -96,10 +126,8 @@ void NpuNetwork::plan_values() {
     for (int v : {n.in, n.in2})
       if (v >= 0) last[v] = std::max(last[v], k);
   }
-  last[0] = end;
-  last[layer_out_.back()] = end;
-  for (int i = 1; i <= num_layers_; ++i)
-    if (start_ < 0 || i == start_) last[layer_out_[i - 1]] = end;
+  for (size_t v = 0; v < values_.size(); ++v)
+    if (kept_value(static_cast<int>(v))) last[v] = end;
   MemoryPlanner planner;
   // The input has a buffer of its own (the caller fills it); the others share the block.
   for (size_t i = 1; i < values_.size(); ++i)
@@ -575,26 +603,29 @@ const int8_t* NpuNetwork::weights_for(const Node& n, const Perturb* perturb) {
   return wscratch_.data();
 }
 
-void NpuNetwork::int8_node(const Node& n, int64_t rows, const int8_t* weight) {
+void NpuNetwork::int8_node(const Node& n, int64_t rows, const int8_t* weight, const Node* pool) {
   // Row blocks on the pool's workers: every kernel below is exact integer arithmetic per row.
   parallel_for(pool_, rows, [&](int slot, int64_t r0, int64_t r1) {
-    int8_node_rows(n, r0, r1, weight, work_.data() + slot * work_stride_);
+    int8_node_rows(n, r0, r1, weight, work_.data() + slot * work_stride_, pool);
   });
 }
 
 void NpuNetwork::int8_node_rows(const Node& n, int64_t r0, int64_t r1, const int8_t* weight,
-                                int8_t* work) {
+                                int8_t* work, const Node* pool) {
   const Value& in = values_[n.in];
-  Value& out = values_[n.out];
+  Value& out = values_[pool ? pool->out : n.out];
   const int64_t rows = r1 - r0;
   const int8_t* x = in.q.data() + r0 * in.numel();
   int8_t* y = out.q.data() + r0 * out.numel();
   const int64_t planes = rows * in.c;
   switch (n.kind) {
-    case Kind::kConv:
+    case Kind::kConv: {
+      const kernels::Pool2dGeometry windows =
+          pool ? pool_geometry(*pool) : kernels::Pool2dGeometry{};
       kernels::conv_s8(n.geom, rows, x, weight, n.qbias.empty() ? nullptr : n.qbias.data(), n.mult,
-                       n.lo, n.hi, y, work);
+                       n.lo, n.hi, y, work, pool ? &windows : nullptr);
       break;
+    }
     case Kind::kClamp:
       kernels::clamp_s8(rows * in.numel(), x, n.lo, n.hi, y);
       break;
@@ -618,9 +649,21 @@ void NpuNetwork::int8_node_rows(const Node& n, int64_t r0, int64_t r1, const int
 }
 
 void NpuNetwork::run(int64_t rows, int from, int to, const Perturb* perturb) {
-  for (Node& n : nodes_)
-    if (n.layer >= from && n.layer < to)
-      int8_node(n, rows, n.kind == Kind::kConv ? weights_for(n, perturb) : nullptr);
+  for (size_t k = 0; k < nodes_.size(); ++k) {
+    const Node& n = nodes_[k];
+    if (n.layer < from || n.layer >= to) continue;
+    if (n.kind != Kind::kConv) {
+      int8_node(n, rows, nullptr);
+      continue;
+    }
+    // A max pooling this pass runs, written by the convolution where it can: skipped after it.
+    const Node* pool = n.pool >= 0 && nodes_[n.pool].layer < to &&
+                               kernels::conv_s8_pools(n.geom, n.mult, pool_geometry(nodes_[n.pool]))
+                           ? &nodes_[n.pool]
+                           : nullptr;
+    int8_node(n, rows, weights_for(n, perturb), pool);
+    if (pool) ++k;
+  }
   if (from == 0) kept_rows_ = rows;
   clean_to_ = perturb ? std::max(from, std::min(to, perturb->first_layer)) : to;
 }

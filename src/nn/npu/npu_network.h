@@ -147,6 +147,10 @@ class NpuNetwork {
     int64_t weights = 0;
     kernels::FixedMultiplier mult{}, mult2{};
     int32_t lo = -127, hi = 127;
+    // conv: the max pooling node right after it, when that is the only reader of its output
+    // and the output is not kept: the convolution may then write the pooling's output itself
+    // (kernels::conv_s8_pools decides, once the multiplier is known). -1: none.
+    int pool = -1;
   };
 
   struct Slot;
@@ -162,9 +166,17 @@ class NpuNetwork {
                     const std::string& norm, Node& n);
   int add_value(int64_t c, int64_t h, int64_t w);
   void float_node(Node& n, int64_t rows);
-  void int8_node(const Node& n, int64_t rows, const int8_t* weight);
+  // With `pool` (a convolution's Node::pool), the convolution writes that pooling's output.
+  void int8_node(const Node& n, int64_t rows, const int8_t* weight, const Node* pool = nullptr);
   // The node on rows [r0, r1), with one worker's scratch.
-  void int8_node_rows(const Node& n, int64_t r0, int64_t r1, const int8_t* weight, int8_t* work);
+  void int8_node_rows(const Node& n, int64_t r0, int64_t r1, const int8_t* weight, int8_t* work,
+                      const Node* pool);
+  // The max pooling of node `pool` on its input's planes.
+  kernels::Pool2dGeometry pool_geometry(const Node& pool) const;
+  // Whether a later pass reads value v (the input, the logits, a kept layer output).
+  bool kept_value(int v) const;
+  // Sets each convolution's Node::pool.
+  void find_pooled_convolutions();
   const int8_t* weights_for(const Node& n, const Perturb* perturb);
   void run(int64_t rows, int from, int to, const Perturb* perturb);
   void check_rows(int64_t rows, const char* what) const;
