@@ -76,6 +76,7 @@ CASES=(
   "f32-resnet18-zo-qsched|train --model resnet18:0.25 --data mnist --method zo --init {pre:f32-resnet18-bp} --train-layers 2 --perturbation rademacher --q-schedule qscheduler --q0 2 --q-patience 1 --q-max 8 --train-limit 256 --val-size 64 --test-limit 128 --batch 32 --epochs 3 --out {out}"
   "npu-mobilenetv2-zo|train --model mobilenetv2:0.35 --data fashion-mnist --precision int8-npu --method zo --init {pre:f32-mobilenetv2-bp} --train-layers 2 --q 2 --zo-momentum 0.5 --threads 2 --train-limit 256 --val-size 64 --test-limit 128 --batch 32 --epochs 2 --out {out}"
   "npu-resnet18-qsched|train --model resnet18:0.25 --data mnist --precision int8-npu --method zo --init {pre:f32-resnet18-bp} --train-layers 3 --q-schedule budget --q0 2 --q-budget 400 --q-patience 1 --npu-calibration-batches 2 --train-limit 256 --val-size 64 --test-limit 128 --batch 32 --epochs 3 --out {out}"
+  "npu-lenet5-zo|train --model lenet5 --data mnist --precision int8-npu --method zo --init {pre:f32-lenet5-bp} --q 2 --threads 2 $SMALL --out {out}"
   "npu-lenet5-cached|train --model lenet5 --data mnist --precision int8-npu --method zo --init {pre:f32-lenet5-bp} --train-layers 2 --cache-features 1 --sparsity 0.5 $SMALL --out {out}"
   "eval-f32|eval --checkpoint {pre:f32-lenet5-elastic-lanes} --batch 100"
   "eval-int8|eval --checkpoint {pre:int8-lenet5-elastic-float} --data mnist"
