@@ -111,7 +111,7 @@ void NpuNetwork::find_pooled_convolutions() {
     Node& n = nodes_[k];
     const Node& next = nodes_[k + 1];
     if (n.kind == Kind::kConv && next.kind == Kind::kMaxPool && next.in == n.out &&
-        readers[n.out] == 1 && !kept_value(n.out) && next.layer > n.layer)
+        readers[n.out] == 1 && !kept_value(n.out))
       n.pool = static_cast<int>(k + 1);
   }
 }
