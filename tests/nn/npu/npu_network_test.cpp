@@ -271,6 +271,9 @@ TEST(NpuNetwork, ForwardFromKeptPrefixEqualsFullForward) {
 
 // A program that keeps only the output before one layer places its other int8 tensors by their
 // lifetimes in less memory, and computes the same logits, from the input and from that layer.
+// The program that keeps every output runs no convolution with its max pooling fused; the others
+// do where their convolutions' outputs are not kept (LeNet-5's two), so the logits also
+// compare the two ways of pooling.
 TEST(NpuNetwork, KeepingOneStartPlansLessMemoryForTheSameLogits) {
   for (const char* name : {"every_op", "lenet5", "mobilenetv2:0.35", "resnet18:0.25"}) {
     const bool small = std::string(name) == "every_op";
