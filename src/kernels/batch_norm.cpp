@@ -123,43 +123,52 @@ inline __attribute__((always_inline)) void two_sums_runs(int64_t n, const float*
   lane_totals(a_part, a_total), lane_totals(b_part, b_total);
 }
 
+// two_sums_runs over `blocks` blocks (block b's runs at in[m] + b * block_stride), the blocks'
+// totals added in order from zero (a channel's sums over the images).
+template <int M, typename Terms>
+inline __attribute__((always_inline)) void two_sums_blocks(int64_t n, int64_t blocks,
+                                                           const float* const (&in)[M],
+                                                           int64_t stride, int64_t block_stride,
+                                                           Terms terms, RunDoubles& a_total,
+                                                           RunDoubles& b_total) {
+  a_total = b_total = RunDoubles{};
+  for (int64_t block = 0; block < blocks; ++block) {
+    const float* at[M];
+    for (int m = 0; m < M; ++m) at[m] = in[m] + block * block_stride;
+    RunDoubles a, b;
+    two_sums_runs<M>(n, at, stride, terms, a, b);
+    a_total += a;
+    b_total += b;
+  }
+}
+
 ZT_CLONES void deviation_sums_f64_runs(int64_t n, int64_t blocks, const float* x, int64_t stride,
                                        int64_t block_stride, const float* pivot,
                                        DeviationSums* out) {
-  RunDoubles p, sum = {}, sq = {};
+  RunDoubles p, sum, sq;
   for (int k = 0; k < kRunLanes; ++k) p[k] = pivot[k];
-  for (int64_t b = 0; b < blocks; ++b) {
-    RunDoubles block_sum, block_sq;
-    two_sums_runs<1>(
-        n, {x + b * block_stride}, stride,
-        [&](const RunFloats* v, RunDoubles& d, RunDoubles& d2) __attribute__((always_inline)) {
-          d = __builtin_convertvector(v[0], RunDoubles) - p;
-          d2 = d * d;
-        },
-        block_sum, block_sq);
-    sum += block_sum;
-    sq += block_sq;
-  }
+  two_sums_blocks<1>(
+      n, blocks, {x}, stride, block_stride,
+      [&](const RunFloats* v, RunDoubles& d, RunDoubles& d2) __attribute__((always_inline)) {
+        d = __builtin_convertvector(v[0], RunDoubles) - p;
+        d2 = d * d;
+      },
+      sum, sq);
   for (int k = 0; k < kRunLanes; ++k) out[k] = {sum[k], sq[k]};
 }
 
 ZT_CLONES void gradient_sums_f64_runs(int64_t n, int64_t blocks, const float* dy, const float* x,
                                       int64_t stride, int64_t block_stride, const double* mean,
                                       GradientSums* out) {
-  RunDoubles m, sum = {}, dev = {};
+  RunDoubles m, sum, dev;
   for (int k = 0; k < kRunLanes; ++k) m[k] = mean[k];
-  for (int64_t b = 0; b < blocks; ++b) {
-    RunDoubles block_sum, block_dev;
-    two_sums_runs<2>(
-        n, {dy + b * block_stride, x + b * block_stride}, stride,
-        [&](const RunFloats* v, RunDoubles& g, RunDoubles& g_dev) __attribute__((always_inline)) {
-          g = __builtin_convertvector(v[0], RunDoubles);
-          g_dev = g * (__builtin_convertvector(v[1], RunDoubles) - m);
-        },
-        block_sum, block_dev);
-    sum += block_sum;
-    dev += block_dev;
-  }
+  two_sums_blocks<2>(
+      n, blocks, {dy, x}, stride, block_stride,
+      [&](const RunFloats* v, RunDoubles& g, RunDoubles& g_dev) __attribute__((always_inline)) {
+        g = __builtin_convertvector(v[0], RunDoubles);
+        g_dev = g * (__builtin_convertvector(v[1], RunDoubles) - m);
+      },
+      sum, dev);
   for (int k = 0; k < kRunLanes; ++k) out[k] = {sum[k], dev[k]};
 }
 

@@ -178,10 +178,10 @@ void Conv2d::backward(const Tensor& x, const Tensor&, const Tensor& dy, Tensor& 
   const auto g = geometry(x.shape());
   const int64_t work = thread_workspace(g);
   const int64_t batch = x.shape()[0];
+  const int64_t run = group_run(g);
   if (has_grads()) {
     // Threads take blocks of output channels and run over all images in order, so every weight
     // sums over the batch in the same order whatever the thread count. A block may span groups.
-    const int64_t run = group_run(g);
     parallel_for(ctx.pool, out_, [&](int slot, int64_t o0, int64_t o1) {
       // Runs of groups (of one output channel each) within [o0, o1), image after image.
       if (run > 1) {  // depthwise: group j is output channel j
@@ -211,7 +211,6 @@ void Conv2d::backward(const Tensor& x, const Tensor&, const Tensor& dy, Tensor& 
   if (!dx.empty()) {
     const float* w = params_[0].data();
     const int64_t products = groups_ == 1 ? kernels::conv2d_backward_data_batch(g) : 0;
-    const int64_t run = group_run(g);
     parallel_units(ctx.pool, units(batch), products, [&](int slot, int64_t u0, int64_t u1) {
       if (run > 1)
         return for_each_group_run(u0, u1, run, [&](int64_t n, int64_t j, int64_t count) {

@@ -79,9 +79,7 @@ NpuNetwork::NpuNetwork(const Network& net, int64_t batch, ThreadPool* pool, int 
   int64_t work = 0;
   for (const Node& n : nodes_)
     if (n.kind == Kind::kConv) {
-      const kernels::Pool2dGeometry pool =
-          n.pool >= 0 ? pool_geometry(nodes_[n.pool]) : kernels::Pool2dGeometry{};
-      work = std::max<int64_t>(work, n.geom.work_bytes(n.pool >= 0 ? &pool : nullptr));
+      work = std::max<int64_t>(work, n.geom.work_bytes(n.pool >= 0 ? &n.windows : nullptr));
       max_weights_ = std::max(max_weights_, n.weights);
     }
   pool_ = pool;
@@ -96,12 +94,6 @@ bool NpuNetwork::kept_value(int v) const {
   return false;
 }
 
-kernels::Pool2dGeometry NpuNetwork::pool_geometry(const Node& pool) const {
-  const Value& in = values_[pool.in];
-  return kernels::Pool2dGeometry::make(in.h, in.w, pool.geom.kernel, pool.geom.stride,
-                                       pool.geom.pad);
-}
-
 void NpuNetwork::find_pooled_convolutions() {
   std::vector<int> readers(values_.size(), 0);
   for (const Node& n : nodes_)
@@ -110,9 +102,13 @@ void NpuNetwork::find_pooled_convolutions() {
   for (size_t k = 0; k + 1 < nodes_.size(); ++k) {
     Node& n = nodes_[k];
     const Node& next = nodes_[k + 1];
-    if (n.kind == Kind::kConv && next.kind == Kind::kMaxPool && next.in == n.out &&
-        readers[n.out] == 1 && !kept_value(n.out))
-      n.pool = static_cast<int>(k + 1);
+    if (n.kind != Kind::kConv || next.kind != Kind::kMaxPool || next.in != n.out ||
+        readers[n.out] != 1 || kept_value(n.out))
+      continue;
+    const Value& in = values_[next.in];
+    n.pool = static_cast<int>(k + 1);
+    n.windows = kernels::Pool2dGeometry::make(in.h, in.w, next.geom.kernel, next.geom.stride,
+                                              next.geom.pad);
   }
 }
 
@@ -603,29 +599,26 @@ const int8_t* NpuNetwork::weights_for(const Node& n, const Perturb* perturb) {
   return wscratch_.data();
 }
 
-void NpuNetwork::int8_node(const Node& n, int64_t rows, const int8_t* weight, const Node* pool) {
+void NpuNetwork::int8_node(const Node& n, int64_t rows, const int8_t* weight, bool pooled) {
   // Row blocks on the pool's workers: every kernel below is exact integer arithmetic per row.
   parallel_for(pool_, rows, [&](int slot, int64_t r0, int64_t r1) {
-    int8_node_rows(n, r0, r1, weight, work_.data() + slot * work_stride_, pool);
+    int8_node_rows(n, r0, r1, weight, work_.data() + slot * work_stride_, pooled);
   });
 }
 
 void NpuNetwork::int8_node_rows(const Node& n, int64_t r0, int64_t r1, const int8_t* weight,
-                                int8_t* work, const Node* pool) {
+                                int8_t* work, bool pooled) {
   const Value& in = values_[n.in];
-  Value& out = values_[pool ? pool->out : n.out];
+  Value& out = values_[pooled ? nodes_[n.pool].out : n.out];
   const int64_t rows = r1 - r0;
   const int8_t* x = in.q.data() + r0 * in.numel();
   int8_t* y = out.q.data() + r0 * out.numel();
   const int64_t planes = rows * in.c;
   switch (n.kind) {
-    case Kind::kConv: {
-      const kernels::Pool2dGeometry windows =
-          pool ? pool_geometry(*pool) : kernels::Pool2dGeometry{};
+    case Kind::kConv:
       kernels::conv_s8(n.geom, rows, x, weight, n.qbias.empty() ? nullptr : n.qbias.data(), n.mult,
-                       n.lo, n.hi, y, work, pool ? &windows : nullptr);
+                       n.lo, n.hi, y, work, pooled ? &n.windows : nullptr);
       break;
-    }
     case Kind::kClamp:
       kernels::clamp_s8(rows * in.numel(), x, n.lo, n.hi, y);
       break;
@@ -657,12 +650,10 @@ void NpuNetwork::run(int64_t rows, int from, int to, const Perturb* perturb) {
       continue;
     }
     // A max pooling this pass runs, written by the convolution where it can: skipped after it.
-    const Node* pool = n.pool >= 0 && nodes_[n.pool].layer < to &&
-                               kernels::conv_s8_pools(n.geom, n.mult, pool_geometry(nodes_[n.pool]))
-                           ? &nodes_[n.pool]
-                           : nullptr;
-    int8_node(n, rows, weights_for(n, perturb), pool);
-    if (pool) ++k;
+    const bool pooled = n.pool >= 0 && nodes_[n.pool].layer < to &&
+                        kernels::conv_s8_pools(n.geom, n.mult, n.windows);
+    int8_node(n, rows, weights_for(n, perturb), pooled);
+    if (pooled) ++k;
   }
   if (from == 0) kept_rows_ = rows;
   clean_to_ = perturb ? std::max(from, std::min(to, perturb->first_layer)) : to;

@@ -148,9 +148,11 @@ class NpuNetwork {
     kernels::FixedMultiplier mult{}, mult2{};
     int32_t lo = -127, hi = 127;
     // conv: the max pooling node right after it, when that is the only reader of its output
-    // and the output is not kept: the convolution may then write the pooling's output itself
-    // (kernels::conv_s8_pools decides, once the multiplier is known). -1: none.
+    // and the output is not kept, and that pooling's windows: the convolution may then write
+    // the pooling's output itself (kernels::conv_s8_pools decides, once the multiplier is
+    // known). -1: none.
     int pool = -1;
+    kernels::Pool2dGeometry windows{};
   };
 
   struct Slot;
@@ -166,16 +168,14 @@ class NpuNetwork {
                     const std::string& norm, Node& n);
   int add_value(int64_t c, int64_t h, int64_t w);
   void float_node(Node& n, int64_t rows);
-  // With `pool` (a convolution's Node::pool), the convolution writes that pooling's output.
-  void int8_node(const Node& n, int64_t rows, const int8_t* weight, const Node* pool = nullptr);
+  // With `pooled`, a convolution writes the output of its Node::pool.
+  void int8_node(const Node& n, int64_t rows, const int8_t* weight, bool pooled = false);
   // The node on rows [r0, r1), with one worker's scratch.
   void int8_node_rows(const Node& n, int64_t r0, int64_t r1, const int8_t* weight, int8_t* work,
-                      const Node* pool);
-  // The max pooling of node `pool` on its input's planes.
-  kernels::Pool2dGeometry pool_geometry(const Node& pool) const;
+                      bool pooled);
   // Whether a later pass reads value v (the input, the logits, a kept layer output).
   bool kept_value(int v) const;
-  // Sets each convolution's Node::pool.
+  // Sets each convolution's Node::pool and its windows.
   void find_pooled_convolutions();
   const int8_t* weights_for(const Node& n, const Perturb* perturb);
   void run(int64_t rows, int from, int to, const Perturb* perturb);
