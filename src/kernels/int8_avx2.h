@@ -1,5 +1,6 @@
 // Internal to src/kernels: the AVX2 kernels of the integer path and the NPU kernels
-// (conv_s8_avx2.cpp, gemm_s8_avx2.cpp, pool_s8_avx2.cpp, requant_s8_avx2.cpp, philox_avx2.cpp),
+// (conv_s8_avx2.cpp, gemm_s8_avx2.cpp, pool_s8_avx2.cpp, requant_s8_avx2.cpp, philox_avx2.cpp,
+// byte_gather_simd.cpp),
 // and the AVX-512 Philox and requantization (philox_avx512.cpp, requant_s8_avx512.cpp), which the
 // x86 kernel sets (kernel_set.h) point to.
 // Only called on CPUs with AVX2. The AVX-512 VNNI builds of the convolution and A·Bᵀ stay inside
@@ -8,6 +9,7 @@
 
 #include <cstdint>
 
+#include "kernels/byte_gather.h"
 #include "kernels/conv2d.h"
 #include "kernels/npu.h"
 #include "zotrain/kernels/pool.h"
@@ -49,6 +51,10 @@ void gemm_s8_nt(int64_t m, int64_t n, int64_t k, const int8_t* a, int64_t lda, c
 // C (+)= op(A) · B (gemm_s8 with B not transposed) in 4 x 16 register tiles of int16 pairs.
 void gemm_s8_nn(bool trans_a, int64_t m, int64_t n, int64_t k, const int8_t* a, int64_t lda,
                 const int8_t* b, int64_t ldb, int32_t* c, int64_t ldc, bool accumulate);
+
+// gather_bytes (byte_gather.h) by pshufb (byte_gather_simd.cpp).
+void gather_bytes(const ByteChunks& chunks, int64_t planes, const int8_t* src, int64_t src_stride,
+                  int8_t* dst, int64_t dst_stride);
 
 // int8 max pooling, 2x2 windows of stride 2, for out_w >= 4, and its backward.
 void max_pool_2x2_s8(const Pool2dGeometry& g, int64_t planes, const int8_t* x, int8_t* y);

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "kernels/byte_gather.h"
 #include "kernels/conv2d.h"
 #include "kernels/isa.h"
 #include "kernels/npu.h"
@@ -92,6 +93,9 @@ struct KernelSet {
   // down), lo, hi) for i < n.
   void (*add_s8_steps)(int64_t n, const int8_t* a, FixedMultiplier ma, const int8_t* b,
                        FixedMultiplier mb, FixedMultiplier down, int32_t lo, int32_t hi, int8_t* y);
+  // A group of a byte_gather.h plan whose windows may be loaded whole; null in sets without it.
+  void (*gather_bytes)(const ByteChunks& chunks, int64_t planes, const int8_t* src,
+                       int64_t src_stride, int8_t* dst, int64_t dst_stride);
   // quantize_s8 (npu.h), null in sets without it.
   void (*quantize_s8)(const float* x, int64_t n, double scale, int8_t* y);
   // What the perturbation kernels run, for `zotrain info`; philox4x32_run for the blocks (or a

@@ -6,6 +6,8 @@
 
 #include <cstdint>
 
+#include "kernels/byte_gather.h"
+
 namespace zotrain::kernels::neon {
 // C (+)= op(A) · B (gemm_s8 with op(B) = B) in register tiles of 4 rows by 16 columns
 // (gemm_s8_rows_neon.cpp).
@@ -18,6 +20,9 @@ void gemm_s8_nt(int64_t m, int64_t n, int64_t k, const int8_t* a, int64_t lda, c
 // (philox_neon.cpp).
 int64_t philox4x32_run(uint64_t j0, uint32_t c2, uint32_t c3, uint64_t key, int64_t blocks,
                        uint32_t* out);
+// gather_bytes (byte_gather.h) by tbl (byte_gather_simd.cpp).
+void gather_bytes(const ByteChunks& chunks, int64_t planes, const int8_t* src, int64_t src_stride,
+                  int8_t* dst, int64_t dst_stride);
 }  // namespace zotrain::kernels::neon
 
 namespace zotrain::kernels::neon_dotprod {

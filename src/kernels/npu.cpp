@@ -6,6 +6,7 @@
 #include <string>
 
 #include "kernel_set.h"
+#include "kernels/byte_gather.h"
 #include "kernels/int8.h"
 #include "target_clones.h"
 #include "zotrain/core/error.h"
@@ -106,58 +107,6 @@ ZT_CLONES void depthwise_taps_s8(int64_t n, int taps, const int8_t* w, const int
   }
 }
 
-// dst[j] = src[j * stride] for j < n, a row of a small plane: stride 1 by a few (overlapping)
-// moves rather than a library call, stride 2 with the stride written out for the compiler to
-// vectorize.
-inline void copy_row(int8_t* dst, const int8_t* src, int64_t stride, int64_t n) {
-  if (stride == 1 && n >= 8) {
-    for (int64_t j = 0; j + 8 < n; j += 8) std::memcpy(dst + j, src + j, 8);
-    std::memcpy(dst + n - 8, src + n - 8, 8);
-  } else if (stride == 1 && n >= 4) {
-    std::memcpy(dst, src, 4);
-    std::memcpy(dst + n - 4, src + n - 4, 4);
-  } else if (stride == 2) {
-    for (int64_t j = 0; j < n; ++j) dst[j] = src[2 * j];
-  } else {
-    for (int64_t j = 0; j < n; ++j) dst[j] = src[j * stride];
-  }
-}
-
-using Bytes16 = uint8_t __attribute__((vector_size(16)));
-
-// An input row into the phases by whole 16-byte moves (rows16 below): stride 1, the row itself;
-// stride 2, its even and odd columns, deinterleaved from 32 bytes. dst[b] is phase column b's
-// place, which takes the row's columns from first[b] on, keep[b] masking the count of them; the
-// 16 - count bytes after them are zeroed. Where src has fewer than 16 * stride bytes to read
-// (`readable` false) the row is copied exactly, as is a phase column whose place has fewer than
-// 16 bytes to write (`whole[b]` false).
-template <int S>
-inline void move_row16(const int8_t* src, bool readable, int8_t* const* dst, const int64_t* first,
-                       const Bytes16* keep, const bool* whole, const int64_t* count) {
-  Bytes16 cols[2] = {};
-  if (readable) {
-    std::memcpy(&cols[0], src, sizeof cols[0]);
-    if constexpr (S == 2) {
-      Bytes16 hi;
-      std::memcpy(&hi, src + 16, sizeof hi);
-      const Bytes16 lo = cols[0];
-      // Constant indices: the builtin both GCC (12 on) and Clang (the fuzzers' build) know.
-      cols[0] = __builtin_shufflevector(lo, hi, 0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26,
-                                        28, 30);
-      cols[1] = __builtin_shufflevector(lo, hi, 1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27,
-                                        29, 31);
-    }
-  }
-  for (int b = 0; b < S; ++b) {
-    if (!readable || !whole[b]) {
-      copy_row(dst[b], src + first[b], S, count[b]);
-      continue;
-    }
-    const Bytes16 v = cols[first[b]] & keep[b];
-    std::memcpy(dst[b], &v, sizeof v);
-  }
-}
-
 // A depthwise convolution, one channel at a time over a few images. The zero-padded planes are
 // split into their stride x stride phases (phase (a, b) holds the padded pixels (i * stride + a,
 // j * stride + b)), the images' phase planes back to back, so that every tap reads one phase at
@@ -189,75 +138,36 @@ ZT_CLONES void depthwise_s8(const NpuConvGeometry& g, int64_t rows, const int8_t
   for (int64_t ky = 0; ky < k; ++ky)
     for (int64_t kx = 0; kx < k; ++kx)
       off[ky * k + kx] = (ky % s * s + kx % s) * phase + ky / s * wq + kx / s;
-  // Where input row iy's columns ix0[b], ix0[b] + s, ... (count[b] of them) go: phase column b
-  // at `at[iy * s + b]`.
-  std::vector<int64_t> ix0(static_cast<size_t>(s)), count(static_cast<size_t>(s));
-  std::vector<int64_t> at(static_cast<size_t>(g.in_h * s)), room(at.size());
-  for (int64_t b = 0; b < s; ++b) {
-    ix0[b] = ((b - p) % s + s) % s;
-    count[b] = (g.in_w - ix0[b] + s - 1) / s;
-  }
-  for (int64_t iy = 0; iy < g.in_h; ++iy)
-    for (int64_t b = 0; b < s; ++b) {
-      const int64_t py = iy + p;
-      const int64_t ph = py % s * s + b;
-      at[iy * s + b] = ph * phase + py / s * wq + (ix0[b] + p) / s;
-      // Bytes from there to the end of its phase, the last phase's slack included.
-      room[iy * s + b] =
-          (ph + 1) * phase - at[iy * s + b] + (ph == s * s - 1 ? kMaxDepthwiseLanes : 0);
-    }
+  // Image 0's phase planes from its input plane, and its outputs from theirs at the row pitch wq:
+  // plans of 16-byte moves (byte_gather.h), which image i runs at i * plane. Every byte of an
+  // image's phase planes is written, its padding as zeros; the bytes after the last image's
+  // planes stay the zeros they start as.
+  const int64_t in_plane = g.in_h * g.in_w, y_plane = oh * ow;
+  std::vector<int64_t> from(static_cast<size_t>((s * s - 1) * phase + plane), kByteKept);
+  for (int64_t a = 0; a < s; ++a)
+    for (int64_t b = 0; b < s; ++b)
+      for (int64_t r = 0; r < hq; ++r)
+        for (int64_t j = 0; j < wq; ++j) {
+          const int64_t iy = r * s + a - p, ix = j * s + b - p;
+          const bool inside = iy >= 0 && iy < g.in_h && ix >= 0 && ix < g.in_w;
+          from[(a * s + b) * phase + r * wq + j] = inside ? iy * g.in_w + ix : kByteZero;
+        }
+  const BytePlan stage = plan_bytes(from, in_plane);
+  from.assign(static_cast<size_t>(y_plane), 0);
+  for (int64_t oy = 0; oy < oh; ++oy)
+    for (int64_t ox = 0; ox < ow; ++ox) from[oy * ow + ox] = oy * wq + ox;
+  const BytePlan unstage = plan_bytes(from, plane + kMaxDepthwiseLanes);
   const auto fast = k * k <= kMaxDepthwiseTaps ? active_kernels().depthwise_taps_s8 : nullptr;
-  // Strides 1 and 2 with phase rows of up to 16 bytes (the small planes, where the row copies
-  // cost as much as the taps): a row in by 16-byte moves (move_row16), their zeroed tails
-  // landing on padding, or on rows and images copied after them, wherever 16 bytes remain in
-  // the phase (and the last phase's slack); a row out by one move, the bytes past it landing on
-  // rows stored after it, up to the plane's last 16 bytes.
-  const bool rows16 =
-      (s == 1 || s == 2) && *std::max_element(count.begin(), count.end()) <= 16 && ow <= 16;
-  const int64_t x_bytes = rows * g.in_c * g.in_h * g.in_w, y_plane = oh * ow;
-  Bytes16 keep[2] = {};
-  for (int64_t b = 0; b < std::min<int64_t>(s, 2); ++b)
-    for (int64_t j = 0; j < std::min<int64_t>(count[b], 16); ++j) keep[b][j] = 0xff;
   for (int64_t c = 0; c < g.in_c; ++c) {
     for (int64_t n0 = 0; n0 < rows; n0 += images) {
       const int64_t m = std::min(images, rows - n0);
-      for (int64_t i = 0; i < m; ++i) {
-        const int64_t in_at = ((n0 + i) * g.in_c + c) * g.in_h * g.in_w;
-        const int8_t* in = x + in_at;
-        int8_t* image = phases.data() + i * plane;
-        if (rows16) {
-          for (int64_t iy = 0; iy < g.in_h; ++iy) {
-            int8_t* dst[2];
-            bool whole[2];
-            const bool readable = in_at + iy * g.in_w + 16 * s <= x_bytes;
-            for (int64_t b = 0; b < s; ++b) {
-              dst[b] = image + at[iy * s + b];
-              whole[b] = i * plane + 16 <= room[iy * s + b];
-            }
-            const int8_t* src = in + iy * g.in_w;
-            if (s == 1)
-              move_row16<1>(src, readable, dst, ix0.data(), keep, whole, count.data());
-            else
-              move_row16<2>(src, readable, dst, ix0.data(), keep, whole, count.data());
-          }
-          continue;
-        }
-        for (int64_t iy = 0; iy < g.in_h; ++iy)
-          for (int64_t b = 0; b < s; ++b)
-            copy_row(image + at[iy * s + b], in + iy * g.in_w + ix0[b], s, count[b]);
-      }
+      gather_bytes(stage, m, x + (n0 * g.in_c + c) * in_plane, g.in_c * in_plane, phases.data(),
+                   plane);
       (fast ? fast : depthwise_taps_s8)((m - 1) * plane + oh * wq, static_cast<int>(k * k),
                                         w + c * k * k, off.data(), phases.data(),
                                         bias ? bias[c] : 0, mult, lo, hi, out.data());
-      for (int64_t i = 0; i < m; ++i)
-        for (int64_t oy = 0; oy < oh; ++oy) {
-          int8_t* dst = y + ((n0 + i) * g.in_c + c) * y_plane + oy * ow;
-          const int8_t* src = out.data() + i * plane + oy * wq;
-          if (rows16 && oy * ow + 16 <= y_plane)
-            std::memcpy(dst, src, 16);
-          else
-            copy_row(dst, src, 1, ow);
-        }
+      gather_bytes(unstage, m, out.data(), plane, y + (n0 * g.in_c + c) * y_plane,
+                   g.in_c * y_plane);
     }
   }
 }

@@ -47,6 +47,7 @@ const KernelSet kAvx2FmaKernels = {
     .requantize_s8 = avx2::requantize_s8,
     .depthwise_taps_s8 = avx2::depthwise_taps_s8,
     .add_s8_steps = avx2::add_s8_steps,
+    .gather_bytes = avx2::gather_bytes,
     .quantize_s8 = avx2::quantize_s8,
     .perturbation_name = "Philox 8 blocks at a time on 256 bits; Box-Muller on 8 lanes",
     .philox4x32_run = avx2::philox4x32_run,

@@ -46,6 +46,7 @@ const KernelSet kNeonKernels = {
     .requantize_s8 = nullptr,
     .depthwise_taps_s8 = nullptr,
     .add_s8_steps = nullptr,
+    .gather_bytes = neon::gather_bytes,
     .quantize_s8 = nullptr,
     .perturbation_name = "Philox 8 blocks at a time on 128 bits; Box-Muller on 4 lanes",
     .philox4x32_run = neon::philox4x32_run,

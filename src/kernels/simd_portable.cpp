@@ -38,6 +38,7 @@ const KernelSet kPortableKernels = {
     .requantize_s8 = nullptr,
     .depthwise_taps_s8 = nullptr,
     .add_s8_steps = nullptr,
+    .gather_bytes = nullptr,
     .quantize_s8 = nullptr,
     .perturbation_name =
         "Philox one block at a time; Box-Muller on 8 lanes on x86-64 (the avx2 clone on avx2 "

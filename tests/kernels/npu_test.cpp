@@ -405,9 +405,9 @@ TEST(NpuKernels, DepthwiseMatchesReferenceOnFullRangeData) {
       {2, 12, 12, 2, 9, 2, 4, 2},  // 9x9: the portable taps in every set
       {2, 5, 6, 2, 1, 1, 0, 2},    // 1x1
       {2, 45, 41, 2, 3, 1, 1, 2},  // images in several chunks, the last one partial
-      // Rows moved 16 bytes a phase at a time: stride 1 16 wide (the widest), 17 (row copies),
-      // no padding (the zeroed tails land on the next rows' pixels); stride 2 32 wide (the
-      // widest), 33, 31 without padding.
+      // Planes staged by 16-byte chunks (byte_gather.h) across rows: stride 1 16 and 17 wide,
+      // no padding; stride 2 32 and 33 wide, 31 without padding. The 2x2 and 1x1 planes above
+      // are smaller than a chunk.
       {3, 6, 16, 3, 3, 1, 1, 3},
       {3, 5, 17, 3, 3, 1, 1, 3},
       {3, 9, 14, 3, 3, 1, 0, 3},

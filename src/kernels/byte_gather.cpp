@@ -1,0 +1,113 @@
+#include "kernels/byte_gather.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "kernel_set.h"
+#include "zotrain/core/error.h"
+
+namespace zotrain::kernels {
+
+namespace {
+
+ByteWindow empty_window() {
+  ByteWindow w{};
+  std::fill(std::begin(w.index), std::end(w.index), uint8_t{0x80});
+  return w;
+}
+
+// The windows of the chunk dst[d0, d0 + bytes): each one the 16 source bytes that end at the
+// highest one still needed (or start at 0), so that no window reads past the last byte needed
+// or before src.
+std::vector<ByteWindow> plan_chunk(const std::vector<int64_t>& from, int64_t d0, int bytes) {
+  std::vector<ByteWindow> windows;
+  bool taken[16] = {};
+  for (int j = 0; j < bytes; ++j) taken[j] = from[d0 + j] < 0;
+  do {
+    int64_t top = -1;
+    for (int j = 0; j < bytes; ++j)
+      if (!taken[j]) top = std::max(top, from[d0 + j]);
+    ByteWindow w = empty_window();
+    w.src = static_cast<int32_t>(std::max<int64_t>(0, top - 15));
+    w.dst = static_cast<int32_t>(d0);
+    for (int j = 0; j < bytes; ++j)
+      if (!taken[j] && from[d0 + j] >= w.src && from[d0 + j] < w.src + 16) {
+        w.index[j] = static_cast<uint8_t>(from[d0 + j] - w.src);
+        taken[j] = true;
+      }
+    windows.push_back(w);
+  } while (!std::all_of(taken, taken + bytes, [](bool t) { return t; }));
+  return windows;
+}
+
+// Adds the chunk dst[d0, d0 + bytes) to the group of its length, padding the chunks to the same
+// number of windows.
+void add_chunk(BytePlan& plan, const std::vector<int64_t>& from, int64_t d0, int bytes) {
+  std::vector<ByteWindow> windows = plan_chunk(from, d0, bytes);
+  auto g = std::find_if(plan.groups.begin(), plan.groups.end(),
+                        [&](const ByteChunks& c) { return c.bytes == bytes; });
+  if (g == plan.groups.end()) g = plan.groups.insert(g, ByteChunks{1, bytes, {}, {}});
+  const auto n = static_cast<int>(windows.size());
+  if (n > g->per_chunk) {  // widen the chunks so far
+    std::vector<ByteWindow> wider;
+    for (size_t c = 0; c < g->windows.size(); c += static_cast<size_t>(g->per_chunk)) {
+      wider.insert(wider.end(), g->windows.begin() + c, g->windows.begin() + c + g->per_chunk);
+      wider.resize(wider.size() + static_cast<size_t>(n - g->per_chunk), empty_window());
+    }
+    g->windows = std::move(wider);
+    g->per_chunk = n;
+  }
+  windows.resize(static_cast<size_t>(g->per_chunk), empty_window());
+  g->windows.insert(g->windows.end(), windows.begin(), windows.end());
+  for (int j = 0; j < 16; ++j)
+    g->lanes.push_back(j < bytes ? static_cast<int32_t>(std::max<int64_t>(-1, from[d0 + j])) : -1);
+}
+
+}  // namespace
+
+BytePlan plan_bytes(const std::vector<int64_t>& from, int64_t src_bytes) {
+  const auto n = static_cast<int64_t>(from.size());
+  ZT_ASSERT(n < (int64_t{1} << 31) && src_bytes < (int64_t{1} << 31));
+  BytePlan plan;
+  plan.wide = src_bytes >= 16;
+  for (int64_t d = 0; d < n;) {
+    if (from[d] == kByteKept) {
+      ++d;
+      continue;
+    }
+    int64_t end = d;
+    while (end < n && from[end] != kByteKept) ++end;
+    const auto bytes = static_cast<int>(std::min<int64_t>(16, end - d));
+    for (int64_t c = d; c < end; c += 16) {
+      const int64_t at = std::min(c, end - bytes);
+      add_chunk(plan, from, at, bytes);
+    }
+    d = end;
+  }
+  for (const ByteChunks& g : plan.groups)
+    for (const ByteWindow& w : g.windows)
+      for (uint8_t i : w.index) ZT_ASSERT(i >= 16 || w.src + i < src_bytes);
+  return plan;
+}
+
+void gather_bytes_portable(const ByteChunks& chunks, int64_t planes, const int8_t* src,
+                           int64_t src_stride, int8_t* dst, int64_t dst_stride) {
+  const size_t n = chunks.lanes.size() / 16;
+  for (int64_t i = 0; i < planes; ++i, src += src_stride, dst += dst_stride)
+    for (size_t c = 0; c < n; ++c) {
+      const int32_t* from = chunks.lanes.data() + 16 * c;
+      int8_t chunk[16];
+      for (int j = 0; j < 16; ++j) chunk[j] = from[j] < 0 ? int8_t{0} : src[from[j]];
+      std::memcpy(dst + chunks.windows[c * static_cast<size_t>(chunks.per_chunk)].dst, chunk,
+                  static_cast<size_t>(chunks.bytes));
+    }
+}
+
+void gather_bytes(const BytePlan& plan, int64_t planes, const int8_t* src, int64_t src_stride,
+                  int8_t* dst, int64_t dst_stride) {
+  const auto fast = plan.wide ? active_kernels().gather_bytes : nullptr;
+  for (const ByteChunks& g : plan.groups)
+    (fast ? fast : gather_bytes_portable)(g, planes, src, src_stride, dst, dst_stride);
+}
+
+}  // namespace zotrain::kernels
