@@ -63,6 +63,24 @@ void add_chunk(BytePlan& plan, const std::vector<int64_t>& from, int64_t d0, int
     g->lanes.push_back(j < bytes ? static_cast<int32_t>(std::max<int64_t>(-1, from[d0 + j])) : -1);
 }
 
+// The kernel of sets without one (kernel_set.h's gather_bytes), and of plans whose windows
+// reach past the source: it reads only the bytes it moves.
+void gather_bytes_portable(const ByteChunks& chunks, int64_t planes, const int8_t* src,
+                           int64_t src_stride, int8_t* dst, int64_t dst_stride) {
+  const size_t n = chunks.lanes.size() / 16;
+  for (int64_t i = 0; i < planes; ++i) {
+    const int8_t* in = src + i * src_stride;
+    int8_t* out = dst + i * dst_stride;
+    for (size_t c = 0; c < n; ++c) {
+      const int32_t* from = chunks.lanes.data() + 16 * c;
+      int8_t chunk[16];
+      for (int j = 0; j < 16; ++j) chunk[j] = from[j] < 0 ? int8_t{0} : in[from[j]];
+      std::memcpy(out + chunks.windows[c * static_cast<size_t>(chunks.per_chunk)].dst, chunk,
+                  static_cast<size_t>(chunks.bytes));
+    }
+  }
+}
+
 }  // namespace
 
 BytePlan plan_bytes(const std::vector<int64_t>& from, int64_t src_bytes) {
@@ -88,19 +106,6 @@ BytePlan plan_bytes(const std::vector<int64_t>& from, int64_t src_bytes) {
     for (const ByteWindow& w : g.windows)
       for (uint8_t i : w.index) ZT_ASSERT(i >= 16 || w.src + i < src_bytes);
   return plan;
-}
-
-void gather_bytes_portable(const ByteChunks& chunks, int64_t planes, const int8_t* src,
-                           int64_t src_stride, int8_t* dst, int64_t dst_stride) {
-  const size_t n = chunks.lanes.size() / 16;
-  for (int64_t i = 0; i < planes; ++i, src += src_stride, dst += dst_stride)
-    for (size_t c = 0; c < n; ++c) {
-      const int32_t* from = chunks.lanes.data() + 16 * c;
-      int8_t chunk[16];
-      for (int j = 0; j < 16; ++j) chunk[j] = from[j] < 0 ? int8_t{0} : src[from[j]];
-      std::memcpy(dst + chunks.windows[c * static_cast<size_t>(chunks.per_chunk)].dst, chunk,
-                  static_cast<size_t>(chunks.bytes));
-    }
 }
 
 void gather_bytes(const BytePlan& plan, int64_t planes, const int8_t* src, int64_t src_stride,

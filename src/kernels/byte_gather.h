@@ -45,8 +45,4 @@ BytePlan plan_bytes(const std::vector<int64_t>& from, int64_t src_bytes);
 void gather_bytes(const BytePlan& plan, int64_t planes, const int8_t* src, int64_t src_stride,
                   int8_t* dst, int64_t dst_stride);
 
-// The portable kernel (kernel_set.h's gather_bytes), which reads only the bytes it moves.
-void gather_bytes_portable(const ByteChunks& chunks, int64_t planes, const int8_t* src,
-                           int64_t src_stride, int8_t* dst, int64_t dst_stride);
-
 }  // namespace zotrain::kernels

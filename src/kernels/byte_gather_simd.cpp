@@ -1,6 +1,6 @@
 // gather_bytes (byte_gather.h) on 16-byte vectors: a window is one load and one table lookup
 // (x86 pshufb, AArch64 tbl), whose out-of-range indices give zeros as the plan's 0x80 asks. The
-// same loop for both; the portable kernel's bytes.
+// same loop for both, moving the portable kernel's bytes.
 #include <cstring>
 
 #include "kernels/byte_gather.h"
