@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Prints markdown rows of the last epoch over seeds 0-2 of runs/repro/<dir>/s<seed>/: test
-accuracy per seed, mean ± std, mean validation accuracy, forward passes of a run.
+"""Prints markdown rows of the last epoch over seeds 0-2 (or others) of runs/repro/<dir>/s<seed>/:
+test accuracy per seed, mean ± std, mean validation accuracy, forward passes of a run.
 
     scripts/seed_rows.py "LABEL=DIR" ...     (the rows' tables in docs/reproduction.md)"""
 import json
@@ -10,10 +10,10 @@ import sys
 RUNS = "runs/repro/"
 
 
-def print_rows(rows):
+def print_rows(rows, seeds=range(3)):
     for label, d in rows:
         test, val, passes = [], [], None
-        for s in range(3):
+        for s in seeds:
             try:
                 j = json.load(open(f"{RUNS}{d}/s{s}/summary.json"))
             except FileNotFoundError:
