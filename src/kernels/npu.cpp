@@ -296,4 +296,9 @@ const char* npu_kernels_name() {
   return set.requantize_s8 ? kernel_isa_name(set.isa) : kernel_isa_name(KernelIsa::kPortable);
 }
 
+const char* npu_staging_kernels_name() {
+  const KernelSet& set = active_kernels();
+  return set.gather_bytes ? kernel_isa_name(set.isa) : kernel_isa_name(KernelIsa::kPortable);
+}
+
 }  // namespace zotrain::kernels

@@ -83,7 +83,9 @@ void add_s8(int64_t n, const int8_t* a, FixedMultiplier ma, const int8_t* b, Fix
 void clamp_s8(int64_t n, const int8_t* x, int32_t lo, int32_t hi, int8_t* y);
 
 // Which kernel set's depthwise taps, requantization and residual add run (the active set's name,
-// or "portable" where it has none), for `zotrain info`.
+// or "portable" where it has none), for `zotrain info`;
 const char* npu_kernels_name();
+// and which one's the depthwise convolution's staging plans (byte_gather.h).
+const char* npu_staging_kernels_name();
 
 }  // namespace zotrain::kernels

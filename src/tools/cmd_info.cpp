@@ -36,8 +36,9 @@ void run_info() {
   std::printf("perturbation kernels: %s\n", kernels::perturbation_kernels_name());
   std::printf(
       "npu int8 kernels (--precision int8-npu): conv, linear = int32 sums of the int8 kernels "
-      "above; depthwise taps, requantization, residual add = %s; pooling = portable%s\n",
-      kernels::npu_kernels_name(),
+      "above; depthwise taps, requantization, residual add = %s; depthwise staging = %s 16-byte "
+      "shuffle plans; pooling = portable%s\n",
+      kernels::npu_kernels_name(), kernels::npu_staging_kernels_name(),
 #if defined(__x86_64__)
       " (avx2 clone on avx2 cpus)"
 #else

@@ -99,6 +99,7 @@ TEST_F(Cli, InfoNamesVersionKernelsAndCpu) {
   EXPECT_NE(r.out.find("zotrain"), std::string::npos);
   EXPECT_NE(r.out.find("kernels"), std::string::npos);
   EXPECT_NE(r.out.find("npu int8 kernels"), std::string::npos);
+  EXPECT_NE(r.out.find("depthwise staging = "), std::string::npos);
   EXPECT_NE(r.out.find("mpi: "), std::string::npos);
   EXPECT_NE(r.out.find("cpu"), std::string::npos);
 }
