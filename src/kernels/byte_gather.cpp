@@ -102,9 +102,13 @@ BytePlan plan_bytes(const std::vector<int64_t>& from, int64_t src_bytes) {
     }
     d = end;
   }
+  // What the kernels rely on: the lanes a window takes lie in the source, and a wide plan's
+  // windows may be loaded whole.
   for (const ByteChunks& g : plan.groups)
-    for (const ByteWindow& w : g.windows)
+    for (const ByteWindow& w : g.windows) {
+      ZT_ASSERT(!plan.wide || w.src + 16 <= src_bytes);
       for (uint8_t i : w.index) ZT_ASSERT(i >= 16 || w.src + i < src_bytes);
+    }
   return plan;
 }
 
