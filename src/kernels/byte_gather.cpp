@@ -40,29 +40,6 @@ std::vector<ByteWindow> plan_chunk(const std::vector<int64_t>& from, int64_t d0,
   return windows;
 }
 
-// Adds the chunk dst[d0, d0 + bytes) to the group of its length, padding the chunks to the same
-// number of windows.
-void add_chunk(BytePlan& plan, const std::vector<int64_t>& from, int64_t d0, int bytes) {
-  std::vector<ByteWindow> windows = plan_chunk(from, d0, bytes);
-  auto g = std::find_if(plan.groups.begin(), plan.groups.end(),
-                        [&](const ByteChunks& c) { return c.bytes == bytes; });
-  if (g == plan.groups.end()) g = plan.groups.insert(g, ByteChunks{1, bytes, {}, {}});
-  const auto n = static_cast<int>(windows.size());
-  if (n > g->per_chunk) {  // widen the chunks so far
-    std::vector<ByteWindow> wider;
-    for (size_t c = 0; c < g->windows.size(); c += static_cast<size_t>(g->per_chunk)) {
-      wider.insert(wider.end(), g->windows.begin() + c, g->windows.begin() + c + g->per_chunk);
-      wider.resize(wider.size() + static_cast<size_t>(n - g->per_chunk), empty_window());
-    }
-    g->windows = std::move(wider);
-    g->per_chunk = n;
-  }
-  windows.resize(static_cast<size_t>(g->per_chunk), empty_window());
-  g->windows.insert(g->windows.end(), windows.begin(), windows.end());
-  for (int j = 0; j < 16; ++j)
-    g->lanes.push_back(j < bytes ? static_cast<int32_t>(std::max<int64_t>(-1, from[d0 + j])) : -1);
-}
-
 // The kernel of sets without one (kernel_set.h's gather_bytes), and of plans whose windows
 // reach past the source: it reads only the bytes it moves.
 void gather_bytes_portable(const ByteChunks& chunks, int64_t planes, const int8_t* src,
@@ -86,8 +63,14 @@ void gather_bytes_portable(const ByteChunks& chunks, int64_t planes, const int8_
 BytePlan plan_bytes(const std::vector<int64_t>& from, int64_t src_bytes) {
   const auto n = static_cast<int64_t>(from.size());
   ZT_ASSERT(n < (int64_t{1} << 31) && src_bytes < (int64_t{1} << 31));
-  BytePlan plan;
-  plan.wide = src_bytes >= 16;
+  // The chunks (place, length) and their windows, then a group per length, its chunks padded
+  // to the most windows any of them has.
+  struct Chunk {
+    int64_t d0;
+    int bytes;
+    std::vector<ByteWindow> windows;
+  };
+  std::vector<Chunk> chunks;
   for (int64_t d = 0; d < n;) {
     if (from[d] == kByteKept) {
       ++d;
@@ -98,9 +81,29 @@ BytePlan plan_bytes(const std::vector<int64_t>& from, int64_t src_bytes) {
     const auto bytes = static_cast<int>(std::min<int64_t>(16, end - d));
     for (int64_t c = d; c < end; c += 16) {
       const int64_t at = std::min(c, end - bytes);
-      add_chunk(plan, from, at, bytes);
+      chunks.push_back({at, bytes, plan_chunk(from, at, bytes)});
     }
     d = end;
+  }
+  BytePlan plan;
+  plan.wide = src_bytes >= 16;
+  auto group_of = [&](int bytes) -> ByteChunks& {
+    for (ByteChunks& g : plan.groups)
+      if (g.bytes == bytes) return g;
+    return plan.groups.emplace_back(ByteChunks{0, bytes, {}, {}});
+  };
+  for (const Chunk& c : chunks) {
+    ByteChunks& g = group_of(c.bytes);
+    g.per_chunk = std::max(g.per_chunk, static_cast<int>(c.windows.size()));
+  }
+  for (const Chunk& c : chunks) {
+    ByteChunks& g = group_of(c.bytes);
+    g.windows.insert(g.windows.end(), c.windows.begin(), c.windows.end());
+    g.windows.resize(g.windows.size() + static_cast<size_t>(g.per_chunk) - c.windows.size(),
+                     empty_window());
+    for (int j = 0; j < 16; ++j)
+      g.lanes.push_back(j < c.bytes ? static_cast<int32_t>(std::max<int64_t>(-1, from[c.d0 + j]))
+                                    : -1);
   }
   // What the kernels rely on: the lanes a window takes lie in the source, and a wide plan's
   // windows may be loaded whole.

@@ -291,14 +291,21 @@ void clamp_s8(int64_t n, const int8_t* x, int32_t lo, int32_t hi, int8_t* y) {
   for (int64_t i = 0; i < n; ++i) y[i] = clamp_s8(x[i], lo, hi);
 }
 
+namespace {
+
+// The active set's name where it has the kernel, else the portable set's.
+const char* set_running(bool has_kernel) {
+  return kernel_isa_name(has_kernel ? active_kernels().isa : KernelIsa::kPortable);
+}
+
+}  // namespace
+
 const char* npu_kernels_name() {
-  const KernelSet& set = active_kernels();
-  return set.requantize_s8 ? kernel_isa_name(set.isa) : kernel_isa_name(KernelIsa::kPortable);
+  return set_running(active_kernels().requantize_s8 != nullptr);
 }
 
 const char* npu_staging_kernels_name() {
-  const KernelSet& set = active_kernels();
-  return set.gather_bytes ? kernel_isa_name(set.isa) : kernel_isa_name(KernelIsa::kPortable);
+  return set_running(active_kernels().gather_bytes != nullptr);
 }
 
 }  // namespace zotrain::kernels
