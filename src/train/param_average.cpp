@@ -57,8 +57,10 @@ void add_average_plan(MemoryPlan& plan, const Network& net, const TrainConfig& c
 }
 
 ParamAverage::ParamAverage(const std::vector<ParamView>& params, int frozen, double decay,
-                           Arena& arena)
-    : decay_(decay), max_shift_(std::max(0, static_cast<int>(std::lround(-std::log2(1 - decay))))) {
+                           int warmup, Arena& arena)
+    : decay_(decay),
+      warmup_(warmup),
+      max_shift_(std::max(0, static_cast<int>(std::lround(-std::log2(1 - decay))))) {
   for (const ParamView& p : params) {
     if (layer_of(p.name) < frozen) continue;
     Item item;
@@ -83,11 +85,14 @@ ParamAverage::ParamAverage(const std::vector<ParamView>& params, int frozen, dou
 
 void ParamAverage::update(int64_t steps) {
   const auto d = static_cast<float>(
-      std::min(decay_, static_cast<double>(1 + steps) / static_cast<double>(10 + steps)));
+      std::min(decay_, static_cast<double>(1 + steps) / static_cast<double>(warmup_ + steps)));
   const float w = 1.0f - d;
-  // The integer decay's warm-up: a share of 2^-shift, the power of two at or above 9 / (10 + t).
+  // The integer decay's warm-up: a share of 2^-shift, the power of two at or above
+  // (warmup - 1) / (warmup + t).
   const int shift = std::min(
-      max_shift_, static_cast<int>(std::bit_width(static_cast<uint64_t>((10 + steps) / 9))) - 1);
+      max_shift_,
+      static_cast<int>(std::bit_width(static_cast<uint64_t>((warmup_ + steps) / (warmup_ - 1)))) -
+          1);
   for (Item& item : items_) {
     if (item.fixed) {
       for (int64_t i = 0; i < item.n; ++i)

@@ -35,11 +35,12 @@ class ParamAverage {
  public:
   // Averages the parameters of `params` in layers >= frozen, starting from their values, in
   // buffers from the arena.
-  ParamAverage(const std::vector<ParamView>& params, int frozen, double decay, Arena& arena);
+  ParamAverage(const std::vector<ParamView>& params, int frozen, double decay, int warmup,
+               Arena& arena);
 
   // Folds in the parameters after optimizer step `steps` (1 for the first): the decay is
-  // min(ema_decay, (1 + steps) / (10 + steps)), so the first epochs are not held back by the
-  // initial weights.
+  // min(ema_decay, (1 + steps) / (ema_warmup + steps)), so the first epochs are not held back by
+  // the initial weights.
   void update(int64_t steps);
   // Exchanges the parameters and their averages (twice restores both, bit for bit).
   void swap();
@@ -60,6 +61,7 @@ class ParamAverage {
     int64_t n = 0;
   };
   double decay_ = 0;
+  int warmup_ = 0;
   int max_shift_ = 0;  // int8: the decay as 1 - 2^-max_shift_
   bool swapped_ = false;
   std::vector<Item> items_;

@@ -344,8 +344,8 @@ Trainer::Trainer(const TrainConfig& cfg, RunData data)
   engine_ =
       make_engine({cfg_, *net_, arena_, pool_, data_, head_, frozen_, init ? &*init : nullptr});
   if (cfg_.ema_decay > 0)
-    average_ =
-        std::make_unique<ParamAverage>(engine_->parameters(), frozen_, cfg_.ema_decay, arena_);
+    average_ = std::make_unique<ParamAverage>(engine_->parameters(), frozen_, cfg_.ema_decay,
+                                              cfg_.ema_warmup, arena_);
   labels_ = static_cast<uint8_t*>(arena_.alloc_bytes(Bucket::kInput, cfg_.batch));
   sparsity_ = parse_sparsity(cfg_.sparsity);
 }

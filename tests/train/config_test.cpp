@@ -72,6 +72,18 @@ TEST(Config, EmaDecayIsInZeroToOne) {
       EXPECT_NE(std::string(e.what()).find("ema_decay"), std::string::npos) << e.what();
     }
   }
+  // The warm-up's (1 + t) / (w + t) needs w >= 2 to be a decay below 1 that grows.
+  for (int bad : {1, 0, -3}) {
+    TrainConfig c;
+    c.ema_warmup = bad;
+    try {
+      validate(c);
+      ADD_FAILURE() << "accepted ema_warmup " << bad;
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find("ema_warmup"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find(">= 2"), std::string::npos) << e.what();
+    }
+  }
   // f32 and NITI int8 average their weights; the NPU's program is quantized once per run.
   TrainConfig c;
   c.ema_decay = 0.999;

@@ -263,45 +263,52 @@ TEST_F(Int8Training, WeightAverageIsIntegerAndChangesOnlyEvaluation) {
   part.out = dir_->file("avg-part");
   expect_resume_matches(part, cfg.out);
 
-  // The average recomputed step by step (decay 0.75: shifts 0, 1, then 2 = -log2(1 - 0.75)).
-  TrainConfig s = cfg;
-  s.out = dir_->file("avg-steps");
-  s.ema_decay = 0.75;
-  Trainer stepped(s);
-  auto batches = stepped.data().batches(Split::kTrain, s.batch, false, 0);
-  std::vector<std::vector<int32_t>> average;
-  for (const ParamView& p : stepped.parameters()) {
-    const auto* m = static_cast<const int8_t*>(p.data);
-    average.emplace_back(m, m + p.shape.numel());
-    for (int32_t& a : average.back()) a *= 65536;
-  }
-  for (int64_t t = 1; t <= 30; ++t) {
-    stepped.step(*batches, t / 22);
-    const int shift =
-        std::min(2, static_cast<int>(std::bit_width(static_cast<uint64_t>((10 + t) / 9))) - 1);
-    const std::vector<ParamView> params = stepped.parameters();
-    for (size_t i = 0; i < params.size(); ++i)
-      for (size_t j = 0; j < average[i].size(); ++j)
-        average[i][j] +=
-            (static_cast<const int8_t*>(params[i].data)[j] * 65536 - average[i][j]) >> shift;
-  }
-  const Checkpoint after = stepped.checkpoint();
-  const TensorFile evaluated = with_averages(after.file);
-  const std::vector<ParamView> params = stepped.parameters();
-  int differ = 0;
-  for (size_t i = 0; i < params.size(); ++i) {
-    const Tensor& t = after.file.get("ema/" + params[i].name, params[i].shape, "in memory");
-    const Tensor& m = evaluated.get("qweight/" + std::to_string(std::atoi(params[i].name.c_str())),
-                                    params[i].shape, "in memory");
-    for (size_t j = 0; j < average[i].size(); ++j) {
-      ASSERT_EQ(t[static_cast<int64_t>(j)] * 65536, static_cast<float>(average[i][j]))
-          << params[i].name;
-      const int32_t rounded = std::clamp((average[i][j] + 32768) >> 16, -127, 127);
-      ASSERT_EQ(m[static_cast<int64_t>(j)], static_cast<float>(rounded)) << params[i].name;
-      differ += rounded != static_cast<const int8_t*>(params[i].data)[j];
+  // The average recomputed step by step (decay 0.75: shifts 0, 1, then 2 = -log2(1 - 0.75)),
+  // with the default warm-up and a short one (3: shift 1 from the first step, 2 from the fifth).
+  for (const int warmup : {10, 3}) {
+    SCOPED_TRACE("ema_warmup " + std::to_string(warmup));
+    TrainConfig s = cfg;
+    s.out = dir_->file("avg-steps" + std::to_string(warmup));
+    s.ema_decay = 0.75;
+    s.ema_warmup = warmup;
+    Trainer stepped(s);
+    auto batches = stepped.data().batches(Split::kTrain, s.batch, false, 0);
+    std::vector<std::vector<int32_t>> average;
+    for (const ParamView& p : stepped.parameters()) {
+      const auto* m = static_cast<const int8_t*>(p.data);
+      average.emplace_back(m, m + p.shape.numel());
+      for (int32_t& a : average.back()) a *= 65536;
     }
+    for (int64_t t = 1; t <= 30; ++t) {
+      stepped.step(*batches, t / 22);
+      const int shift = std::min(
+          2,
+          static_cast<int>(std::bit_width(static_cast<uint64_t>((warmup + t) / (warmup - 1)))) - 1);
+      const std::vector<ParamView> params = stepped.parameters();
+      for (size_t i = 0; i < params.size(); ++i)
+        for (size_t j = 0; j < average[i].size(); ++j)
+          average[i][j] +=
+              (static_cast<const int8_t*>(params[i].data)[j] * 65536 - average[i][j]) >> shift;
+    }
+    const Checkpoint after = stepped.checkpoint();
+    const TensorFile evaluated = with_averages(after.file);
+    const std::vector<ParamView> params = stepped.parameters();
+    int differ = 0;
+    for (size_t i = 0; i < params.size(); ++i) {
+      const Tensor& t = after.file.get("ema/" + params[i].name, params[i].shape, "in memory");
+      const Tensor& m =
+          evaluated.get("qweight/" + std::to_string(std::atoi(params[i].name.c_str())),
+                        params[i].shape, "in memory");
+      for (size_t j = 0; j < average[i].size(); ++j) {
+        ASSERT_EQ(t[static_cast<int64_t>(j)] * 65536, static_cast<float>(average[i][j]))
+            << params[i].name;
+        const int32_t rounded = std::clamp((average[i][j] + 32768) >> 16, -127, 127);
+        ASSERT_EQ(m[static_cast<int64_t>(j)], static_cast<float>(rounded)) << params[i].name;
+        differ += rounded != static_cast<const int8_t*>(params[i].data)[j];
+      }
+    }
+    EXPECT_GT(differ, 0);  // the average is not the weights
   }
-  EXPECT_GT(differ, 0);  // the average is not the weights
 
   // --init starts from the rounded average.
   TrainConfig init = int8_config(*dir_, "avg-init", "elastic", 2);

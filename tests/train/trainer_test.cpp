@@ -303,38 +303,45 @@ TEST(Trainer, ParameterAverageChangesEvaluationNotTraining) {
       EXPECT_TRUE(std::equal(t.data(), t.data() + t.numel(), live->data())) << name;
     }
 
-  // The average, recomputed from the parameters after each step.
-  cfg.out = dir.file("by-step");
-  cfg.epochs = 1;
-  Trainer stepped(cfg);
-  auto batches = stepped.data().batches(Split::kTrain, cfg.batch, false, 0);
-  std::vector<std::vector<float>> average;
-  for (const ParamView& p : stepped.parameters())
-    average.emplace_back(static_cast<const float*>(p.data),
-                         static_cast<const float*>(p.data) + p.shape.numel());
-  for (int64_t step = 1; step <= 3; ++step) {
-    stepped.step(*batches, 0);
-    const auto d = static_cast<float>(std::min(0.9, (1.0 + step) / (10.0 + step)));
+  // The average, recomputed from the parameters after each step, with the default warm-up and a
+  // short one.
+  for (const int warmup : {10, 3}) {
+    SCOPED_TRACE("ema_warmup " + std::to_string(warmup));
+    TrainConfig s = cfg;
+    s.out = dir.file("by-step" + std::to_string(warmup));
+    s.epochs = 1;
+    s.ema_warmup = warmup;
+    Trainer stepped(s);
+    auto batches = stepped.data().batches(Split::kTrain, s.batch, false, 0);
+    std::vector<std::vector<float>> average;
+    for (const ParamView& p : stepped.parameters())
+      average.emplace_back(static_cast<const float*>(p.data),
+                           static_cast<const float*>(p.data) + p.shape.numel());
+    for (int64_t step = 1; step <= 3; ++step) {
+      stepped.step(*batches, 0);
+      const auto d = static_cast<float>(std::min(0.9, (1.0 + step) / (warmup + step)));
+      const std::vector<ParamView> params = stepped.parameters();
+      for (size_t i = 0; i < params.size(); ++i)
+        for (size_t j = 0; j < average[i].size(); ++j)
+          average[i][j] =
+              d * average[i][j] + (1 - d) * static_cast<const float*>(params[i].data)[j];
+    }
+    const Checkpoint after = stepped.checkpoint();
     const std::vector<ParamView> params = stepped.parameters();
-    for (size_t i = 0; i < params.size(); ++i)
-      for (size_t j = 0; j < average[i].size(); ++j)
-        average[i][j] = d * average[i][j] + (1 - d) * static_cast<const float*>(params[i].data)[j];
+    for (size_t i = 0; i < params.size(); ++i) {
+      const Tensor& t = after.file.get("ema/" + params[i].name, params[i].shape, "in memory");
+      EXPECT_TRUE(std::equal(average[i].begin(), average[i].end(), t.data())) << params[i].name;
+      EXPECT_FALSE(std::equal(average[i].begin(), average[i].end(),
+                              static_cast<const float*>(params[i].data)))
+          << params[i].name;
+    }
+    for (int b = 0; b < static_cast<int>(Bucket::kCount); ++b)
+      EXPECT_EQ(stepped.arena().bytes(static_cast<Bucket>(b)),
+                stepped.plan().bytes(static_cast<Bucket>(b)))
+          << bucket_name(static_cast<Bucket>(b));
+    EXPECT_GT(stepped.plan().bytes(Bucket::kOptimizer),
+              Trainer(plain).plan().bytes(Bucket::kOptimizer));
   }
-  const Checkpoint after = stepped.checkpoint();
-  const std::vector<ParamView> params = stepped.parameters();
-  for (size_t i = 0; i < params.size(); ++i) {
-    const Tensor& t = after.file.get("ema/" + params[i].name, params[i].shape, "in memory");
-    EXPECT_TRUE(std::equal(average[i].begin(), average[i].end(), t.data())) << params[i].name;
-    EXPECT_FALSE(
-        std::equal(average[i].begin(), average[i].end(), static_cast<const float*>(params[i].data)))
-        << params[i].name;
-  }
-  for (int b = 0; b < static_cast<int>(Bucket::kCount); ++b)
-    EXPECT_EQ(stepped.arena().bytes(static_cast<Bucket>(b)),
-              stepped.plan().bytes(static_cast<Bucket>(b)))
-        << bucket_name(static_cast<Bucket>(b));
-  EXPECT_GT(stepped.plan().bytes(Bucket::kOptimizer),
-            Trainer(plain).plan().bytes(Bucket::kOptimizer));
 
   // The checkpoint's evaluation is the last epoch's test accuracy, of the average.
   const double last = with.back()["test_acc"].get<double>();

@@ -105,6 +105,10 @@ struct TrainConfig {
   // evaluation (validation, test, a checkpoint's evaluation and export) uses; 0: off. One more
   // copy of the trained parameters (int8: int32 averages and the mantissas set aside).
   double ema_decay = 0.0;
+  // The average's warm-up: its decay at step t is min(ema_decay, (1 + t) / (ema_warmup + t)), so
+  // until ema_decay caps it the average spans about the last 1 / (ema_warmup - 1) of the steps
+  // (10: a ninth, TensorFlow's form; 3: half).
+  int ema_warmup = 10;
   double lr_decay = 0.8;  // learning rate multiplied by lr_decay every lr_step epochs
   int lr_step = 10;
   uint64_t seed = 0;
@@ -235,6 +239,9 @@ void visit_config(Config& c, Visitor&& v) {
     "f32, int8: evaluate (and export) an exponential moving average of the trained parameters "
     "with this decay per step, in [0, 1) (0: off; one more copy of the trained parameters; "
     "int8 averages in int32 with the decay rounded to 1 - 2^-k)");
+  v("ema_warmup", c.ema_warmup,
+    "the average's decay at step t is min(ema_decay, (1 + t) / (ema_warmup + t)), an integer "
+    ">= 2: it spans about the last 1 / (ema_warmup - 1) of the steps until ema_decay caps it");
   v("lr_decay", c.lr_decay, "learning-rate factor applied every lr_step epochs");
   v("lr_step", c.lr_step, "epochs between learning-rate decays");
   v("seed", c.seed, "seed of initialization, split and shuffling");
