@@ -157,27 +157,54 @@ ZT_CLONES void deviation_sums_f64_runs(int64_t n, int64_t blocks, const float* x
   for (int k = 0; k < kRunLanes; ++k) out[k] = {sum[k], sq[k]};
 }
 
+typedef int32_t RunInts __attribute__((vector_size(kRunLanes * sizeof(int32_t))));
+
 ZT_CLONES void gradient_sums_f64_runs(int64_t n, int64_t blocks, const float* dy, const float* x,
                                       int64_t stride, int64_t block_stride, const double* mean,
-                                      GradientSums* out) {
+                                      GradientSums* out, const ReluGate* gate) {
   RunDoubles m, sum, dev;
   for (int k = 0; k < kRunLanes; ++k) m[k] = mean[k];
-  two_sums_blocks<2>(
-      n, blocks, {dy, x}, stride, block_stride,
-      [&](const RunFloats* v, RunDoubles& g, RunDoubles& g_dev) __attribute__((always_inline)) {
-        g = __builtin_convertvector(v[0], RunDoubles);
-        g_dev = g * (__builtin_convertvector(v[1], RunDoubles) - m);
-      },
-      sum, dev);
+  auto sums = [&](auto gated) __attribute__((always_inline)) {
+    two_sums_blocks<2>(
+        n, blocks, {dy, x}, stride, block_stride,
+        [&](const RunFloats* v, RunDoubles& g, RunDoubles& g_dev) __attribute__((always_inline)) {
+          g = __builtin_convertvector(gated(v[0], v[1]), RunDoubles);
+          g_dev = g * (__builtin_convertvector(v[1], RunDoubles) - m);
+        },
+        sum, dev);
+  };
+  if (gate) {
+    RunFloats gm, gs, gb, gc;
+    for (int k = 0; k < kRunLanes; ++k)
+      gm[k] = gate[k].mean, gs[k] = gate[k].scale, gb[k] = gate[k].shift, gc[k] = gate[k].cap;
+    // ReluGate::gated lane by lane.
+    sums([&](RunFloats d, RunFloats xv) __attribute__((always_inline)) {
+      const RunFloats y = gs * (xv - gm) + gb;
+      return reinterpret_cast<RunFloats>(reinterpret_cast<RunInts>(d) & ((y > 0.0f) & (y < gc)));
+    });
+  } else {
+    sums([](RunFloats d, RunFloats) __attribute__((always_inline)) { return d; });
+  }
   for (int k = 0; k < kRunLanes; ++k) out[k] = {sum[k], dev[k]};
 }
 
-ZT_CLONES GradientSums gradient_sums_f64(int64_t n, const float* dy, const float* x, double mean) {
+ZT_CLONES GradientSums gradient_sums_f64(int64_t n, const float* dy, const float* x, double mean,
+                                         const ReluGate* gate) {
   double sum[kParts] = {}, dev[kParts] = {};
-  interleaved(n, [&](int64_t i, int j) {
-    sum[j] += dy[i];
-    dev[j] += dy[i] * (x[i] - mean);
-  });
+  auto sums = [&](auto dy_at) __attribute__((always_inline)) {
+    interleaved(
+        n, [&](int64_t i, int j) __attribute__((always_inline)) {
+          const float g = dy_at(i);
+          sum[j] += g;
+          dev[j] += g * (x[i] - mean);
+        });
+  };
+  if (gate) {
+    const ReluGate r = *gate;
+    sums([&](int64_t i) __attribute__((always_inline)) { return r.gated(x[i], dy[i]); });
+  } else {
+    sums([&](int64_t i) __attribute__((always_inline)) { return dy[i]; });
+  }
   return {total(sum), total(dev)};
 }
 
@@ -200,10 +227,18 @@ ZT_CLONES void scale_shift_each(int64_t n, const float* x, const float* mean, co
 
 ZT_CLONES void batch_norm_backward_data(int64_t n, const float* x, const float* dy, double mean,
                                         double inv_std, double scale, double mean_dy,
-                                        double mean_dy_xhat, float* dx) {
-  for (int64_t i = 0; i < n; ++i) {
-    const double xhat = (x[i] - mean) * inv_std;
-    dx[i] = static_cast<float>(scale * (dy[i] - mean_dy - xhat * mean_dy_xhat));
+                                        double mean_dy_xhat, float* dx, const ReluGate* gate) {
+  auto pass = [&](auto dy_at) __attribute__((always_inline)) {
+    for (int64_t i = 0; i < n; ++i) {
+      const double xhat = (x[i] - mean) * inv_std;
+      dx[i] = static_cast<float>(scale * (dy_at(i) - mean_dy - xhat * mean_dy_xhat));
+    }
+  };
+  if (gate) {
+    const ReluGate r = *gate;
+    pass([&](int64_t i) __attribute__((always_inline)) { return r.gated(x[i], dy[i]); });
+  } else {
+    pass([&](int64_t i) __attribute__((always_inline)) { return dy[i]; });
   }
 }
 

@@ -4,6 +4,7 @@
 // depends only on the run.
 #pragma once
 
+#include <bit>
 #include <cstdint>
 
 namespace zotrain::kernels {
@@ -24,15 +25,32 @@ DeviationSums deviation_sums_f64(int64_t n, const float* x, float pivot);
 constexpr int kRunLanes = 4;
 void deviation_sums_f64_runs(int64_t n, int64_t blocks, const float* x, int64_t stride,
                              int64_t block_stride, const float* pivot, DeviationSums* out);
-// One pass over the run: the sums of dy[i] and of dy[i] * (x[i] - mean).
+// The ReLU after batch norm, seen from its backward pass: the gradient passes where the ReLU's
+// input, y = scale * (x - mean) + shift as scale_shift computes it, is in (0, cap): that is
+// relu_backward on scale_shift's output, bit for bit, without reading it. Gating dy by x lets
+// batch norm's backward pass take the ReLU's, one pass over dy and x instead of three.
+struct ReluGate {
+  float mean, scale, shift, cap;
+  // dy where the gate passes x, else +0 (relu_backward's zero), by a mask rather than a branch:
+  // the loops calling it then vectorize.
+  [[gnu::always_inline]] float gated(float x, float dy) const {
+    const float y = scale * (x - mean) + shift;
+    const uint32_t keep = 0u - static_cast<uint32_t>((y > 0.0f) & (y < cap));
+    return std::bit_cast<float>(std::bit_cast<uint32_t>(dy) & keep);
+  }
+};
+// One pass over the run: the sums of g[i] and of g[i] * (x[i] - mean), where g is dy, or with a
+// gate dy where the gate passes x and 0 elsewhere.
 struct GradientSums {
   double dy = 0, dy_dev = 0;
 };
-GradientSums gradient_sums_f64(int64_t n, const float* dy, const float* x, double mean);
-// gradient_sums_f64 likewise (dy and x at the same offsets, around mean[k]).
+GradientSums gradient_sums_f64(int64_t n, const float* dy, const float* x, double mean,
+                               const ReluGate* gate = nullptr);
+// gradient_sums_f64 likewise (dy and x at the same offsets, around mean[k], gated by gate[k]
+// when gate is not null).
 void gradient_sums_f64_runs(int64_t n, int64_t blocks, const float* dy, const float* x,
                             int64_t stride, int64_t block_stride, const double* mean,
-                            GradientSums* out);
+                            GradientSums* out, const ReluGate* gate = nullptr);
 // y[i] = scale * (x[i] - mean) + shift (x and y may alias); with relu_cap > 0, followed by
 // relu_value(., relu_cap) (kernels/activation.h), bit for bit relu_forward on the result.
 void scale_shift(int64_t n, const float* x, float mean, float scale, float shift, float* y,
@@ -41,10 +59,11 @@ void scale_shift(int64_t n, const float* x, float mean, float scale, float shift
 // parameter per element (a block of small planes with each plane's channel's parameters).
 void scale_shift_each(int64_t n, const float* x, const float* mean, const float* scale,
                       const float* shift, float* y, float relu_cap = 0.0f);
-// dx[i] = scale * (dy[i] - mean_dy - (x[i] - mean) * inv_std * mean_dy_xhat), in double: the
-// input gradient of batch normalization with the batch's statistics.
+// dx[i] = scale * (g[i] - mean_dy - (x[i] - mean) * inv_std * mean_dy_xhat), in double: the
+// input gradient of batch normalization with the batch's statistics (g: dy, gated as in
+// gradient_sums_f64).
 void batch_norm_backward_data(int64_t n, const float* x, const float* dy, double mean,
                               double inv_std, double scale, double mean_dy, double mean_dy_xhat,
-                              float* dx);
+                              float* dx, const ReluGate* gate = nullptr);
 
 }  // namespace zotrain::kernels

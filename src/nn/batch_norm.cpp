@@ -76,6 +76,13 @@ void batch_stats(const float* x, const ChannelLayout& l, int64_t a, int64_t chan
   for (; c < a + channels; ++c) out[c - a] = channel_stats(x, l, c);
 }
 
+// The forward pass's y = scale * (x - mean) + shift of a channel, in float (centred first: a
+// near-constant channel's large scale then multiplies a small difference), with the ReLU's cap
+// after it: what the backward pass gates dy by is what the forward pass computed.
+kernels::ReluGate affine(const Stats& s, float gamma, float beta, float cap) {
+  return {static_cast<float>(s.mean), static_cast<float>(gamma * s.inv_std), beta, cap};
+}
+
 // The kept statistics of channel c (ExecContext::stats: three doubles per channel).
 Stats kept(const double* stats, int64_t c) {
   return {stats[3 * c], stats[3 * c + 1], stats[3 * c + 2]};
@@ -137,19 +144,20 @@ void BatchNorm::forward_relu(const Tensor& x, Tensor& y, float cap, const ExecCo
           var[c] = static_cast<float>((1 - kMomentum) * var[c] + kMomentum * s.unbiased_var);
         }
       }
-      // Centred first: a near-constant channel's large scale then multiplies a small difference.
-      auto mean = [&](int64_t c) { return static_cast<float>(stats[c - a].mean); };
-      auto scale = [&](int64_t c) { return static_cast<float>(gamma[c] * stats[c - a].inv_std); };
       if (!small) {
-        for (int64_t c = a; c < a + channels; ++c)
+        for (int64_t c = a; c < a + channels; ++c) {
+          const kernels::ReluGate f = affine(stats[c - a], gamma[c], beta[c], cap);
           for (int64_t b = 0; b < l.n; ++b)
-            kernels::scale_shift(l.inner, x.data() + l.offset(c, b), mean(c), scale(c), beta[c],
+            kernels::scale_shift(l.inner, x.data() + l.offset(c, b), f.mean, f.scale, f.shift,
                                  y.data() + l.offset(c, b), cap);
+        }
         continue;
       }
-      for (int64_t c = a; c < a + channels; ++c)
+      for (int64_t c = a; c < a + channels; ++c) {
+        const kernels::ReluGate f = affine(stats[c - a], gamma[c], beta[c], cap);
         for (int64_t i = (c - a) * l.inner; i < (c - a + 1) * l.inner; ++i)
-          mean_of[i] = mean(c), scale_of[i] = scale(c), shift_of[i] = beta[c];
+          mean_of[i] = f.mean, scale_of[i] = f.scale, shift_of[i] = f.shift;
+      }
       for (int64_t b = 0; b < l.n; ++b)
         kernels::scale_shift_each(channels * l.inner, x.data() + l.offset(a, b), mean_of, scale_of,
                                   shift_of, y.data() + l.offset(a, b), cap);
@@ -159,8 +167,20 @@ void BatchNorm::forward_relu(const Tensor& x, Tensor& y, float cap, const ExecCo
 
 void BatchNorm::backward(const Tensor& x, const Tensor&, const Tensor& dy, Tensor& dx,
                          const ExecContext& ctx) {
+  backward_gated(x, dy, dx, 0.0f, ctx);
+}
+
+void BatchNorm::backward_relu(const Tensor& x, const Tensor& dy, Tensor& dx, float cap,
+                              const ExecContext& ctx) {
+  ZT_ASSERT(cap > 0.0f);
+  backward_gated(x, dy, dx, cap, ctx);
+}
+
+void BatchNorm::backward_gated(const Tensor& x, const Tensor& dy, Tensor& dx, float cap,
+                               const ExecContext& ctx) {
   const ChannelLayout l = layout(x.shape());
   const float* gamma = param(ctx, 0).data();
+  const float* beta = param(ctx, 1).data();
   const float* xd = x.data();
   const float* dyd = dy.data();
   constexpr int kLanes = kernels::kRunLanes;
@@ -173,20 +193,23 @@ void BatchNorm::backward(const Tensor& x, const Tensor&, const Tensor& dy, Tenso
         for (int64_t k = 0; k < lanes; ++k) s[k] = kept(ctx.stats, a + k);
       else
         batch_stats(xd, l, a, lanes, s);
+      kernels::ReluGate gates[kLanes];
+      for (int64_t k = 0; k < lanes; ++k) gates[k] = affine(s[k], gamma[a + k], beta[a + k], cap);
+      const kernels::ReluGate* gate = cap > 0.0f ? gates : nullptr;
       double sum_dy[kLanes] = {}, sum_dy_xhat[kLanes] = {};
       if (lanes == kLanes && l.inner <= kSmallPlane) {
         double mean[kLanes];
         for (int k = 0; k < kLanes; ++k) mean[k] = s[k].mean;
         kernels::GradientSums g[kLanes];
         kernels::gradient_sums_f64_runs(l.inner, l.n, dyd + l.offset(a, 0), xd + l.offset(a, 0),
-                                        l.inner, l.stride, mean, g);
+                                        l.inner, l.stride, mean, g, gate);
         for (int k = 0; k < kLanes; ++k) sum_dy[k] = g[k].dy, sum_dy_xhat[k] = g[k].dy_dev;
       } else {
         for (int64_t b = 0; b < l.n; ++b)
           for (int64_t k = 0; k < lanes; ++k) {
             const int64_t o = l.offset(a + k, b);
-            const kernels::GradientSums g =
-                kernels::gradient_sums_f64(l.inner, dyd + o, xd + o, s[k].mean);
+            const kernels::GradientSums g = kernels::gradient_sums_f64(
+                l.inner, dyd + o, xd + o, s[k].mean, gate ? gate + k : nullptr);
             sum_dy[k] += g.dy, sum_dy_xhat[k] += g.dy_dev;
           }
       }
@@ -206,7 +229,8 @@ void BatchNorm::backward(const Tensor& x, const Tensor&, const Tensor& dy, Tenso
         for (int64_t b = 0; b < l.n; ++b) {
           const int64_t o = l.offset(c, b);
           kernels::batch_norm_backward_data(l.inner, xd + o, dyd + o, s[k].mean, s[k].inv_std,
-                                            scale, mean_dy, mean_dy_xhat, dx.data() + o);
+                                            scale, mean_dy, mean_dy_xhat, dx.data() + o,
+                                            gate ? gate + k : nullptr);
         }
       }
     }

@@ -33,8 +33,14 @@ class BatchNorm : public Layer {
   void forward_relu(const Tensor& x, Tensor& y, float cap, const ExecContext& ctx) const override;
   void backward(const Tensor& x, const Tensor& y, const Tensor& dy, Tensor& dx,
                 const ExecContext& ctx) override;
+  void backward_relu(const Tensor& x, const Tensor& dy, Tensor& dx, float cap,
+                     const ExecContext& ctx) override;
 
  private:
+  // backward, with dy gated by the ReLU of that cap after the layer (0: none).
+  void backward_gated(const Tensor& x, const Tensor& dy, Tensor& dx, float cap,
+                      const ExecContext& ctx);
+
   int64_t channels_;
 };
 

@@ -308,13 +308,16 @@ MemoryPlan Network::plan(int64_t batch, int head_start, int threads, int frozen,
   return plan;
 }
 
-// The fusion pass's groups, and the max poolings after a head ReLU that backprop routes through
-// in one pass.
+// The fusion pass's groups, and the pairs of head layers that backprop takes in one pass: a
+// ReLU and the max pooling after it, a batch norm and the ReLU after it.
 void Network::fuse(int head_start, int frozen) {
   fused_ = fusions(head_start, frozen);
   relu_before_pool_.assign(num_layers(), 0.0f);
-  for (int i = head_start + 1; i < num_layers(); ++i)
+  relu_after_norm_.assign(num_layers(), 0.0f);
+  for (int i = head_start + 1; i < num_layers(); ++i) {
     if (specs_[i].op == Op::kMaxPool2d) relu_before_pool_[i] = activation_cap(specs_[i - 1].op);
+    if (layers_[i - 1]->fuses_relu()) relu_after_norm_[i] = activation_cap(specs_[i].op);
+  }
 }
 
 MemoryPlan Network::inference_plan(int64_t batch, int threads) const {
@@ -606,14 +609,20 @@ void Network::backward(const Tensor& dlogits) {
     ctx.stats_kept = true;  // by the forward this backward follows
     Tensor x = i == 0 ? input(rows) : kept_[i - 1].rows(0, rows);
     Tensor y = kept_[i].rows(0, rows);
-    // A max pooling after a ReLU: one pass routes dy to the ReLU's input.
-    const float cap = relu_before_pool_[i];
-    const int through = cap > 0.0f ? i - 1 : i;  // the layer whose dx this step writes
+    // A max pooling after a ReLU: one pass routes dy to the ReLU's input. A ReLU after batch
+    // norm: batch norm's backward gates dy by the ReLU.
+    const float cap = relu_before_pool_[i], gate = relu_after_norm_[i];
+    const int through = cap > 0.0f || gate > 0.0f ? i - 1 : i;  // the layer whose dx it writes
     Tensor dx =
         through > head_start_ ? Tensor(back_[next].data(), input_shape(through, rows)) : Tensor();
     if (cap > 0.0f) {
       if (!dx.empty())
         static_cast<const MaxPool2d&>(*layers_[i]).backward_through_relu(x, dy, dx, cap, ctx);
+    } else if (gate > 0.0f) {
+      ExecContext norm = context(through, lanes_[0]);
+      norm.stats_kept = true;
+      const Tensor in = through == 0 ? input(rows) : kept_[through - 1].rows(0, rows);
+      layers_[through]->backward_relu(in, dy, dx, gate, norm);
     } else {
       layers_[i]->backward(x, y, dy, dx, ctx);
     }

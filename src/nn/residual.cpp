@@ -127,15 +127,17 @@ Residual::Layout Residual::layout(const Shape& in, int threads) const {
   for (size_t i = 0; i < count; ++i)
     if (id[i] >= 0) l.out[i] = base + fwd.offset(id[i]) / sizeof(float);
   l.forward_end = base + fwd.total() / sizeof(float);
-  // Backward: the output of every child (recomputed), the post's gradient and two ping-pong
-  // buffers for the gradients inside the block, all alive through the whole pass.
+  // Backward: the output of every child (recomputed; a fused pair writes only its second's,
+  // and its backward reads neither), the post's gradient and two ping-pong buffers for the
+  // gradients inside the block, all alive through the whole pass.
   MemoryPlanner bwd;
   std::vector<int> act;
-  for (const Child& c : children_) act.push_back(bwd.add(bytes(numel(c.out, n)), 0, 0));
+  for (const Child& c : children_)
+    act.push_back(c.relu_fused > 0.0f ? -1 : bwd.add(bytes(numel(c.out, n)), 0, 0));
   const int post = bwd.add(bytes(post_ ? numel(out_, n) : 0), 0, 0);
   const int back[2] = {bwd.add(bytes(largest_in), 0, 0), bwd.add(bytes(largest_in), 0, 0)};
   bwd.plan();
-  for (int a : act) l.act.push_back(base + bwd.offset(a) / sizeof(float));
+  for (int a : act) l.act.push_back(a < 0 ? 0 : base + bwd.offset(a) / sizeof(float));
   l.post_grad = base + bwd.offset(post) / sizeof(float);
   for (int k = 0; k < 2; ++k) l.back[k] = base + bwd.offset(back[k]) / sizeof(float);
   l.backward_end = base + bwd.total() / sizeof(float);
@@ -171,14 +173,14 @@ std::vector<const Layer*> Residual::children() const {
   return layers;
 }
 
-void Residual::run_children(const Tensor& x, const std::vector<float*>& out, const ExecContext& ctx,
-                            bool fuse_relus) const {
+void Residual::run_children(const Tensor& x, const std::vector<float*>& out,
+                            const ExecContext& ctx) const {
   const int64_t n = x.shape()[0];
   Tensor in = x;
   for (size_t i = 0; i < children_.size(); ++i) {
     const Child& c = children_[i];
     if (i == num_main_) in = x;  // the shortcut starts again from x
-    if (fuse_relus && c.relu_fused > 0.0f) {
+    if (c.relu_fused > 0.0f) {
       Tensor y(out[i + 1], c.out.with_batch(n));
       c.layer->forward_relu(in, y, c.relu_fused,
                             with_written_params(*c.layer, c.first_param, child_context(ctx, i)));
@@ -204,7 +206,7 @@ void Residual::forward(const Tensor& x, Tensor& y, const ExecContext& ctx) const
   std::vector<float*> out;
   for (size_t i = 0; i < children_.size(); ++i)
     out.push_back(i + 1 == num_main_ ? y.data() : ctx.workspace + l.out[i]);
-  run_children(x, out, ctx, true);
+  run_children(x, out, ctx);
   add(y, num_main_ == children_.size() ? x : Tensor(out.back(), y.shape()), ctx);
   if (post_) post_->forward(y, y, ctx);
 }
@@ -213,12 +215,23 @@ void Residual::backward_chain(size_t begin, size_t end, const Tensor& x,
                               const std::vector<float*>& act, const Tensor& dy, Tensor& dx,
                               float* const back[2], const ExecContext& ctx) {
   const int64_t n = x.shape()[0];
-  Tensor grad = dy;
+  // The steps from the last child's: a child with the ReLU after it fused takes both.
+  std::vector<size_t> steps;
   for (size_t i = end; i-- > begin;) {
+    if (i > begin && children_[i - 1].relu_fused > 0.0f) --i;
+    steps.push_back(i);
+  }
+  Tensor grad = dy;
+  for (size_t s = 0; s < steps.size(); ++s) {
+    const size_t i = steps[s];
     const Child& c = children_[i];
     const Tensor in = i == begin ? x : Tensor(act[i - 1], c.in.with_batch(n));
-    Tensor d = i == begin ? dx : Tensor(back[(end - 1 - i) % 2], c.in.with_batch(n));
-    c.layer->backward(in, Tensor(act[i], c.out.with_batch(n)), grad, d, child_context(ctx, i));
+    // The gradients alternate, the one begin's step reads in back[1]: dx may be back[0].
+    Tensor d = i == begin ? dx : Tensor(back[(steps.size() - 1 - s) % 2], c.in.with_batch(n));
+    if (c.relu_fused > 0.0f)
+      c.layer->backward_relu(in, grad, d, c.relu_fused, child_context(ctx, i));
+    else
+      c.layer->backward(in, Tensor(act[i], c.out.with_batch(n)), grad, d, child_context(ctx, i));
     grad = d;
   }
 }
@@ -231,7 +244,7 @@ void Residual::backward(const Tensor& x, const Tensor& y, const Tensor& dy, Tens
   ExecContext again = ctx;
   again.update_stats = false;
   again.stats_kept = ctx.stats != nullptr;  // the statistics of the forward, of the same x
-  run_children(x, act, again, false);
+  run_children(x, act, again);
   Tensor grad = dy;  // dL/d(main(x) + shortcut(x))
   if (post_) {
     grad = Tensor(ctx.workspace + l.post_grad, y.shape());
@@ -244,7 +257,7 @@ void Residual::backward(const Tensor& x, const Tensor& y, const Tensor& dy, Tens
   } else {
     backward_chain(num_main_, children_.size(), x, act, grad, dx, back, ctx);
   }
-  Tensor main_dx = dx.empty() ? Tensor() : Tensor(back[(num_main_ - 1) % 2], x.shape());
+  Tensor main_dx = dx.empty() ? Tensor() : Tensor(back[0], x.shape());
   backward_chain(0, num_main_, x, act, grad, main_dx, back, ctx);
   if (!dx.empty()) add(dx, main_dx, ctx);
 }

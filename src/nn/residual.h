@@ -57,12 +57,12 @@ class Residual : public Layer {
     Shape in, out;                            // batch 1
     size_t first_param = 0, first_state = 0;  // index of the child's first tensor in the block's
     size_t first_stats = 0;                   // offset of its kept statistics in the block's
-    float relu_fused = 0;  // forward-only: the cap of the ReLU after it run in its pass (0: none)
+    float relu_fused = 0;  // the cap of the ReLU after it run in its passes (0: none)
   };
   // Offsets (floats) of the buffers in the workspace for a batch.
   struct Layout {
     std::vector<size_t> out;    // forward: the output of each child (unused: main's last, y)
-    std::vector<size_t> act;    // backward: the output of each child
+    std::vector<size_t> act;    // backward: the output of each child (unused: a fused pair's first)
     size_t post_grad, back[2];  // backward
     size_t forward_end, backward_end;
   };
@@ -70,12 +70,12 @@ class Residual : public Layer {
   // The children's param_specs or state_specs, each name prefixed by the child's.
   std::vector<ParamSpec> prefixed(std::vector<ParamSpec> (Layer::*specs)() const) const;
   ExecContext child_context(const ExecContext& ctx, size_t i) const;
-  // Runs main and shortcut on x, child i writing out[i]; with fuse_relus, a batch norm and the
-  // ReLU after it run as one pass (Layer::forward_relu) that writes only the ReLU's out[i + 1].
-  void run_children(const Tensor& x, const std::vector<float*>& out, const ExecContext& ctx,
-                    bool fuse_relus) const;
-  // Backprops children [begin, end) (one chain) from dy, their outputs in act; the first child
-  // writes dx (if not empty), the others alternate between back[0] and back[1].
+  // Runs main and shortcut on x, child i writing out[i]; a batch norm and the ReLU after it run
+  // as one pass (Layer::forward_relu) that writes only the ReLU's out[i + 1].
+  void run_children(const Tensor& x, const std::vector<float*>& out, const ExecContext& ctx) const;
+  // Backprops children [begin, end) (one chain) from dy, their outputs in act, a fused pair in
+  // one step (Layer::backward_relu); the first child writes dx (if not empty, and it may be
+  // back[0]), the others alternate between back[0] and back[1].
   void backward_chain(size_t begin, size_t end, const Tensor& x, const std::vector<float*>& act,
                       const Tensor& dy, Tensor& dx, float* const back[2], const ExecContext& ctx);
   // y += a, row blocks in parallel.

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "nn/gradient_check.h"
@@ -185,6 +186,55 @@ TEST(LayerBatchNorm, KeptStatisticsGiveTheResultsOfComputedOnes) {
   for (double& v : stats) v *= 1.5;
   bn.layer.backward(x, y_kept, dy, dx_kept, kept);
   EXPECT_FALSE(test::bitwise_equal(dx_kept, dx));
+}
+
+// backward_relu from the ReLU's dy gives the ReLU's backward and then batch norm's, bit for bit,
+// without their outputs: on the small planes' four-channel loops (with a remainder), large planes
+// and features; ReLU and ReLU6; statistics computed and kept. The gate is open and closed on
+// many values, at both ends of ReLU6.
+TEST(LayerBatchNorm, BackwardReluEqualsReluBackwardThenBackward) {
+  for (const Shape& in :
+       {Shape{3, 8, 2, 2}, Shape{3, 6, 2, 3}, Shape{2, 3, 9, 9}, Shape{7, 5}, Shape{1, 4, 1, 70}})
+    for (const float cap : {6.0f, kernels::kNoCap})
+      for (const bool keep : {false, true}) {
+        SCOPED_TRACE(in.str() + " cap " + std::to_string(cap) + (keep ? " kept" : ""));
+        const int64_t c = in[1];
+        BatchNorm layer(c);
+        Tensor gamma = test::random_uniform(Shape{c}, 67, 0, -5.0f, 8.0f);
+        Tensor beta = test::random_uniform(Shape{c}, 67, 1, -1.0f, 3.0f);
+        const Tensor x = test::random_uniform(in, 67, 2, -4.0f, 9.0f);
+        const Tensor dy = test::random_uniform(in, 67, 3);
+        std::vector<double> stats(3 * c, std::nan(""));
+        ExecContext ctx;
+        ctx.training = true;
+        if (keep) ctx.stats = stats.data();
+        Tensor y = test::nan_tensor(in), grad = test::nan_tensor(in), dx = test::nan_tensor(in);
+        Tensor gw = Tensor::zeros(Shape{c}), gb = Tensor::zeros(Shape{c});
+        layer.bind({gamma, beta}, {gw, gb});
+        layer.forward(x, y, ctx);
+        ReLU(cap).forward(y, y, ctx);
+        int open = 0;
+        for (int64_t i = 0; i < y.numel(); ++i) open += y[i] > 0.0f && y[i] < cap;
+        EXPECT_GT(open, y.numel() / 5);
+        EXPECT_LT(open, y.numel() * 4 / 5);
+        if (cap == 6.0f) {
+          EXPECT_GT(std::count(y.data(), y.data() + y.numel(), 6.0f), 0);
+        }
+        ExecContext back = ctx;
+        back.stats_kept = keep;
+        ReLU(cap).backward(y, y, dy, grad, back);
+        layer.backward(x, y, grad, dx, back);
+        Tensor gw_fused = Tensor::zeros(Shape{c}), gb_fused = Tensor::zeros(Shape{c});
+        Tensor dx_fused = test::nan_tensor(in), none;
+        layer.bind({gamma, beta}, {gw_fused, gb_fused});
+        layer.backward_relu(x, dy, dx_fused, cap, back);
+        EXPECT_TRUE(test::bitwise_equal(dx_fused, dx));
+        EXPECT_TRUE(test::bitwise_equal(gw_fused, gw));
+        EXPECT_TRUE(test::bitwise_equal(gb_fused, gb));
+        // Without dx (the first layer's input), the parameters' gradients alone.
+        layer.backward_relu(x, dy, none, cap, back);
+        for (int64_t k = 0; k < c; ++k) EXPECT_EQ(gw_fused[k], 2 * gw[k]) << k;
+      }
 }
 
 }  // namespace

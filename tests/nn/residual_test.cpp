@@ -199,14 +199,15 @@ TEST(LayerResidual, NamesDescribesAndSizesItsChildren) {
                                              "shortcut.1.running_mean", "shortcut.1.running_var"}));
   EXPECT_EQ(block.forward_macs(in),
             2 * 4 * 16 * 27 + 2 * (2 * 4 * 16) + 2 * 4 * 16 * 3 + 2 * (2 * 4 * 16));
-  // Forward: two buffers of main's first output (the shortcut's are as large); backward holds all
-  // five outputs, the ReLU's gradient and two buffers as large as the input.
+  // Forward: two buffers of main's first output (the shortcut's are as large); backward holds the
+  // outputs but main's batch norm's (fused with the ReLU after it, whose backward reads neither),
+  // the ReLU's gradient and two buffers as large as the input.
   const size_t out = 2 * 4 * 16, input = 2 * 3 * 64;
   const size_t children = std::max(Conv2d(3, 4, 3, 2, 1).workspace_floats(in, 1),
                                    Conv2d(3, 4, 1, 2, 0).workspace_floats(in, 1));
   const size_t work = (children + 15) / 16 * 16;
   EXPECT_EQ(block.forward_workspace_floats(in, 1), work + 2 * out);
-  EXPECT_EQ(block.workspace_floats(in, 1), work + 6 * out + 2 * input);
+  EXPECT_EQ(block.workspace_floats(in, 1), work + 5 * out + 2 * input);
   EXPECT_EQ(Residual(kInverted, Shape{1, 4, 3, 3}).describe().substr(0, 10), "residual [");
   EXPECT_NE(Residual(kInverted, Shape{1, 4, 3, 3}).describe().find("] + identity"),
             std::string::npos);

@@ -106,11 +106,18 @@ class Layer {
   }
   // Whether the layer has forward_relu: forward with a ReLU (ReLU6: cap 6) fused in, writing y
   // once instead of twice (a kActivated node of nn/graph.h, where no backward pass reads the
-  // layer's own output). It may run in place, y over x.
+  // layer's own output). It may run in place, y over x. And backward_relu, its backward pass.
   virtual bool fuses_relu() const { return false; }
   // y = min(max(forward(x), 0), cap), bit for bit; called only where fuses_relu().
   virtual void forward_relu(const Tensor& x, Tensor& y, float cap, const ExecContext& ctx) const {
     (void)x, (void)y, (void)cap, (void)ctx;
+  }
+  // backward through forward_relu from dy = dL/d(its output), bit for bit the ReLU's backward
+  // and then the layer's, reading neither output (the ReLU's gate is recomputed from x);
+  // called only where fuses_relu(), with x not overwritten.
+  virtual void backward_relu(const Tensor& x, const Tensor& dy, Tensor& dx, float cap,
+                             const ExecContext& ctx) {
+    (void)x, (void)dy, (void)dx, (void)cap, (void)ctx;
   }
   // Output features that forward_rows computes in blocks, each block from just those rows of
   // every parameter tensor (the tensors' first dimension), so that a perturbed pass needs one

@@ -197,6 +197,9 @@ class Network {
   // Backprop: at a max pooling after a ReLU of the head, the ReLU's cap (0 elsewhere); one
   // pass routes dy through both to the ReLU's input.
   std::vector<float> relu_before_pool_;
+  // Backprop: at a ReLU of the head after a layer that fuses it (batch norm), the ReLU's cap (0
+  // elsewhere); one pass gates dy and backprops the layer.
+  std::vector<float> relu_after_norm_;
   std::vector<Lane> lanes_;  // lanes_[0]: the network's own forward buffers
   Lane paired_;              // forward_pair's second pass: lane 0's but its own body outputs
   Tensor back_[2];           // backward: dx of the head's layers past its first, alternating
