@@ -28,7 +28,7 @@ inline __attribute__((always_inline)) void interleaved(int64_t n, Term term) {
 
 }  // namespace
 
-ZT_CLONES DeviationSums deviation_sums_f64(int64_t n, const float* x, float pivot) {
+ZT_CLONES_512 DeviationSums deviation_sums_f64(int64_t n, const float* x, float pivot) {
   double sum[kParts] = {}, sq[kParts] = {};
   interleaved(n, [&](int64_t i, int j) {
     const double d = double{x[i]} - pivot;
@@ -142,9 +142,9 @@ inline __attribute__((always_inline)) void two_sums_blocks(int64_t n, int64_t bl
   }
 }
 
-ZT_CLONES void deviation_sums_f64_runs(int64_t n, int64_t blocks, const float* x, int64_t stride,
-                                       int64_t block_stride, const float* pivot,
-                                       DeviationSums* out) {
+ZT_CLONES_512 void deviation_sums_f64_runs(int64_t n, int64_t blocks, const float* x,
+                                           int64_t stride, int64_t block_stride, const float* pivot,
+                                           DeviationSums* out) {
   RunDoubles p, sum, sq;
   for (int k = 0; k < kRunLanes; ++k) p[k] = pivot[k];
   two_sums_blocks<1>(
@@ -159,9 +159,10 @@ ZT_CLONES void deviation_sums_f64_runs(int64_t n, int64_t blocks, const float* x
 
 typedef int32_t RunInts __attribute__((vector_size(kRunLanes * sizeof(int32_t))));
 
-ZT_CLONES void gradient_sums_f64_runs(int64_t n, int64_t blocks, const float* dy, const float* x,
-                                      int64_t stride, int64_t block_stride, const double* mean,
-                                      GradientSums* out, const ReluGate* gate) {
+ZT_CLONES_512 void gradient_sums_f64_runs(int64_t n, int64_t blocks, const float* dy,
+                                          const float* x, int64_t stride, int64_t block_stride,
+                                          const double* mean, GradientSums* out,
+                                          const ReluGate* gate) {
   RunDoubles m, sum, dev;
   for (int k = 0; k < kRunLanes; ++k) m[k] = mean[k];
   auto sums = [&](auto gated) __attribute__((always_inline)) {
@@ -188,8 +189,8 @@ ZT_CLONES void gradient_sums_f64_runs(int64_t n, int64_t blocks, const float* dy
   for (int k = 0; k < kRunLanes; ++k) out[k] = {sum[k], dev[k]};
 }
 
-ZT_CLONES GradientSums gradient_sums_f64(int64_t n, const float* dy, const float* x, double mean,
-                                         const ReluGate* gate) {
+ZT_CLONES_512 GradientSums gradient_sums_f64(int64_t n, const float* dy, const float* x,
+                                             double mean, const ReluGate* gate) {
   double sum[kParts] = {}, dev[kParts] = {};
   auto sums = [&](auto dy_at) __attribute__((always_inline)) {
     interleaved(
@@ -225,9 +226,9 @@ ZT_CLONES void scale_shift_each(int64_t n, const float* x, const float* mean, co
     for (int64_t i = 0; i < n; ++i) y[i] = scale[i] * (x[i] - mean[i]) + shift[i];
 }
 
-ZT_CLONES void batch_norm_backward_data(int64_t n, const float* x, const float* dy, double mean,
-                                        double inv_std, double scale, double mean_dy,
-                                        double mean_dy_xhat, float* dx, const ReluGate* gate) {
+ZT_CLONES_512 void batch_norm_backward_data(int64_t n, const float* x, const float* dy, double mean,
+                                            double inv_std, double scale, double mean_dy,
+                                            double mean_dy_xhat, float* dx, const ReluGate* gate) {
   auto pass = [&](auto dy_at) __attribute__((always_inline)) {
     for (int64_t i = 0; i < n; ++i) {
       const double xhat = (x[i] - mean) * inv_std;
