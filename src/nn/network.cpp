@@ -16,12 +16,22 @@ namespace zotrain {
 namespace {
 
 // What a planned buffer is for; plan() reports the rows, allocate() binds them by role.
-enum class Role { kParam, kState, kGrad, kInput, kActivations, kWorkspace, kScratch, kStats };
+enum class Role {
+  kParam,
+  kState,
+  kGrad,
+  kInput,
+  kActivations,
+  kWorkspace,
+  kScratch,
+  kStats,
+  kKept
+};
 
 struct Slot {
   MemoryRow row;
   Role role;
-  int index;     // parameter index (kParam, kGrad), layer (kStats)
+  int index;     // parameter index (kParam, kGrad), layer (kStats, kKept)
   int lane = 0;  // the perturbation lane of a kActivations, kWorkspace or kScratch buffer
 };
 
@@ -233,12 +243,17 @@ static std::vector<Slot> plan_slots(const Network& net, const Graph& groups, int
         Role::kActivations, static_cast<int>(acts.size()) - 1, lane);
   };
   add_activations("", 0, L, 0);
-  // What head layers keep from forward for backward besides their output (batch norm's
-  // statistics): a float pair per double.
-  for (int i = h; i < L; ++i)
-    if (const size_t d = net.layer(i).kept_stats_doubles(net.input_shape(i, batch)))
+  // What head layers keep from forward for backward besides their output: batch norm's
+  // statistics (a float pair per double), a residual block's inner activations.
+  for (int i = h; i < L; ++i) {
+    const Shape in = net.input_shape(i, batch);
+    if (const size_t d = net.layer(i).kept_stats_doubles(in))
       add(i, net.layer(i).describe() + " statistics", Bucket::kActivations,
           floats(static_cast<int64_t>(2 * d)), Role::kStats, i);
+    if (const size_t f = net.layer(i).kept_floats(in))
+      add(i, net.layer(i).describe() + " inner activations", Bucket::kActivations,
+          floats(static_cast<int64_t>(f)), Role::kKept, i);
+  }
   // Zeroth-order passes read the body's parameters from a scratch buffer, sized at the end from
   // the rest of the plan (perturbed_scratch).
   const bool scratch = perturbed && net.largest_trained_layer(h, frozen).second > 0;
@@ -358,6 +373,7 @@ void Network::allocate(Arena& arena, int64_t batch, int head_start, ThreadPool* 
   state_.clear();
   kept_.assign(num_layers(), Tensor());
   stats_.assign(num_layers(), nullptr);
+  kept_floats_.assign(num_layers(), nullptr);
   const Owned params = owned(*this, &Layer::param_specs);
   const Owned state = owned(*this, &Layer::state_specs);
   std::vector<Tensor> grads(params.specs.size());
@@ -393,6 +409,9 @@ void Network::allocate(Arena& arena, int64_t batch, int head_start, ThreadPool* 
         break;
       case Role::kStats:
         stats_[s.index] = reinterpret_cast<double*>(p);
+        break;
+      case Role::kKept:
+        kept_floats_[s.index] = p;
         break;
     }
   }
@@ -467,6 +486,7 @@ ExecContext Network::context(int layer, Lane& lane) {
   ctx.key = layer_key(mode_.key, layer);
   ctx.update_stats = mode_.update_stats && lane.update_stats && !frozen;
   ctx.stats = stats_[layer];
+  ctx.kept = kept_floats_[layer];
   return ctx;
 }
 

@@ -127,17 +127,20 @@ Residual::Layout Residual::layout(const Shape& in, int threads) const {
   for (size_t i = 0; i < count; ++i)
     if (id[i] >= 0) l.out[i] = base + fwd.offset(id[i]) / sizeof(float);
   l.forward_end = base + fwd.total() / sizeof(float);
-  // Backward: the output of every child (recomputed; a fused pair writes only its second's,
-  // and its backward reads neither), the post's gradient and two ping-pong buffers for the
-  // gradients inside the block, all alive through the whole pass.
+  // Kept by a training forward for backward: the output of every child, one after the other
+  // (a fused pair writes only its second's, and its backward reads neither).
+  size_t kept = 0;
+  for (const Child& c : children_) {
+    l.kept.push_back(kept);
+    if (c.relu_fused == 0.0f) kept += aligned(numel(c.out, n));
+  }
+  l.kept_end = kept;
+  // Backward: the post's gradient and two ping-pong buffers for the gradients inside the block,
+  // all alive through the whole pass.
   MemoryPlanner bwd;
-  std::vector<int> act;
-  for (const Child& c : children_)
-    act.push_back(c.relu_fused > 0.0f ? -1 : bwd.add(bytes(numel(c.out, n)), 0, 0));
   const int post = bwd.add(bytes(post_ ? numel(out_, n) : 0), 0, 0);
   const int back[2] = {bwd.add(bytes(largest_in), 0, 0), bwd.add(bytes(largest_in), 0, 0)};
   bwd.plan();
-  for (int a : act) l.act.push_back(a < 0 ? 0 : base + bwd.offset(a) / sizeof(float));
   l.post_grad = base + bwd.offset(post) / sizeof(float);
   for (int k = 0; k < 2; ++k) l.back[k] = base + bwd.offset(back[k]) / sizeof(float);
   l.backward_end = base + bwd.total() / sizeof(float);
@@ -151,6 +154,10 @@ size_t Residual::workspace_floats(const Shape& in, int threads) const {
 
 size_t Residual::forward_workspace_floats(const Shape& in, int threads) const {
   return layout(in, threads).forward_end;
+}
+
+size_t Residual::kept_floats(const Shape& in) const {
+  return layout(in, 1).kept_end;
 }
 
 int64_t Residual::forward_macs(const Shape& in) const {
@@ -194,25 +201,32 @@ void Residual::run_children(const Tensor& x, const std::vector<float*>& out,
   }
 }
 
-void Residual::add(Tensor& y, const Tensor& a, const ExecContext& ctx) {
+void Residual::add(Tensor& y, const Tensor& a, const Tensor& b, const ExecContext& ctx) {
   const int64_t row = y.shape().row_numel();
   parallel_for(ctx.pool, y.shape()[0], [&](int64_t r0, int64_t r1) {
-    for (int64_t k = r0 * row; k < r1 * row; ++k) y[k] += a[k];
+    for (int64_t k = r0 * row; k < r1 * row; ++k) y[k] = a[k] + b[k];
   });
 }
 
 void Residual::forward(const Tensor& x, Tensor& y, const ExecContext& ctx) const {
   const Layout l = layout(x.shape(), ctx.threads());
+  const bool keep = ctx.training && ctx.kept;
   std::vector<float*> out;
   for (size_t i = 0; i < children_.size(); ++i)
-    out.push_back(i + 1 == num_main_ ? y.data() : ctx.workspace + l.out[i]);
+    out.push_back(keep                 ? ctx.kept + l.kept[i]
+                  : i + 1 == num_main_ ? y.data()
+                                       : ctx.workspace + l.out[i]);
   run_children(x, out, ctx);
-  add(y, num_main_ == children_.size() ? x : Tensor(out.back(), y.shape()), ctx);
+  const Tensor shortcut = num_main_ == children_.size() ? x : Tensor(out.back(), y.shape());
+  if (keep)
+    add(y, Tensor(out[num_main_ - 1], y.shape()), shortcut, ctx);
+  else
+    add(y, y, shortcut, ctx);
   if (post_) post_->forward(y, y, ctx);
 }
 
 void Residual::backward_chain(size_t begin, size_t end, const Tensor& x,
-                              const std::vector<float*>& act, const Tensor& dy, Tensor& dx,
+                              const std::vector<float*>& out, const Tensor& dy, Tensor& dx,
                               float* const back[2], const ExecContext& ctx) {
   const int64_t n = x.shape()[0];
   // The steps from the last child's: a child with the ReLU after it fused takes both.
@@ -225,26 +239,23 @@ void Residual::backward_chain(size_t begin, size_t end, const Tensor& x,
   for (size_t s = 0; s < steps.size(); ++s) {
     const size_t i = steps[s];
     const Child& c = children_[i];
-    const Tensor in = i == begin ? x : Tensor(act[i - 1], c.in.with_batch(n));
+    const Tensor in = i == begin ? x : Tensor(out[i - 1], c.in.with_batch(n));
     // The gradients alternate, the one begin's step reads in back[1]: dx may be back[0].
     Tensor d = i == begin ? dx : Tensor(back[(steps.size() - 1 - s) % 2], c.in.with_batch(n));
     if (c.relu_fused > 0.0f)
       c.layer->backward_relu(in, grad, d, c.relu_fused, child_context(ctx, i));
     else
-      c.layer->backward(in, Tensor(act[i], c.out.with_batch(n)), grad, d, child_context(ctx, i));
+      c.layer->backward(in, Tensor(out[i], c.out.with_batch(n)), grad, d, child_context(ctx, i));
     grad = d;
   }
 }
 
 void Residual::backward(const Tensor& x, const Tensor& y, const Tensor& dy, Tensor& dx,
                         const ExecContext& ctx) {
+  ZT_ASSERT(ctx.kept, "a residual block backprops from what its training forward kept");
   const Layout l = layout(x.shape(), ctx.threads());
-  std::vector<float*> act;
-  for (size_t offset : l.act) act.push_back(ctx.workspace + offset);
-  ExecContext again = ctx;
-  again.update_stats = false;
-  again.stats_kept = ctx.stats != nullptr;  // the statistics of the forward, of the same x
-  run_children(x, act, again);
+  std::vector<float*> out;
+  for (size_t offset : l.kept) out.push_back(ctx.kept + offset);
   Tensor grad = dy;  // dL/d(main(x) + shortcut(x))
   if (post_) {
     grad = Tensor(ctx.workspace + l.post_grad, y.shape());
@@ -255,11 +266,11 @@ void Residual::backward(const Tensor& x, const Tensor& y, const Tensor& dy, Tens
   if (num_main_ == children_.size()) {
     if (!dx.empty()) dx.copy_from(grad);
   } else {
-    backward_chain(num_main_, children_.size(), x, act, grad, dx, back, ctx);
+    backward_chain(num_main_, children_.size(), x, out, grad, dx, back, ctx);
   }
   Tensor main_dx = dx.empty() ? Tensor() : Tensor(back[0], x.shape());
-  backward_chain(0, num_main_, x, act, grad, main_dx, back, ctx);
-  if (!dx.empty()) add(dx, main_dx, ctx);
+  backward_chain(0, num_main_, x, out, grad, main_dx, back, ctx);
+  if (!dx.empty()) add(dx, dx, main_dx, ctx);
 }
 
 // Tensors [first, first + count) of `all`; none when `all` is empty (nothing bound).

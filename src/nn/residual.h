@@ -6,13 +6,9 @@
 //
 // Parameters and state are the children's, in order (main, then shortcut), named
 // "main.<i>.<name>" and "shortcut.<i>.<name>"; a forward pass given ctx.params hands each child its
-// slice of them. Forward keeps no internal activation: main's layers alternate between two
-// workspace buffers (the last writes y) and so do the shortcut's.
-//
-// Backward recomputes the activations from x (activation recomputation): a head keeps only the
-// block's input and output, at the price of one extra forward of the block per backward, and the
-// workspace then holds every internal activation of the block. The recomputation leaves the
-// running statistics alone (the step's forward moved them).
+// slice of them. A training forward given ctx.kept (a head block) writes every child's output
+// there, which its backward reads; any other forward keeps no internal activation: main's layers
+// alternate between two workspace buffers (the last writes y) and so do the shortcut's.
 #pragma once
 
 #include <memory>
@@ -32,17 +28,18 @@ class Residual : public Layer {
   Shape output_shape(const Shape& in) const override { return out_.with_batch(in[0]); }
   std::vector<ParamSpec> param_specs() const override;
   std::vector<ParamSpec> state_specs() const override;
-  // Backward: the children's workspace, every internal activation, the post's gradient and two
-  // ping-pong buffers for the gradients inside the block.
+  // Backward: the children's workspace, the post's gradient and two ping-pong buffers for the
+  // gradients inside the block.
   size_t workspace_floats(const Shape& in, int threads) const override;
   // Forward: the children's workspace and their outputs, placed by lifetime.
   size_t forward_workspace_floats(const Shape& in, int threads) const override;
   // The post ReLU's gradient is read off y.
   bool backward_needs_output() const override { return post_ != nullptr; }
   int64_t forward_macs(const Shape& in) const override;
-  // The children's, one after the other: the recomputation in backward reads them, so a head
-  // block takes its batch norms' statistics once per step instead of three times.
+  // The children's, one after the other.
   size_t kept_stats_doubles(const Shape&) const override { return kept_stats_; }
+  // Every child's output but a fused pair's first (Layer::backward_relu reads neither).
+  size_t kept_floats(const Shape& in) const override;
   std::vector<const Layer*> children() const override;
   void forward(const Tensor& x, Tensor& y, const ExecContext& ctx) const override;
   void backward(const Tensor& x, const Tensor& y, const Tensor& dy, Tensor& dx,
@@ -61,10 +58,11 @@ class Residual : public Layer {
   };
   // Offsets (floats) of the buffers in the workspace for a batch.
   struct Layout {
-    std::vector<size_t> out;    // forward: the output of each child (unused: main's last, y)
-    std::vector<size_t> act;    // backward: the output of each child (unused: a fused pair's first)
+    std::vector<size_t> out;  // forward: the output of each child (unused: main's last, y)
+    std::vector<size_t>
+        kept;  // the output of each child in ctx.kept (unused: a fused pair's first)
     size_t post_grad, back[2];  // backward
-    size_t forward_end, backward_end;
+    size_t forward_end, backward_end, kept_end;
   };
   Layout layout(const Shape& in, int threads) const;
   // The children's param_specs or state_specs, each name prefixed by the child's.
@@ -73,13 +71,13 @@ class Residual : public Layer {
   // Runs main and shortcut on x, child i writing out[i]; a batch norm and the ReLU after it run
   // as one pass (Layer::forward_relu) that writes only the ReLU's out[i + 1].
   void run_children(const Tensor& x, const std::vector<float*>& out, const ExecContext& ctx) const;
-  // Backprops children [begin, end) (one chain) from dy, their outputs in act, a fused pair in
+  // Backprops children [begin, end) (one chain) from dy, their outputs in out, a fused pair in
   // one step (Layer::backward_relu); the first child writes dx (if not empty, and it may be
   // back[0]), the others alternate between back[0] and back[1].
-  void backward_chain(size_t begin, size_t end, const Tensor& x, const std::vector<float*>& act,
+  void backward_chain(size_t begin, size_t end, const Tensor& x, const std::vector<float*>& out,
                       const Tensor& dy, Tensor& dx, float* const back[2], const ExecContext& ctx);
-  // y += a, row blocks in parallel.
-  static void add(Tensor& y, const Tensor& a, const ExecContext& ctx);
+  // y = a + b (y may be a), row blocks in parallel.
+  static void add(Tensor& y, const Tensor& a, const Tensor& b, const ExecContext& ctx);
 
   std::vector<Child> children_;  // main, then shortcut
   size_t num_main_ = 0;

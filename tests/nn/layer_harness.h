@@ -26,14 +26,19 @@ inline std::vector<Tensor> bind_random_params(Layer& layer, uint64_t seed, float
   return params;
 }
 
-// An ExecContext with a workspace of the size the layer asks for on `in`, followed by a guard
-// band that catches a layer using more than it declared.
+// An ExecContext with a workspace of the size the layer asks for on `in`, and the kept
+// activations it asks for as a head layer (Layer::kept_floats), each followed by a guard band
+// that catches a layer using more than it declared.
 struct TestContext {
   static constexpr size_t kGuard = 64;
   static constexpr float kGuardValue = 12345.0f;
 
   TestContext(const Layer& layer, const Shape& in, ThreadPool* pool)
-      : TestContext(layer.workspace_floats(in, pool ? pool->size() : 1), pool) {}
+      : TestContext(layer.workspace_floats(in, pool ? pool->size() : 1), pool) {
+    kept_size = layer.kept_floats(in);
+    kept.assign(kept_size + kGuard, kGuardValue);
+    if (kept_size > 0) ctx.kept = kept.data();
+  }
   TestContext(size_t floats, ThreadPool* pool)
       : size(floats), workspace(size + kGuard, kGuardValue) {
     ctx.pool = pool;
@@ -42,9 +47,11 @@ struct TestContext {
   ~TestContext() {
     for (size_t i = size; i < workspace.size(); ++i)
       EXPECT_EQ(workspace[i], kGuardValue) << "workspace overrun past " << size << " floats";
+    for (size_t i = kept_size; i < kept.size(); ++i)
+      EXPECT_EQ(kept[i], kGuardValue) << "kept activations overrun past " << kept_size;
   }
-  size_t size;
-  std::vector<float> workspace;
+  size_t size, kept_size = 0;
+  std::vector<float> workspace, kept;
   ExecContext ctx;
 };
 

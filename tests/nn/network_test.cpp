@@ -85,8 +85,8 @@ TEST(Network, ArenaBytesMatchThePlanForEverySplit) {
     }
 }
 
-// A residual block's backward needs room to recompute its activations; in the body it only runs
-// forward, and the plan's workspace is sized accordingly.
+// A residual block's backward needs room for its gradients; in the body it only runs forward,
+// and the plan's workspace is sized accordingly.
 TEST(Network, BodyLayersPlanOnlyTheirForwardWorkspace) {
   ModelSpec m = model_by_name("resnet18:0.0625", Shape{1, 8, 8}, 3);
   Network net(m.item_shape, m.layers);

@@ -155,7 +155,8 @@ TEST(LayerResidual, FusedBatchNormAndReluGiveTheChildrensOutput) {
 }
 
 // A head block keeps its batch norms' statistics from forward (ExecContext::stats): the
-// recomputation and the children's backward read them, with the results of computing them.
+// children's backward read them, with the results of computing them. And its children's outputs
+// (ExecContext::kept), which backward reads: another value there changes the gradients.
 TEST(LayerResidual, KeptStatisticsGiveTheResultsOfComputedOnes) {
   const Shape in{3, 4, 5, 4};
   Residual block(kInverted, in);
@@ -178,6 +179,10 @@ TEST(LayerResidual, KeptStatisticsGiveTheResultsOfComputedOnes) {
   EXPECT_TRUE(test::bitwise_equal(dx, want.dx));
   for (size_t i = 0; i < grads.size(); ++i)
     EXPECT_TRUE(test::bitwise_equal(grads[i], want.grads[i])) << i;
+  tc.kept[tc.kept_size / 2] += 1.0f;
+  Tensor dx_changed = test::nan_tensor(in);
+  block.backward(x, y, dy, dx_changed, tc.ctx);
+  EXPECT_FALSE(test::bitwise_equal(dx_changed, want.dx));
 }
 
 TEST(LayerResidual, NamesDescribesAndSizesItsChildren) {
@@ -199,15 +204,16 @@ TEST(LayerResidual, NamesDescribesAndSizesItsChildren) {
                                              "shortcut.1.running_mean", "shortcut.1.running_var"}));
   EXPECT_EQ(block.forward_macs(in),
             2 * 4 * 16 * 27 + 2 * (2 * 4 * 16) + 2 * 4 * 16 * 3 + 2 * (2 * 4 * 16));
-  // Forward: two buffers of main's first output (the shortcut's are as large); backward holds the
-  // outputs but main's batch norm's (fused with the ReLU after it, whose backward reads neither),
-  // the ReLU's gradient and two buffers as large as the input.
+  // Forward: two buffers of main's first output (the shortcut's are as large); backward: the
+  // ReLU's gradient and two buffers as large as the input. A training forward keeps the outputs
+  // but main's batch norm's (fused with the ReLU after it, whose backward reads neither).
   const size_t out = 2 * 4 * 16, input = 2 * 3 * 64;
   const size_t children = std::max(Conv2d(3, 4, 3, 2, 1).workspace_floats(in, 1),
                                    Conv2d(3, 4, 1, 2, 0).workspace_floats(in, 1));
   const size_t work = (children + 15) / 16 * 16;
   EXPECT_EQ(block.forward_workspace_floats(in, 1), work + 2 * out);
-  EXPECT_EQ(block.workspace_floats(in, 1), work + 5 * out + 2 * input);
+  EXPECT_EQ(block.workspace_floats(in, 1), work + out + 2 * input);
+  EXPECT_EQ(block.kept_floats(in), 4 * out);
   EXPECT_EQ(Residual(kInverted, Shape{1, 4, 3, 3}).describe().substr(0, 10), "residual [");
   EXPECT_NE(Residual(kInverted, Shape{1, 4, 3, 3}).describe().find("] + identity"),
             std::string::npos);
@@ -222,7 +228,7 @@ TEST(LayerResidual, RejectsAnEmptyMainAndMismatchedShapes) {
 }
 
 // relu(bn(conv(x)) + x) with the running statistics bound: training passes move them only when
-// asked (backward's recomputation never does), evaluation normalizes by them.
+// asked, evaluation normalizes by them.
 TEST(LayerResidual, BatchNormStatisticsOfTheChildren) {
   const Shape in{4, 2, 3, 3};
   Residual block(L::residual({L::conv2d(2, 1), L::batch_norm()}, {}, true), in);

@@ -51,10 +51,13 @@ struct ExecContext {
   bool update_stats = false;
   // The layer's kept statistics (kept_stats_doubles), or null: what a training forward computes
   // from its input and its backward needs again (batch norm's per-channel mean and deviation).
-  // A forward writes them; with stats_kept they already hold this input's (a backward, or a
-  // residual block's recomputation), and the layer reads them instead of recomputing.
+  // A training forward writes them; a backward with stats_kept reads them instead of
+  // recomputing (they hold its input's).
   double* stats = nullptr;
   bool stats_kept = false;
+  // The layer's kept activations (kept_floats), or null: what a training forward of a head layer
+  // writes besides its output for its backward to read (a residual block's inner outputs).
+  float* kept = nullptr;
   int threads() const { return pool ? pool->size() : 1; }
 };
 
@@ -101,6 +104,12 @@ class Layer {
   // Doubles of ExecContext::stats the layer keeps from a training forward for its backward (the
   // Network plans them for head layers); 0 for most layers.
   virtual size_t kept_stats_doubles(const Shape& in) const {
+    (void)in;
+    return 0;
+  }
+  // Floats of ExecContext::kept the layer keeps from a training forward for its backward
+  // besides its output (the Network plans them for head layers, by batch); 0 for most layers.
+  virtual size_t kept_floats(const Shape& in) const {
     (void)in;
     return 0;
   }

@@ -192,8 +192,10 @@ class Network {
   Tensor input_, dlogits_;
   std::vector<Tensor> kept_;    // kept_[i]: lane 0's output of layer i (valid while it lives)
   std::vector<double*> stats_;  // stats_[i]: head layer i's kept statistics, or null
-  Graph graph_;                 // lowered once
-  Graph fused_;  // graph_ fused for the split of the allocation: forward-only passes run it
+  std::vector<float*>
+      kept_floats_;  // head layer i's kept activations (Layer::kept_floats), or null
+  Graph graph_;      // lowered once
+  Graph fused_;      // graph_ fused for the split of the allocation: forward-only passes run it
   // Backprop: at a max pooling after a ReLU of the head, the ReLU's cap (0 elsewhere); one
   // pass routes dy through both to the ReLU's input.
   std::vector<float> relu_before_pool_;
