@@ -127,15 +127,17 @@ void BatchNorm::forward_relu(const Tensor& x, Tensor& y, float cap, const ExecCo
     for (int64_t a = c0; a < c1; a += block) {
       const int64_t channels = std::min(block, c1 - a);
       // Each channel's statistics are taken before any of its values is written (y may be x).
-      if (ctx.training)
+      if (ctx.training && !(ctx.stats && ctx.stats_kept))
         batch_stats(x.data(), l, a, channels, stats);
       else
         for (int64_t c = a; c < a + channels; ++c)
           stats[c - a] =
-              Stats{state_[0][c], 1 / std::sqrt(static_cast<double>(state_[1][c]) + kEps), 0};
+              ctx.training
+                  ? kept(ctx.stats, c)
+                  : Stats{state_[0][c], 1 / std::sqrt(static_cast<double>(state_[1][c]) + kEps), 0};
       for (int64_t c = a; c < a + channels; ++c) {
         const Stats& s = stats[c - a];
-        if (ctx.training && ctx.stats) keep(s, ctx.stats, c);
+        if (ctx.training && ctx.stats && !ctx.stats_kept) keep(s, ctx.stats, c);
         if (update) {
           Tensor mean = state_[0], var = state_[1];  // views of the bound statistics
           mean[c] = static_cast<float>((1 - kMomentum) * mean[c] + kMomentum * s.mean);

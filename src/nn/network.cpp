@@ -207,8 +207,8 @@ static Scratch perturbed_scratch(const Network& net, const Graph& groups, int h,
 // `perturbed` false, no perturbed-parameter scratch (inference_plan).
 static std::vector<Slot> plan_slots(const Network& net, const Graph& groups, int64_t batch, int h,
                                     int frozen, int threads, int lanes, bool paired,
-                                    std::vector<ActivationPlan>& acts, bool passes = true,
-                                    bool perturbed = true) {
+                                    bool recompute_blocks, std::vector<ActivationPlan>& acts,
+                                    bool passes = true, bool perturbed = true) {
   const int L = net.num_layers();
   ZT_ASSERT(batch > 0 && h >= 0 && h <= L && frozen >= 0 && frozen <= h && frozen < L);
   ZT_ASSERT(lanes >= 1 && (lanes == 1 || frozen < h) && (!paired || (lanes == 1 && frozen < h)));
@@ -244,16 +244,24 @@ static std::vector<Slot> plan_slots(const Network& net, const Graph& groups, int
   };
   add_activations("", 0, L, 0);
   // What head layers keep from forward for backward besides their output: batch norm's
-  // statistics (a float pair per double), a residual block's inner activations.
+  // statistics (a float pair per double), a residual block's inner activations (or, recomputed,
+  // one buffer for the largest block's: index -1).
+  size_t shared = 0;
+  int shared_layer = -1;
   for (int i = h; i < L; ++i) {
     const Shape in = net.input_shape(i, batch);
     if (const size_t d = net.layer(i).kept_stats_doubles(in))
       add(i, net.layer(i).describe() + " statistics", Bucket::kActivations,
           floats(static_cast<int64_t>(2 * d)), Role::kStats, i);
-    if (const size_t f = net.layer(i).kept_floats(in))
+    const size_t f = net.layer(i).kept_floats(in);
+    if (f > 0 && !recompute_blocks)
       add(i, net.layer(i).describe() + " inner activations", Bucket::kActivations,
           floats(static_cast<int64_t>(f)), Role::kKept, i);
+    if (f > shared) shared = f, shared_layer = i;
   }
+  if (recompute_blocks && shared > 0)
+    add(shared_layer, "inner activations of the head's blocks, recomputed in backward",
+        Bucket::kWorkspace, floats(static_cast<int64_t>(shared)), Role::kKept, -1);
   // Zeroth-order passes read the body's parameters from a scratch buffer, sized at the end from
   // the rest of the plan (perturbed_scratch).
   const bool scratch = perturbed && net.largest_trained_layer(h, frozen).second > 0;
@@ -314,11 +322,11 @@ std::pair<int, int64_t> Network::largest_trained_layer(int head_start, int froze
 }
 
 MemoryPlan Network::plan(int64_t batch, int head_start, int threads, int frozen, int lanes,
-                         bool paired) const {
+                         bool paired, bool recompute_blocks) const {
   MemoryPlan plan;
   std::vector<ActivationPlan> acts;
   for (const Slot& s : plan_slots(*this, fusions(head_start, frozen), batch, head_start, frozen,
-                                  threads, lanes, paired, acts))
+                                  threads, lanes, paired, recompute_blocks, acts))
     plan.rows.push_back(s.row);
   return plan;
 }
@@ -339,7 +347,7 @@ MemoryPlan Network::inference_plan(int64_t batch, int threads) const {
   MemoryPlan plan;
   std::vector<ActivationPlan> acts;
   for (const Slot& s : plan_slots(*this, fusions(num_layers(), 0), batch, num_layers(), 0, threads,
-                                  1, false, acts, true, false))
+                                  1, false, false, acts, true, false))
     plan.rows.push_back(s.row);
   return plan;
 }
@@ -348,24 +356,25 @@ MemoryPlan Network::parameter_plan(int64_t batch) const {
   MemoryPlan plan;
   std::vector<ActivationPlan> acts;
   for (const Slot& s : plan_slots(*this, fusions(num_layers(), 0), batch, num_layers(), 0, 1, 1,
-                                  false, acts, false))
+                                  false, false, acts, false))
     plan.rows.push_back(s.row);
   return plan;
 }
 
 void Network::allocate_parameters(Arena& arena, int64_t batch, uint64_t seed) {
-  allocate(arena, batch, num_layers(), nullptr, seed, 0, 1, false, false);
+  allocate(arena, batch, num_layers(), nullptr, seed, 0, 1, false, false, false);
 }
 
 void Network::allocate(Arena& arena, int64_t batch, int head_start, ThreadPool* pool, uint64_t seed,
-                       int frozen, int lanes, bool paired) {
-  allocate(arena, batch, head_start, pool, seed, frozen, lanes, paired, true);
+                       int frozen, int lanes, bool paired, bool recompute_blocks) {
+  allocate(arena, batch, head_start, pool, seed, frozen, lanes, paired, recompute_blocks, true);
 }
 
 void Network::allocate(Arena& arena, int64_t batch, int head_start, ThreadPool* pool, uint64_t seed,
-                       int frozen, int lanes, bool paired, bool passes) {
+                       int frozen, int lanes, bool paired, bool recompute_blocks, bool passes) {
   ZT_ASSERT(lanes == 1 || pool);
   runs_ = passes;
+  recompute_blocks_ = recompute_blocks;
   batch_ = batch;
   head_start_ = head_start;
   frozen_ = frozen;
@@ -382,7 +391,7 @@ void Network::allocate(Arena& arena, int64_t batch, int head_start, ThreadPool* 
   paired_ = Lane();
   std::vector<ActivationPlan> acts;
   for (const Slot& s : plan_slots(*this, fused_, batch, head_start, frozen, pool ? pool->size() : 1,
-                                  lanes, paired, acts, passes)) {
+                                  lanes, paired, recompute_blocks, acts, passes)) {
     float* p = static_cast<float*>(arena.alloc_bytes(s.row.bucket, s.row.bytes));
     switch (s.role) {
       case Role::kParam:
@@ -411,7 +420,9 @@ void Network::allocate(Arena& arena, int64_t batch, int head_start, ThreadPool* 
         stats_[s.index] = reinterpret_cast<double*>(p);
         break;
       case Role::kKept:
-        kept_floats_[s.index] = p;
+        if (s.index >= 0) kept_floats_[s.index] = p;
+        for (int i = head_start; i < num_layers() && s.index < 0; ++i)
+          if (layers_[i]->kept_floats(input_shape(i, batch)) > 0) kept_floats_[i] = p;
         break;
     }
   }
@@ -487,6 +498,7 @@ ExecContext Network::context(int layer, Lane& lane) {
   ctx.update_stats = mode_.update_stats && lane.update_stats && !frozen;
   ctx.stats = stats_[layer];
   ctx.kept = kept_floats_[layer];
+  ctx.recompute_kept = recompute_blocks_;
   return ctx;
 }
 

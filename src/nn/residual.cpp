@@ -256,6 +256,14 @@ void Residual::backward(const Tensor& x, const Tensor& y, const Tensor& dy, Tens
   const Layout l = layout(x.shape(), ctx.threads());
   std::vector<float*> out;
   for (size_t offset : l.kept) out.push_back(ctx.kept + offset);
+  if (ctx.recompute_kept) {
+    // The buffer holds another block's: the forward again, from the statistics it kept, leaving
+    // the running ones alone (the step's forward moved them).
+    ExecContext again = ctx;
+    again.update_stats = false;
+    again.stats_kept = ctx.stats != nullptr;
+    run_children(x, out, again);
+  }
   Tensor grad = dy;  // dL/d(main(x) + shortcut(x))
   if (post_) {
     grad = Tensor(ctx.workspace + l.post_grad, y.shape());

@@ -7,8 +7,10 @@
 // Parameters and state are the children's, in order (main, then shortcut), named
 // "main.<i>.<name>" and "shortcut.<i>.<name>"; a forward pass given ctx.params hands each child its
 // slice of them. A training forward given ctx.kept (a head block) writes every child's output
-// there, which its backward reads; any other forward keeps no internal activation: main's layers
-// alternate between two workspace buffers (the last writes y) and so do the shortcut's.
+// there, which its backward reads (with ctx.recompute_kept the head's blocks share that buffer,
+// and backward runs the forward again first); any other forward keeps no internal activation:
+// main's layers alternate between two workspace buffers (the last writes y) and so do the
+// shortcut's.
 #pragma once
 
 #include <memory>

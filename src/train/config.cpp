@@ -226,6 +226,8 @@ void validate(const TrainConfig& c) {
   need(c.weight_decay >= 0, "weight_decay", "a number >= 0");
   need(c.ema_decay >= 0 && c.ema_decay < 1, "ema_decay", "a number in [0, 1)");
   need(c.ema_warmup >= 2, "ema_warmup", "an integer >= 2");
+  need(!c.recompute_blocks || c.precision == Precision::kF32, "recompute_blocks",
+       "0 for precision int8 and int8-npu (an option of the f32 network)");
   need(c.ema_decay == 0 || c.precision != Precision::kInt8Npu, "ema_decay",
        "0 for precision int8-npu (its program is quantized from the masters once per run)");
   need(c.lr_decay > 0 && c.lr_decay <= 1, "lr_decay", "a number in (0, 1]");

@@ -52,7 +52,7 @@ class F32Engine : public Engine {
         split_(a.cfg.distributed, dist::world()) {
     paired_ = paired_passes(cfg_, head_, frozen_);
     net_.allocate(a.arena, cfg_.batch, head_, &pool_, cfg_.seed, frozen_,
-                  lanes(cfg_, head_, frozen_), paired_);
+                  lanes(cfg_, head_, frozen_), paired_, cfg_.recompute_blocks);
     if (split_.by_rows()) check_rows_apart(net_, frozen_);
     if (split_.on() && head_ < net_.num_layers()) {
       const DistRows d = dist_rows(cfg_, split_.ranks());
@@ -466,8 +466,8 @@ double evaluate(Network& net, BatchSource& batches, bool features) {
 
 MemoryPlan f32_plan(const Network& net, const TrainConfig& cfg, int head, int frozen) {
   const bool paired = paired_passes(cfg, head, frozen);
-  MemoryPlan plan =
-      net.plan(cfg.batch, head, cfg.threads, frozen, lanes(cfg, head, frozen), paired);
+  MemoryPlan plan = net.plan(cfg.batch, head, cfg.threads, frozen, lanes(cfg, head, frozen), paired,
+                             cfg.recompute_blocks);
   if (paired)
     plan.add(-1, "perturbation of one layer (paired passes)", Bucket::kWorkspace,
              net.largest_trained_layer(head, frozen).second * sizeof(float));

@@ -152,8 +152,8 @@ TEST(LayerBatchNorm, ForwardReluEqualsForwardThenRelu) {
   }
 }
 
-// Statistics kept from a training forward (ExecContext::stats) give backward the results of
-// computing them from x, bit for bit.
+// Statistics kept from a training forward (ExecContext::stats) give backward, and a forward that
+// reads them, the results of computing them from x, bit for bit.
 TEST(LayerBatchNorm, KeptStatisticsGiveTheResultsOfComputedOnes) {
   BoundBatchNorm bn(2);
   ASSERT_EQ(bn.layer.kept_stats_doubles(Shape{3, 2, 2, 5}), 6u);
@@ -174,8 +174,11 @@ TEST(LayerBatchNorm, KeptStatisticsGiveTheResultsOfComputedOnes) {
   bn.layer.forward(x, y_kept, keep);  // writes the statistics
   ExecContext kept = keep;
   kept.stats_kept = true;
+  Tensor y_read = test::nan_tensor(x.shape());
+  bn.layer.forward(x, y_read, kept);  // reads them
   bn.layer.backward(x, y_kept, dy, dx_kept, kept);
   EXPECT_TRUE(test::bitwise_equal(y_kept, y));
+  EXPECT_TRUE(test::bitwise_equal(y_read, y));
   EXPECT_TRUE(test::bitwise_equal(dx_kept, dx));
   EXPECT_TRUE(test::bitwise_equal(gw_kept, gw));
   EXPECT_TRUE(test::bitwise_equal(gb_kept, gb));

@@ -156,7 +156,8 @@ TEST(LayerResidual, FusedBatchNormAndReluGiveTheChildrensOutput) {
 
 // A head block keeps its batch norms' statistics from forward (ExecContext::stats): the
 // children's backward read them, with the results of computing them. And its children's outputs
-// (ExecContext::kept), which backward reads: another value there changes the gradients.
+// (ExecContext::kept), which backward reads: another value there changes the gradients, unless
+// backward recomputes them (ExecContext::recompute_kept).
 TEST(LayerResidual, KeptStatisticsGiveTheResultsOfComputedOnes) {
   const Shape in{3, 4, 5, 4};
   Residual block(kInverted, in);
@@ -183,6 +184,12 @@ TEST(LayerResidual, KeptStatisticsGiveTheResultsOfComputedOnes) {
   Tensor dx_changed = test::nan_tensor(in);
   block.backward(x, y, dy, dx_changed, tc.ctx);
   EXPECT_FALSE(test::bitwise_equal(dx_changed, want.dx));
+  // With recompute_kept (a buffer the head's blocks share) backward writes them again first.
+  std::fill(tc.kept.begin(), tc.kept.begin() + static_cast<int64_t>(tc.kept_size), 7.0f);
+  tc.ctx.recompute_kept = true;
+  Tensor dx_again = test::nan_tensor(in);
+  block.backward(x, y, dy, dx_again, tc.ctx);
+  EXPECT_TRUE(test::bitwise_equal(dx_again, want.dx));
 }
 
 TEST(LayerResidual, NamesDescribesAndSizesItsChildren) {

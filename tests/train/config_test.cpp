@@ -61,6 +61,21 @@ TEST(Config, ZoMoveIsAFractionForTheIntegerZoStepOnly) {
   }
 }
 
+// recompute_blocks is the f32 network's.
+TEST(Config, RecomputeBlocksIsAnF32Option) {
+  for (Precision p : {Precision::kInt8, Precision::kInt8Npu}) {
+    TrainConfig c;
+    c.precision = p;
+    c.recompute_blocks = true;
+    try {
+      validate(c);
+      ADD_FAILURE() << "accepted recompute_blocks with " << name_of(p);
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find("recompute_blocks"), std::string::npos) << e.what();
+    }
+  }
+}
+
 TEST(Config, EmaDecayIsInZeroToOne) {
   for (double bad : {-0.1, 1.0, 1.5}) {
     TrainConfig c;

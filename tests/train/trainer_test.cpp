@@ -357,7 +357,8 @@ TEST(Trainer, ParameterAverageChangesEvaluationNotTraining) {
   }
 }
 
-// Residual blocks in the head (backprop with recomputation) and in the body (perturbed passes).
+// Residual blocks in the head (backprop from their kept activations, or recomputed) and in the
+// body (perturbed passes).
 TEST(Trainer, ResidualModelsTrainInThePlannedArenaForAnyThreadCount) {
   test::TempDir dir;
   test::write_synthetic_data(dir.file("data"), 64, 16, 7);
@@ -376,6 +377,21 @@ TEST(Trainer, ResidualModelsTrainInThePlannedArenaForAnyThreadCount) {
       for (int b = 0; b < static_cast<int>(Bucket::kCount); ++b)
         EXPECT_EQ(t.arena().bytes(static_cast<Bucket>(b)), t.plan().bytes(static_cast<Bucket>(b)))
             << what;
+      // Recomputing the blocks' activations in backward: the same parameters, less memory where
+      // the head has several blocks (BP), no more where it has one or none.
+      TrainConfig again = cfg;
+      again.recompute_blocks = true;
+      again.out = dir.file(what + " recomputed");
+      Trainer r(again);
+      r.run();
+      EXPECT_EQ(params_of(dir.file(what) + "/checkpoint.bin"),
+                params_of(again.out + "/checkpoint.bin"))
+          << what;
+      EXPECT_EQ(r.arena().total_bytes(), r.plan().total()) << what;
+      if (method == "bp")
+        EXPECT_LT(r.plan().total(), t.plan().total()) << what;
+      else
+        EXPECT_LE(r.plan().total(), t.plan().total()) << what;
       if (method == "bp") continue;  // elastic has both kinds of pass
       cfg.threads = 2;
       cfg.out = dir.file(what + " threads");

@@ -51,13 +51,15 @@ struct ExecContext {
   bool update_stats = false;
   // The layer's kept statistics (kept_stats_doubles), or null: what a training forward computes
   // from its input and its backward needs again (batch norm's per-channel mean and deviation).
-  // A training forward writes them; a backward with stats_kept reads them instead of
-  // recomputing (they hold its input's).
+  // A forward writes them; with stats_kept they already hold this input's (a backward, or a
+  // residual block's recomputation), and the layer reads them instead of recomputing.
   double* stats = nullptr;
   bool stats_kept = false;
   // The layer's kept activations (kept_floats), or null: what a training forward of a head layer
-  // writes besides its output for its backward to read (a residual block's inner outputs).
+  // writes besides its output for its backward to read (a residual block's inner outputs). With
+  // recompute_kept the buffer is shared with other layers, and backward writes it again first.
   float* kept = nullptr;
+  bool recompute_kept = false;
   int threads() const { return pool ? pool->size() : 1; }
 };
 

@@ -80,10 +80,10 @@ class Network {
   // forward_macs: convolutions and linear layers, plus batch norm and average pooling).
   int64_t forward_macs(int64_t batch, int from = 0) const;
 
-  // The buffers allocate() will take for a batch size, split, thread count, frozen prefix and
-  // number of perturbation lanes.
+  // The buffers allocate() will take for a batch size, split, thread count, frozen prefix,
+  // number of perturbation lanes, paired passes and recomputation.
   MemoryPlan plan(int64_t batch, int head_start, int threads, int frozen = 0, int lanes = 1,
-                  bool paired = false) const;
+                  bool paired = false, bool recompute_blocks = false) const;
   // What inference of a batch takes: Full ZO's plan without the perturbed parameters.
   MemoryPlan inference_plan(int64_t batch, int threads) const;
   // Allocates the plan's buffers from `arena` and initializes the parameters from `seed`.
@@ -91,8 +91,11 @@ class Network {
   // and a trained body (frozen < head_start); each lane past the first adds forward buffers
   // (its trained body's activations, workspace, perturbed parameters) sized for one thread.
   // `paired` (lanes = 1, a trained body) adds the activations of forward_pair's second pass.
+  // `recompute_blocks`: the head's residual blocks share one buffer for their inner activations
+  // and recompute them in backward (one block forward more per backward) instead of keeping
+  // their own.
   void allocate(Arena& arena, int64_t batch, int head_start, ThreadPool* pool, uint64_t seed,
-                int frozen = 0, int lanes = 1, bool paired = false);
+                int frozen = 0, int lanes = 1, bool paired = false, bool recompute_blocks = false);
   // Only the parameters, the state and the input buffer, for a network another engine runs
   // (int8-npu folds its parameters into its own program); it cannot run passes itself.
   MemoryPlan parameter_plan(int64_t batch) const;
@@ -174,7 +177,7 @@ class Network {
   ExecContext context(int layer, Lane& lane);
   Tensor trained_input(int64_t rows) const;
   void allocate(Arena& arena, int64_t batch, int head_start, ThreadPool* pool, uint64_t seed,
-                int frozen, int lanes, bool paired, bool passes);
+                int frozen, int lanes, bool paired, bool recompute_blocks, bool passes);
   void fuse(int head_start, int frozen);
   void bind_activations(const ActivationPlan& a, float* block, int lane);
   void bind_layers();
@@ -192,10 +195,12 @@ class Network {
   Tensor input_, dlogits_;
   std::vector<Tensor> kept_;    // kept_[i]: lane 0's output of layer i (valid while it lives)
   std::vector<double*> stats_;  // stats_[i]: head layer i's kept statistics, or null
-  std::vector<float*>
-      kept_floats_;  // head layer i's kept activations (Layer::kept_floats), or null
-  Graph graph_;      // lowered once
-  Graph fused_;      // graph_ fused for the split of the allocation: forward-only passes run it
+  // kept_floats_[i]: head layer i's kept activations (Layer::kept_floats), or null; with
+  // recompute_blocks_, one buffer the head's residual blocks share.
+  std::vector<float*> kept_floats_;
+  bool recompute_blocks_ = false;
+  Graph graph_;  // lowered once
+  Graph fused_;  // graph_ fused for the split of the allocation: forward-only passes run it
   // Backprop: at a max pooling after a ReLU of the head, the ReLU's cap (0 elsewhere); one
   // pass routes dy through both to the ReLU's input.
   std::vector<float> relu_before_pool_;

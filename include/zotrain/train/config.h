@@ -112,9 +112,12 @@ struct TrainConfig {
   double lr_decay = 0.8;  // learning rate multiplied by lr_decay every lr_step epochs
   int lr_step = 10;
   uint64_t seed = 0;
-  std::string init;             // checkpoint to start from (its parameters only): fine-tuning
-  int train_layers = 0;         // train only the last N layers with parameters (0: all); the frozen
-                                // layers before them run in evaluation mode, once per step
+  std::string init;      // checkpoint to start from (its parameters only): fine-tuning
+  int train_layers = 0;  // train only the last N layers with parameters (0: all); the frozen
+                         // layers before them run in evaluation mode, once per step
+  // f32 BP head: residual blocks recompute their inner activations in backward from one shared
+  // buffer instead of keeping their own (Network::allocate's recompute_blocks).
+  bool recompute_blocks = false;
   bool cache_features = false;  // with train_layers: compute the frozen layers' output once per
                                 // example of image data, not once per step (feature_cache.h)
   int threads = 1;
@@ -250,6 +253,9 @@ void visit_config(Config& c, Visitor&& v) {
     "an int8 run (quantized, biases dropped)");
   v("train_layers", c.train_layers,
     "fine-tuning: train only the last N layers with parameters, the others frozen (0: all)");
+  v("recompute_blocks", c.recompute_blocks,
+    "f32 backprop: 1 recomputes a residual block's inner activations in its backward (one block "
+    "forward more per backward) instead of keeping every head block's (memory of one block's)");
   v("cache_features", c.cache_features,
     "with train_layers on image data: 1 computes the frozen layers' output once per example "
     "and keeps it in memory");
