@@ -26,6 +26,19 @@ inline __attribute__((always_inline)) void interleaved(int64_t n, Term term) {
   for (int64_t i = whole; i < n; ++i) term(i, static_cast<int>(i - whole));
 }
 
+// Calls loop(dy_at) with dy_at(i) = dy[i], or dy[i] gated by the ReLU (ReluGate::gated): the
+// loop compiled once for each, so that neither tests the gate per value.
+template <typename Loop>
+inline __attribute__((always_inline)) void with_dy(const float* x, const float* dy,
+                                                   const ReluGate* gate, Loop loop) {
+  if (gate) {
+    const ReluGate r = *gate;
+    loop([&](int64_t i) __attribute__((always_inline)) { return r.gated(x[i], dy[i]); });
+  } else {
+    loop([&](int64_t i) __attribute__((always_inline)) { return dy[i]; });
+  }
+}
+
 }  // namespace
 
 ZT_CLONES_512 DeviationSums deviation_sums_f64(int64_t n, const float* x, float pivot) {
@@ -192,20 +205,15 @@ ZT_CLONES_512 void gradient_sums_f64_runs(int64_t n, int64_t blocks, const float
 ZT_CLONES_512 GradientSums gradient_sums_f64(int64_t n, const float* dy, const float* x,
                                              double mean, const ReluGate* gate) {
   double sum[kParts] = {}, dev[kParts] = {};
-  auto sums = [&](auto dy_at) __attribute__((always_inline)) {
-    interleaved(
-        n, [&](int64_t i, int j) __attribute__((always_inline)) {
-          const float g = dy_at(i);
-          sum[j] += g;
-          dev[j] += g * (x[i] - mean);
-        });
-  };
-  if (gate) {
-    const ReluGate r = *gate;
-    sums([&](int64_t i) __attribute__((always_inline)) { return r.gated(x[i], dy[i]); });
-  } else {
-    sums([&](int64_t i) __attribute__((always_inline)) { return dy[i]; });
-  }
+  with_dy(
+      x, dy, gate, [&](auto dy_at) __attribute__((always_inline)) {
+        interleaved(
+            n, [&](int64_t i, int j) __attribute__((always_inline)) {
+              const float g = dy_at(i);
+              sum[j] += g;
+              dev[j] += g * (x[i] - mean);
+            });
+      });
   return {total(sum), total(dev)};
 }
 
@@ -229,18 +237,13 @@ ZT_CLONES void scale_shift_each(int64_t n, const float* x, const float* mean, co
 ZT_CLONES_512 void batch_norm_backward_data(int64_t n, const float* x, const float* dy, double mean,
                                             double inv_std, double scale, double mean_dy,
                                             double mean_dy_xhat, float* dx, const ReluGate* gate) {
-  auto pass = [&](auto dy_at) __attribute__((always_inline)) {
-    for (int64_t i = 0; i < n; ++i) {
-      const double xhat = (x[i] - mean) * inv_std;
-      dx[i] = static_cast<float>(scale * (dy_at(i) - mean_dy - xhat * mean_dy_xhat));
-    }
-  };
-  if (gate) {
-    const ReluGate r = *gate;
-    pass([&](int64_t i) __attribute__((always_inline)) { return r.gated(x[i], dy[i]); });
-  } else {
-    pass([&](int64_t i) __attribute__((always_inline)) { return dy[i]; });
-  }
+  with_dy(
+      x, dy, gate, [&](auto dy_at) __attribute__((always_inline)) {
+        for (int64_t i = 0; i < n; ++i) {
+          const double xhat = (x[i] - mean) * inv_std;
+          dx[i] = static_cast<float>(scale * (dy_at(i) - mean_dy - xhat * mean_dy_xhat));
+        }
+      });
 }
 
 }  // namespace zotrain::kernels
