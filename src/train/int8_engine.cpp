@@ -110,6 +110,7 @@ class Int8Engine : public Engine {
         head_(a.head),
         split_(cfg_.distributed, dist::world()) {
     qnet_.allocate(a.arena, cfg_.batch, head_, cfg_.seed, &a.pool);
+    qnet_.set_fixed_norm(cfg_.int_bn_divisor == BnDivisor::kFixed);
     if (split_.by_rows()) {
       check_rows_apart(a.net, 0);
       if (cfg_.zo_sign == ZoSign::kFloat || cfg_.sign_agreement)

@@ -97,14 +97,21 @@ TEST(DeviceRun, RefusesWhatTheDeviceDoesNotRun) {
   Trainer f32(cfg);  // precision f32
   EXPECT_THROW(f32.write_device_run(dir.file("run.ztd")), InputError);
   cfg.precision = Precision::kInt8;
+  // Each config is refused with an error naming its key.
+  const auto expect_refused = [&](const TrainConfig& c, const std::string& key) {
+    Trainer trainer(c);
+    try {
+      trainer.write_device_run(dir.file("run.ztd"));
+      ADD_FAILURE() << "a run with another " << key << " was packed";
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find(key), std::string::npos) << e.what();
+    }
+  };
+  TrainConfig fixed = cfg;
+  fixed.int_bn_divisor = BnDivisor::kFixed;  // the device's batch norm divides by 2^k
+  expect_refused(fixed, "int_bn_divisor");
   cfg.zo_move = "1,5:0.5";  // a partial move from epoch 5: the device moves every weight
-  Trainer partial(cfg);
-  try {
-    partial.write_device_run(dir.file("run.ztd"));
-    ADD_FAILURE() << "a run with zo_move below 1 was packed";
-  } catch (const InputError& e) {
-    EXPECT_NE(std::string(e.what()).find("zo_move"), std::string::npos) << e.what();
-  }
+  expect_refused(cfg, "zo_move");
 }
 
 }  // namespace

@@ -37,11 +37,16 @@ TrainConfig int8_config(const test::TempDir& dir, const std::string& out, const 
   return cfg;
 }
 
-json last_metrics(const std::string& out) {
+// Line `index` of a run's metrics.jsonl (an epoch's), or its last line for -1.
+json metrics_at(const std::string& out, int index) {
   std::ifstream in(out + "/metrics.jsonl");
   std::string line, last;
-  while (std::getline(in, line)) last = line;
+  for (int i = 0; std::getline(in, line) && (index < 0 || i <= index); ++i) last = line;
   return json::parse(last);
+}
+
+json last_metrics(const std::string& out) {
+  return metrics_at(out, -1);
 }
 
 void expect_same_checkpoints(const std::string& out_a, const std::string& out_b) {
@@ -411,6 +416,23 @@ TEST_F(Int8PointNet, SameForAnyThreadCountAndResumesExactly) {
     SCOPED_TRACE(name);
     expect_resume_matches(config(name + "p", method), one.out);
   }
+}
+
+// Batch norm dividing by the deviation in fixed point reaches the layers (another run than the
+// power of two's), learns, and evaluates from its checkpoint as it did in training.
+TEST_F(Int8PointNet, FixedNormDivisorLearnsAndEvaluatesFromItsCheckpoint) {
+  const TrainConfig plain = config("bp-pow2", Method::kBp);
+  Trainer(plain).run();
+  TrainConfig cfg = config("bp-fixed", Method::kBp);
+  cfg.int_bn_divisor = BnDivisor::kFixed;
+  cfg.epochs = 6;
+  Trainer(cfg).run();
+  const json m = last_metrics(cfg.out);
+  EXPECT_GE(m["test_acc"].get<double>(), 0.5);  // 10 classes
+  const json first = metrics_at(cfg.out, 0), first_plain = metrics_at(plain.out, 0);
+  EXPECT_NE(first["train_loss"], first_plain["train_loss"]);
+  const Checkpoint ckpt = read_checkpoint(cfg.out + "/checkpoint.bin");
+  EXPECT_EQ(evaluate_checkpoint(ckpt, cfg.data, 16, 1), m["test_acc"]);
 }
 
 // With a weight average, precise batch norm measures the statistics of the averaged weights,

@@ -20,6 +20,7 @@ enum class QSchedule { kFixed, kQScheduler, kBudget };
 enum class ZoUpdate { kGradient, kSign };
 enum class HeadGrad { kPerturbed, kClean };
 enum class ZoSign { kInteger, kFloat };
+enum class BnDivisor { kPow2, kFixed };
 enum class Distributed { kNone, kData, kDirections };
 
 template <>
@@ -53,6 +54,11 @@ struct Names<Distributed> {
   static constexpr NameOf<Distributed> list[] = {{Distributed::kNone, "none"},
                                                  {Distributed::kData, "data"},
                                                  {Distributed::kDirections, "directions"}};
+};
+template <>
+struct Names<BnDivisor> {
+  static constexpr NameOf<BnDivisor> list[] = {{BnDivisor::kPow2, "pow2"},
+                                               {BnDivisor::kFixed, "fixed"}};
 };
 template <>
 struct Names<ZoSign> {
@@ -153,6 +159,9 @@ struct TrainConfig {
                                   // how often its sign agrees (metrics.jsonl)
   int64_t bn_stats_batches = 64;  // int8 with batch norm: training batches whose statistics are
                                   // averaged, weights fixed, before each evaluation (0: none)
+  BnDivisor int_bn_divisor = BnDivisor::kPow2;  // int8 batch norm: divides each channel by the
+                                                // power of two nearest its standard deviation,
+                                                // or by the deviation itself (fixed point)
   // NPU-style int8 (nn/npu/npu_network.h): ±1 integer perturbations; eps, perturbation and
   // grad_clip do not apply.
   int npu_calibration_batches = 8;  // training batches the fixed scales are calibrated on
@@ -301,6 +310,9 @@ void visit_config(Config& c, Visitor&& v) {
     "int8 with batch norm: training batches whose statistics, averaged with the weights fixed, "
     "become the running ones before each evaluation (forward passes, counted); 0 keeps the "
     "exponential average of the training passes");
+  v("int_bn_divisor", c.int_bn_divisor,
+    "int8 batch norm: divide each channel by the power of two nearest its standard deviation "
+    "(pow2, a shift) or by the deviation (fixed, a 12-bit fixed-point multiplier)");
   v("npu_calibration_batches", c.npu_calibration_batches,
     "int8-npu: training batches the quantization scales are calibrated on");
   v("npu_recalibrate", c.npu_recalibrate,

@@ -6,7 +6,9 @@
 //
 // Because the divisor is a power of two chosen from the variance, it is constant almost
 // everywhere as a function of x; the exact gradient then has no variance term:
-// dx = 2^-k (dy - mean(dy)), per channel.
+// dx = 2^-k (dy - mean(dy)), per channel. With ctx.fixed_norm the divisor is the deviation itself,
+// a fixed-point multiplier of the power of two (a small change of the statistics then moves a
+// channel's scale a little, not by 2x at once); the gradient takes it as a constant alike.
 //
 // Training passes use the batch's statistics and, with ctx.update_stats, move the running ones
 // (state) by 1/8 of the difference, or average them (ctx.average_stats, for statistics
@@ -27,6 +29,7 @@ constexpr int kMeanBits = 8;      // fraction bits of a mean, in units of the in
 constexpr int kVarBits = 4;       // fraction bits of a running variance, in units of 2^(2 e_ref)
 constexpr int kMaxSpread = 12;    // channels whose divisors lie further apart are scaled alike
 constexpr int kMomentumBits = 3;  // running statistics move by 2^-3 of the difference
+constexpr int kMultBits = 12;     // fraction bits of a fixed divisor's multiplier (fixed_norm)
 constexpr int32_t kConstant = -1000;  // the shift of a channel without spread (see aligned_top)
 constexpr int32_t kStateLimit = (int32_t{1} << 24) - 1;  // exact in a float checkpoint tensor
 
@@ -55,12 +58,54 @@ int64_t scale_pow2(int64_t x, int s, int64_t limit) {
   return std::clamp(x, -limit, limit);
 }
 
+// The variance of `count` int8 values of sum `sum` and sum of squares `squares`, with 2 kMeanBits
+// fraction bits: (squares · count - sum^2) / count^2, rounded once. The power-of-two divisor
+// subtracts the square of the mean rounded to kMeanBits instead, whose error (2 |mean| 2^-9 in
+// units of the variance) only matters where it moves the nearest power of two; a fixed divisor
+// needs every bit (a channel of mean 30 and deviation 0.8 would be 4 % off).
+int64_t exact_variance(int64_t sum, int64_t squares, int64_t count) {
+  const int64_t spread = squares * count - sum * sum;  // < 2^14 count^2
+  return round_div((spread / count) * (int64_t{1} << 2 * kMeanBits) +
+                       round_div((spread % count) * (int64_t{1} << 2 * kMeanBits), count),
+                   count);
+}
+
+// round(sqrt(2^e / v)) for v > 0, 0 <= e <= 56, a result below 2^(kMultBits + 2): the integer
+// m with (2m - 1)^2 v <= 2^(e + 2) < (2m + 1)^2 v, by bisection.
+// (Products below 2^61: no 128-bit type, which 32-bit targets lack.)
+int32_t inverse_sqrt(int64_t v, int e) {
+  const uint64_t target = uint64_t{1} << (e + 2);
+  int32_t lo = 0, hi = int32_t{1} << (kMultBits + 2);  // (2 lo - 1)^2 v <= target < (2 hi + 1)^2 v
+  while (lo < hi) {
+    const int32_t m = (lo + hi + 1) / 2;
+    const auto odd = static_cast<uint64_t>(2 * m - 1);
+    if (odd * odd * static_cast<uint64_t>(v) <= target)
+      lo = m;
+    else
+      hi = m - 1;
+  }
+  return lo;
+}
+
 // One channel's normalization in units of the input's mantissa: y = (m - mean / 2^kMeanBits) /
-// 2^shift.
+// 2^shift, and with fixed_norm times mult / 2^kMultBits (2^shift / the deviation, in [2^-1/2,
+// 2^1/2]).
 struct ChannelNorm {
   int32_t mean;
   int32_t shift;
+  int32_t mult;
 };
+
+// A channel's norm from its variance v · 2^-2 kMeanBits · 2^k (in squared units of the input's
+// mantissa): the mean as given, the power of two nearest the deviation in the log domain
+// (floor(log2(var) / 2 + 1/2)) and the multiplier that makes it the deviation; shift kConstant
+// and multiplier 1 for a constant channel (v = 0).
+ChannelNorm channel_norm(int32_t mean, int64_t v, int k) {
+  if (v <= 0) return {mean, kConstant, 1 << kMultBits};
+  const int64_t half = floor_half(bit_length(v) + k);  // the shift in units of 2^-kMeanBits
+  return {mean, static_cast<int32_t>(half - kMeanBits),
+          inverse_sqrt(v, static_cast<int>(2 * (half + kMultBits) - k))};
+}
 
 // The running statistics: e_ref (the exponent of the input at the first update), the number of
 // updates (saturating), then per channel the mean in units of 2^(e_ref - kMeanBits) and the
@@ -160,9 +205,12 @@ class BatchNorm : public QLayer {
         // Mean and variance with kMeanBits and 2 kMeanBits fraction bits (|m| <= 127, so the
         // products stay far inside int64 for any batch that fits in memory).
         const int64_t mean = round_div(sum * (int64_t{1} << kMeanBits), count);
-        const int64_t var = std::max<int64_t>(
-            round_div(squares * (int64_t{1} << 2 * kMeanBits), count) - mean * mean, 0);
-        norm[c] = {static_cast<int32_t>(mean), shift_of(var, 2 * kMeanBits)};
+        const int64_t var =
+            ctx.fixed_norm
+                ? exact_variance(sum, squares, count)
+                : std::max<int64_t>(
+                      round_div(squares * (int64_t{1} << 2 * kMeanBits), count) - mean * mean, 0);
+        norm[c] = channel_norm(static_cast<int32_t>(mean), var, 0);
         if (!update) continue;
         // In the units of e_ref.
         const int d = x.exp - e_ref;
@@ -181,47 +229,37 @@ class BatchNorm : public QLayer {
     ZT_ASSERT(state_, "integer batch norm evaluated without its running statistics bound");
     Running run{state_, channels_};
     const int d = run.e_ref() - exp;
-    for (int64_t c = 0; c < channels_; ++c) {
-      // At most twice the largest mean an int8 input can have, so the centred values fit int32.
-      norm[c].mean =
-          static_cast<int32_t>(scale_pow2(run.mean(c), d, int64_t{1} << (kMeanBits + 8)));
-      // A variance v · 2^(2d) has bit length bit_length(v) + 2d: the shift follows without
-      // scaling v.
-      norm[c].shift = run.var(c) > 0
-                          ? static_cast<int32_t>(floor_half(bit_length(run.var(c)) + 2 * d +
-                                                            2 * kMeanBits - kVarBits) -
-                                                 kMeanBits)
-                          : kConstant;
-    }
+    for (int64_t c = 0; c < channels_; ++c)
+      // The mean at most twice the largest an int8 input can have, so the centred values fit
+      // int32; the variance in the input's units without scaling it (k = 2d + ...).
+      norm[c] = channel_norm(
+          static_cast<int32_t>(scale_pow2(run.mean(c), d, int64_t{1} << (kMeanBits + 8))),
+          run.var(c), 2 * d + 2 * kMeanBits - kVarBits);
     return aligned_top(norm);
   }
 
-  // 2^shift nearest the standard deviation of a variance with `frac` fraction bits, in the
-  // log domain: floor(log2(var) / 2 + 1/2) = floor(bit_length(var) / 2); kConstant for a
-  // constant channel (variance 0).
-  static int32_t shift_of(int64_t var, int frac) {
-    return var > 0 ? static_cast<int32_t>(floor_half(bit_length(var)) - frac / 2) : kConstant;
-  }
-
-  // The largest shift; shifts more than kMaxSpread below it are raised to that distance, so
-  // that every channel's values fit int32 once aligned to it. A constant channel is all zeros
-  // once centred, whatever its shift; it takes the largest, so that its error is scaled like the
-  // widest channel's (its gradient is not defined: any spread makes it a channel of ±1).
+  // The largest shift; shifts more than kMaxSpread below it are raised to that distance (and
+  // their multiplier to 1), so that every channel's values fit int32 once aligned to it. A
+  // constant channel is all zeros once centred, whatever its shift; it takes the largest, so that
+  // its error is scaled like the widest channel's (its gradient is not defined: any spread makes
+  // it a channel of ±1).
   int aligned_top(ChannelNorm* norm) const {
     int top = kConstant;
     for (int64_t c = 0; c < channels_; ++c) top = std::max(top, static_cast<int>(norm[c].shift));
     if (top == kConstant) top = 0;
-    for (int64_t c = 0; c < channels_; ++c)
-      norm[c].shift = norm[c].shift == kConstant
-                          ? top
-                          : std::max(norm[c].shift, static_cast<int32_t>(top - kMaxSpread));
+    for (int64_t c = 0; c < channels_; ++c) {
+      ChannelNorm& n = norm[c];
+      if (n.shift == kConstant || n.shift < top - kMaxSpread)
+        n = {n.mean, n.shift == kConstant ? top : top - kMaxSpread, 1 << kMultBits};
+    }
     return top;
   }
 
-  // out = (v · 2^kMeanBits - mean) · 2^(top - shift) per channel, brought to int8 with one
-  // shift for the tensor (returned): |v · 2^kMeanBits - mean| < 2^17 and top - shift <=
-  // kMaxSpread, so the values fit int32. The result's exponent is v's - kMeanBits - top (+ the
-  // returned shift), in units of each channel's divisor.
+  // out = (v · 2^kMeanBits - mean) · 2^(top - shift) per channel (with ctx.fixed_norm times
+  // mult / 2^kMultBits, rounded), brought to int8 with one shift for the tensor (returned):
+  // |v · 2^kMeanBits - mean| < 2^17, top - shift <= kMaxSpread and mult < 2^(kMultBits + 1/2),
+  // so the values fit int32. The result's exponent is v's - kMeanBits - top (+ the returned
+  // shift), in units of each channel's divisor.
   int normalize(const QTensor& v, const ChannelNorm* norm, int top, const QExecContext& ctx,
                 int8_t* out) const {
     const int64_t width = channels_ * inner_;
@@ -232,8 +270,19 @@ class BatchNorm : public QLayer {
               const int8_t* p = v.data + (r * channels_ + c) * inner_;
               int32_t* a = acc + (r - r0) * width + c * inner_;
               const int up = top - norm[c].shift;
-              for (int64_t i = 0; i < inner_; ++i)
-                a[i] = (p[i] * (int32_t{1} << kMeanBits) - norm[c].mean) * (int32_t{1} << up);
+              const int32_t mean = norm[c].mean;
+              if (!ctx.fixed_norm) {
+                for (int64_t i = 0; i < inner_; ++i)
+                  a[i] = (p[i] * (int32_t{1} << kMeanBits) - mean) * (int32_t{1} << up);
+                continue;
+              }
+              const int64_t mult = int64_t{norm[c].mult} << up,
+                            half = int64_t{1} << (kMultBits - 1);
+              for (int64_t i = 0; i < inner_; ++i) {  // rounded to nearest, halves away from 0
+                const int64_t t = (p[i] * (int32_t{1} << kMeanBits) - mean) * mult;
+                a[i] = static_cast<int32_t>(t >= 0 ? (t + half) >> kMultBits
+                                                   : -((half - t) >> kMultBits));
+              }
             }
         });
   }

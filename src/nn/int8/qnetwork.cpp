@@ -185,6 +185,7 @@ QExecContext QNetwork::context(int layer) const {
   ctx.average_stats = averaging_;
   ctx.key = layer_key(mode_.key, layer);
   ctx.all_ranks_range = all_ranks_range_;
+  ctx.fixed_norm = fixed_norm_;
   return ctx;
 }
 

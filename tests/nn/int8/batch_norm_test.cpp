@@ -1,8 +1,9 @@
 // The integer batch norm against a double-precision transcription of its definition: each
 // channel centred on its batch mean and divided by 2^k, k = round(log2 sigma) (nearest in the log
 // domain), and dx = 2^-k (dy - mean(dy)), the gradient of that function (k is constant almost
-// everywhere). Outputs within the one rounding shift (and the mean's 2^-8 units); the running
-// statistics as specified; the same bits for any thread count.
+// everywhere); with fixed_norm divided by sigma itself, dx alike. Outputs within the one rounding
+// shift (and the mean's 2^-8 units, and the fixed multiplier's 2^-12); the running statistics as
+// specified; the same bits for any thread count.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -63,11 +64,17 @@ struct Reference {
   std::vector<double> mean, divisor;  // per channel, in mantissa units
 };
 
-// A constant channel takes the largest divisor of the others.
-Reference reference(const std::vector<int8_t>& m, const Shape& s) {
+// The divisor of a channel of variance var: the power of two nearest its deviation in the log
+// domain, or with fixed_norm the deviation.
+double divisor_of(double var, bool fixed) {
+  return fixed ? std::sqrt(var) : std::exp2(std::floor(std::log2(var) / 2 + 0.5));
+}
+
+// A constant channel takes the largest power of two of the others.
+Reference reference(const std::vector<int8_t>& m, const Shape& s, bool fixed = false) {
   const int64_t n = s[0], c = s[1], inner = s.numel() / (n * c), count = n * inner;
   Reference r;
-  double widest = 0;
+  double widest = 0;  // a power of two
   for (int64_t ch = 0; ch < c; ++ch) {
     int64_t sum = 0, sq = 0;
     for (int64_t b = 0; b < n; ++b)
@@ -78,16 +85,16 @@ Reference reference(const std::vector<int8_t>& m, const Shape& s) {
     const int64_t var_times_count2 = sq * count - sum * sum;  // exact: zero means constant
     const double var = static_cast<double>(var_times_count2) / static_cast<double>(count * count);
     r.mean.push_back(static_cast<double>(sum) / static_cast<double>(count));
-    r.divisor.push_back(var_times_count2 > 0 ? std::exp2(std::floor(std::log2(var) / 2 + 0.5))
-                                             : 0.0);
-    widest = std::max(widest, r.divisor.back());
+    r.divisor.push_back(var_times_count2 > 0 ? divisor_of(var, fixed) : 0.0);
+    if (var_times_count2 > 0) widest = std::max(widest, divisor_of(var, false));
   }
   for (double& d : r.divisor) d = d > 0 ? d : widest;
   return r;
 }
 
-// |got · 2^exp - want| within half the output's unit plus the mean's rounding (2^-9 mantissa
-// units of the input, divided by the channel's divisor).
+// |got · 2^exp - want| within half the output's unit (a whole one at 127) plus the mean's rounding
+// (2^-9 mantissa units of the input, divided by the channel's divisor) and a fixed multiplier's
+// (2^-12 of the value).
 void expect_normalized(const std::vector<int8_t>& got, int exp, const std::vector<double>& want,
                        const std::vector<double>& divisor, const Shape& s) {
   const int64_t n = s[0], c = s[1], inner = s.numel() / (n * c);
@@ -96,23 +103,28 @@ void expect_normalized(const std::vector<int8_t>& got, int exp, const std::vecto
     for (int64_t ch = 0; ch < c; ++ch)
       for (int64_t i = 0; i < inner; ++i) {
         const size_t k = static_cast<size_t>((b * c + ch) * inner + i);
-        ASSERT_NEAR(got[k] * unit, want[k], 0.5 * unit + std::ldexp(1.0, -9) / divisor[ch] + 1e-9)
+        // The largest value can round to 128 units, which int8 saturates to 127.
+        const double rounding = std::abs(got[k]) == 127 ? unit : 0.5 * unit;
+        ASSERT_NEAR(got[k] * unit, want[k],
+                    rounding + std::ldexp(1.0, -9) / divisor[ch] +
+                        std::ldexp(std::abs(want[k]), -12) + 1e-9)
             << "row " << b << " channel " << ch << " element " << i;
       }
 }
 
-void check_training_pass(const Shape& s, int threads) {
+void check_training_pass(const Shape& s, int threads, bool fixed = false) {
   ThreadPool pool(threads);
   Buffers buf(s, threads);
   std::vector<int8_t> x = channels_apart(s, 7), y(x.size()), dy(x.size()), dx(x.size());
   Rng rng(8, 2);
   for (int8_t& v : dy) v = static_cast<int8_t>(static_cast<int>(rng.below(255)) - 127);
   QTensor xq{x.data(), s, -5}, yq{y.data(), s, 0}, dyq{dy.data(), s, -9}, dxq{dx.data(), s, 0};
-  const QExecContext ctx = buf.context(threads > 1 ? &pool : nullptr);
+  QExecContext ctx = buf.context(threads > 1 ? &pool : nullptr);
+  ctx.fixed_norm = fixed;
   buf.layer->forward(xq, yq, ctx);
   buf.layer->backward(xq, yq, dyq, dxq, nullptr, ctx);
 
-  const Reference r = reference(x, s);
+  const Reference r = reference(x, s, fixed);
   const int64_t n = s[0], c = s[1], inner = s.numel() / (n * c);
   std::vector<double> want_y(x.size()), want_dx(x.size());
   std::vector<double> dy_mean(static_cast<size_t>(c), 0.0);
@@ -138,27 +150,56 @@ TEST(QBatchNorm, TrainingPassMatchesTheDefinitionOfFeatures) {
   check_training_pass(Shape{17, 10}, 1);
 }
 
+TEST(QBatchNorm, FixedDivisorMatchesTheDefinition) {
+  check_training_pass(Shape{3, 9, 1, 11}, 1, true);
+  check_training_pass(Shape{17, 10}, 2, true);
+}
+
+// The fixed divisor follows the spread: an input whose channels are scaled by 5/4 (exactly, in
+// mantissas that are multiples of 4) gives the same output, where the power of two nearest the
+// deviation may stay put and scale the output by 5/4.
+TEST(QBatchNorm, FixedDivisorFollowsTheSpread) {
+  const Shape s{8, 4, 1, 6};
+  Buffers buf(s);
+  QExecContext ctx = buf.context();
+  ctx.fixed_norm = true;
+  std::vector<int8_t> x = channels_apart(s, 12), wide(x.size()), y(x.size()), y_wide(x.size());
+  for (size_t k = 0; k < x.size(); ++k) {
+    x[k] = static_cast<int8_t>(std::clamp(x[k] / 4 * 4, -100, 100));
+    wide[k] = static_cast<int8_t>(x[k] / 4 * 5);
+  }
+  QTensor xq{x.data(), s, 0}, wq{wide.data(), s, 0}, yq{y.data(), s, 0}, ywq{y_wide.data(), s, 0};
+  buf.layer->forward(xq, yq, ctx);
+  buf.layer->forward(wq, ywq, ctx);
+  for (size_t k = 0; k < x.size(); ++k)
+    EXPECT_NEAR(std::ldexp(y[k], yq.exp), std::ldexp(y_wide[k], ywq.exp), std::ldexp(1.0, yq.exp))
+        << k;
+}
+
 TEST(QBatchNorm, SameBitsForAnyThreadCount) {
   const Shape s{5, 12, 1, 7};
-  std::vector<std::vector<int8_t>> outputs;
-  std::vector<std::vector<int32_t>> states;
-  std::vector<int> exps;
-  for (int threads : {1, 2, 3}) {
-    ThreadPool pool(threads);
-    Buffers buf(s, threads);
-    std::vector<int8_t> x = channels_apart(s, 9), y(x.size());
-    QTensor xq{x.data(), s, 2}, yq{y.data(), s, 0};
-    QExecContext ctx = buf.context(&pool);
-    ctx.update_stats = true;
-    buf.layer->forward(xq, yq, ctx);
-    outputs.push_back(y);
-    states.push_back(buf.state);
-    exps.push_back(yq.exp);
-  }
-  for (size_t i = 1; i < outputs.size(); ++i) {
-    EXPECT_EQ(outputs[i], outputs[0]) << i;
-    EXPECT_EQ(states[i], states[0]) << i;
-    EXPECT_EQ(exps[i], exps[0]) << i;
+  for (bool fixed : {false, true}) {
+    std::vector<std::vector<int8_t>> outputs;
+    std::vector<std::vector<int32_t>> states;
+    std::vector<int> exps;
+    for (int threads : {1, 2, 3}) {
+      ThreadPool pool(threads);
+      Buffers buf(s, threads);
+      std::vector<int8_t> x = channels_apart(s, 9), y(x.size());
+      QTensor xq{x.data(), s, 2}, yq{y.data(), s, 0};
+      QExecContext ctx = buf.context(&pool);
+      ctx.update_stats = true;
+      ctx.fixed_norm = fixed;
+      buf.layer->forward(xq, yq, ctx);
+      outputs.push_back(y);
+      states.push_back(buf.state);
+      exps.push_back(yq.exp);
+    }
+    for (size_t i = 1; i < outputs.size(); ++i) {
+      EXPECT_EQ(outputs[i], outputs[0]) << fixed << i;
+      EXPECT_EQ(states[i], states[0]) << fixed << i;
+      EXPECT_EQ(exps[i], exps[0]) << fixed << i;
+    }
   }
 }
 
@@ -191,31 +232,35 @@ TEST(QBatchNorm, RunningStatisticsAndEvaluation) {
   }
 
   // Evaluation of b, given with another exponent (its values scaled by 2^2 relative to e_ref):
-  // centred on the running mean, divided by the power of two nearest the running deviation.
+  // centred on the running mean, divided by the power of two nearest the running deviation (or
+  // with fixed_norm by the deviation).
   ctx.training = false;
   ctx.update_stats = false;
   const std::vector<int32_t> before_eval = buf.state;
   QTensor b_up{b.data(), s, -5};
-  buf.layer->forward(b_up, yq, ctx);
-  EXPECT_EQ(buf.state, before_eval);
-  const int64_t n = s[0], c = s[1], inner = 8;
-  std::vector<double> want(b.size()), divisor(static_cast<size_t>(c));
-  for (int64_t ch = 0; ch < c; ++ch) {
-    const double var = buf.state[static_cast<size_t>(2 + c + ch)] / 16.0;  // units of 2^(2 e_ref)
-    // In b_up's mantissa units (2^-5 = 2^(e_ref - 2)): deviation times 4.
-    divisor[static_cast<size_t>(ch)] =
-        var > 0 ? std::exp2(std::floor(std::log2(var * 16) / 2 + 0.5)) : 0.0;
+  for (bool fixed : {false, true}) {
+    ctx.fixed_norm = fixed;
+    buf.layer->forward(b_up, yq, ctx);
+    EXPECT_EQ(buf.state, before_eval);
+    const int64_t n = s[0], c = s[1], inner = 8;
+    std::vector<double> want(b.size()), divisor(static_cast<size_t>(c));
+    double widest = 0;
+    for (int64_t ch = 0; ch < c; ++ch) {
+      // In units of 2^(2 e_ref); in b_up's mantissa units (2^-5 = 2^(e_ref - 2)) times 16.
+      const double var = buf.state[static_cast<size_t>(2 + c + ch)] / 16.0;
+      divisor[static_cast<size_t>(ch)] = var > 0 ? divisor_of(var * 16, fixed) : 0.0;
+      if (var > 0) widest = std::max(widest, divisor_of(var * 16, false));
+    }
+    for (double& d : divisor) d = d > 0 ? d : widest;  // a constant channel, as in training
+    for (int64_t r = 0; r < n; ++r)
+      for (int64_t ch = 0; ch < c; ++ch)
+        for (int64_t i = 0; i < inner; ++i) {
+          const size_t k = static_cast<size_t>((r * c + ch) * inner + i);
+          const double mean = buf.state[static_cast<size_t>(2 + ch)] / 256.0 * 4;
+          want[k] = (b[k] - mean) / divisor[static_cast<size_t>(ch)];
+        }
+    expect_normalized(y, yq.exp, want, divisor, s);
   }
-  const double widest = *std::max_element(divisor.begin(), divisor.end());
-  for (double& d : divisor) d = d > 0 ? d : widest;  // a constant channel, as in training
-  for (int64_t r = 0; r < n; ++r)
-    for (int64_t ch = 0; ch < c; ++ch)
-      for (int64_t i = 0; i < inner; ++i) {
-        const size_t k = static_cast<size_t>((r * c + ch) * inner + i);
-        const double mean = buf.state[static_cast<size_t>(2 + ch)] / 256.0 * 4;
-        want[k] = (b[k] - mean) / divisor[static_cast<size_t>(ch)];
-      }
-  expect_normalized(y, yq.exp, want, divisor, s);
 }
 
 // With average_stats, the running statistics after k updates are the mean of the k batches'

@@ -26,6 +26,7 @@ struct QExecContext {
   bool training = true;        // as ExecContext's: dropout masks, keyed by `key`
   bool update_stats = false;   // a training pass that moves running statistics (batch norm)
   bool average_stats = false;  // and averages them over the updates instead (fixed weights)
+  bool fixed_norm = false;     // batch norm divides by the deviation, not a power of two
   uint64_t key = 0;
   ThreadPool* pool = nullptr;  // splits row blocks (requantize_rows); null: one thread
   int64_t acc_stride = 0;      // worker w's accumulators start at acc + w * acc_stride

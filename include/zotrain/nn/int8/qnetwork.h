@@ -71,6 +71,9 @@ class QNetwork {
   // Passes on this rank's rows of a batch spread over ranks (QExecContext::all_ranks_range);
   // null: the whole batch here.
   void set_all_ranks_range(int (*range)(int)) { all_ranks_range_ = range; }
+  // Batch norm divides each channel by its standard deviation in fixed point instead of the
+  // power of two nearest it (QExecContext::fixed_norm).
+  void set_fixed_norm(bool fixed) { fixed_norm_ = fixed; }
   // Runs all layers on the first `rows` input rows; returns the int8 logits [rows, classes].
   QTensor forward(int64_t rows, const QWeightTransform* body = nullptr);
   // Backprop from int8 dL/dlogits through the head, adding into the head's int64 gradients.
@@ -132,6 +135,7 @@ class QNetwork {
   PassMode mode_;
   bool averaging_ = false;  // inside average_stats
   int (*all_ranks_range_)(int) = nullptr;
+  bool fixed_norm_ = false;
 };
 
 // The int8 input of a normalized pixel p, (p / 255 - mean) / std = lut[p] · 2^exp, with exp
