@@ -193,6 +193,7 @@ int main() {
   if (h.head < 0 || h.head > desc.num_layers())
     fail("run file whose head is not a layer of the model: ", run_path);
   QNetwork net(desc);
+  net.set_fixed_norm(h.fixed_norm != 0);
   const MemoryPlan plan = net.plan(h.batch, h.head, 1);
   const size_t needed = plan.total() + align_up(static_cast<size_t>(h.batch));  // and labels
   if (needed > sizeof g_arena) {

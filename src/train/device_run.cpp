@@ -80,8 +80,6 @@ DeviceRunSummary Trainer::write_device_run(const std::string& path) {
     if (fraction != 1) refuse("a partial move (zo_move below 1): it moves every perturbed weight");
   if (cfg_.zo_sign == ZoSign::kFloat || cfg_.sign_agreement)
     refuse("the float loss (zo_sign float, sign_agreement): use the integer loss");
-  if (cfg_.int_bn_divisor != BnDivisor::kPow2)
-    refuse("a batch norm dividing in fixed point (int_bn_divisor fixed): use pow2");
   if (cfg_.model.size() >= sizeof(device::RunHeader::model))
     refuse("a model whose name is longer than 51 characters");
   const Shape item = spec_.item_shape;
@@ -107,6 +105,7 @@ DeviceRunSummary Trainer::write_device_run(const std::string& path) {
   h.zo_bits = c.zo_bits;
   h.loss_frac_bits = c.loss_frac_bits;
   h.cyclic = c.cyclic;
+  h.fixed_norm = cfg_.int_bn_divisor == BnDivisor::kFixed;
   h.zero_threshold = c.zero_threshold;
   h.seed = c.seed;
   std::string out;

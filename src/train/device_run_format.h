@@ -13,7 +13,7 @@ namespace zotrain::device {
 
 inline constexpr char kRunMagic[8] = {'Z', 'T', 'D', 'E', 'V', 'R', 'U', 'N'};
 inline constexpr char kWeightsMagic[8] = {'Z', 'T', 'D', 'E', 'V', 'W', 'T', 'S'};
-inline constexpr uint32_t kVersion = 1;
+inline constexpr uint32_t kVersion = 2;  // 2: fixed_norm
 
 struct RunHeader {
   char magic[8];
@@ -28,9 +28,11 @@ struct RunHeader {
   int32_t input_exp;  // the inputs' exponent
   int32_t q, eps, bp_bits, zo_bits, loss_frac_bits, cyclic;
   uint32_t zero_threshold;
+  int32_t fixed_norm;  // batch norm divides by the deviation (QNetwork::set_fixed_norm)
+  int32_t reserved;    // 0; keeps seed 8-byte aligned
   uint64_t seed;
 };
-static_assert(sizeof(RunHeader) == 136, "RunHeader is written as is");
+static_assert(sizeof(RunHeader) == 144, "RunHeader is written as is");
 
 // The weights file: kWeightsMagic, uint32 kVersion, uint32 weights, then per weight int32 layer,
 // int32 exponent, int64 elements, int8 mantissas[elements]; uint32 states, then per state int32
