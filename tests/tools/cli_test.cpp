@@ -163,6 +163,7 @@ TEST_F(Cli, DefaultsFollowTheMethodAndPrecisionAndYieldToKeysAndFlags) {
   ASSERT_EQ(int8.code, 0) << int8.err;
   EXPECT_EQ(config_of("int8")["int_eps"], 15);
   EXPECT_EQ(config_of("int8")["zo_layer_scale"], "cyclic");
+  EXPECT_EQ(config_of("int8")["int_bn_divisor"], "fixed");
   EXPECT_NE(int8.out.find("defaults of elastic int8: bp_bits 5,5:4,8:3"), std::string::npos)
       << int8.out;
   // The main job's row: block-coordinate ZO at its tuned step, evaluated on the parameters'
