@@ -62,7 +62,7 @@ int64_t scale_pow2(int64_t x, int s, int64_t limit) {
 // fraction bits: (squares · count - sum^2) / count^2, rounded once. The power-of-two divisor
 // subtracts the square of the mean rounded to kMeanBits instead, whose error (2 |mean| 2^-9 in
 // units of the variance) only matters where it moves the nearest power of two; a fixed divisor
-// needs every bit (a channel of mean 30 and deviation 0.8 would be 4 % off).
+// needs every bit (a channel of mean 30 and deviation 0.8 had its variance 4 % off).
 int64_t exact_variance(int64_t sum, int64_t squares, int64_t count) {
   const int64_t spread = squares * count - sum * sum;  // < 2^14 count^2
   return round_div((spread / count) * (int64_t{1} << 2 * kMeanBits) +
