@@ -94,7 +94,7 @@ struct DefaultsRow {
 };
 // Every int8 method: NITI's bit-width schedule fitted to the default 10 epochs, and ZO with
 // ε = 15 mantissa units and 8 fraction bits of integer loss (the tuned INT8* rows). Batch norm
-// divides by the deviation in fixed point: PointNet INT8* Cls1 / Cls2 over 45 epochs +9.6 / +10
+// divides by the deviation in fixed point: PointNet INT8* Cls1 / Cls2 over 45 epochs +8.3 / +10.7
 // points of validation, 6 seeds (docs/reproduction.md, "Twenty-fifth session's runs").
 #define ZT_INT8_KEYS \
   R"("bp_bits": "5,5:4,8:3", "int_eps": 15, "loss_frac_bits": 8, "int_bn_divisor": "fixed")"
