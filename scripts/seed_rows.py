@@ -30,5 +30,19 @@ def print_rows(rows, seeds=range(3)):
               f" | {statistics.mean(test):.2f}{sd} | {statistics.mean(val):.2f} | {passes:,} |")
 
 
+def print_spans(rows, seeds=range(3), last=5):
+    """Per row, each seed's test accuracy over its last `last` epochs as min-max."""
+    for label, d in rows:
+        spans = []
+        for s in seeds:
+            try:
+                lines = open(f"{RUNS}{d}/s{s}/metrics.jsonl").read().split("\n")
+            except OSError:
+                continue
+            test = [json.loads(l)["test_acc"] for l in lines if l.strip()][-last:]
+            spans.append(f"{100 * min(test):.1f}-{100 * max(test):.1f}")
+        print(f"{label}: last {last} epochs' test % per seed: {' / '.join(spans)}")
+
+
 if __name__ == "__main__":
     print_rows([arg.split("=", 1) for arg in sys.argv[1:]])

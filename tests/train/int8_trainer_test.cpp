@@ -41,7 +41,7 @@ TrainConfig int8_config(const test::TempDir& dir, const std::string& out, const 
 json metrics_at(const std::string& out, int index) {
   std::ifstream in(out + "/metrics.jsonl");
   std::string line, last;
-  for (int i = 0; std::getline(in, line) && (index < 0 || i <= index); ++i) last = line;
+  for (int i = 0; (index < 0 || i <= index) && std::getline(in, line); ++i) last = line;
   return json::parse(last);
 }
 

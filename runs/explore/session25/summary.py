@@ -2,11 +2,10 @@
 # (int_bn_divisor = "fixed") against the power of two nearest it, on the PointNet int8 rows;
 # prints the markdown rows of docs/reproduction.md (last epoch: test per seed, mean ± std, mean
 # validation, passes), then each seed's test accuracy over its last five epochs (min-max).
-import json
 import sys
 
 sys.path.insert(0, "scripts")
-from seed_rows import print_rows
+from seed_rows import print_rows, print_spans
 
 six = [("Cls1 + average, 45 epochs, power of two (sessions 18, 23)", "pointnet-standin-cls1-int8star-ema-e45"),
        ("Cls1 + average, 45 epochs, **fixed divisor**", "pointnet-standin-cls1-int8star-ema-e45-bnfixed"),
@@ -24,13 +23,4 @@ for label, d in six:
     print_rows([(f"PointNet INT8\\* {label}", d)], seeds=range(6))
 for label, d in three:
     print_rows([(f"PointNet {label}", d)])
-for label, d in six:
-    spans = []
-    for s in range(6):
-        try:
-            lines = open(f"runs/repro/{d}/s{s}/metrics.jsonl").read().split("\n")
-        except OSError:
-            continue
-        test = [json.loads(l)["test_acc"] for l in lines if l.strip()][-5:]
-        spans.append(f"{100 * min(test):.1f}-{100 * max(test):.1f}")
-    print(f"{label}: last five epochs' test % per seed: {' / '.join(spans)}")
+print_spans(six, seeds=range(6))

@@ -59,10 +59,16 @@ int64_t scale_pow2(int64_t x, int s, int64_t limit) {
 }
 
 // The variance of `count` int8 values of sum `sum` and sum of squares `squares`, with 2 kMeanBits
-// fraction bits: (squares · count - sum^2) / count^2, rounded once. The power-of-two divisor
-// subtracts the square of the mean rounded to kMeanBits instead, whose error (2 |mean| 2^-9 in
-// units of the variance) only matters where it moves the nearest power of two; a fixed divisor
-// needs every bit (a channel of mean 30 and deviation 0.8 had its variance 4 % off).
+// fraction bits, as the power-of-two divisor takes it: the mean square less the square of
+// `mean`, the mean rounded to kMeanBits. Its error (2 |mean| 2^-9 in units of the variance) only
+// matters where it moves the nearest power of two.
+int64_t rounded_variance(int64_t squares, int64_t mean, int64_t count) {
+  return std::max<int64_t>(round_div(squares * (int64_t{1} << 2 * kMeanBits), count) - mean * mean,
+                           0);
+}
+
+// The same exactly: (squares · count - sum^2) / count^2, rounded once. A fixed divisor needs
+// every bit (a channel of mean 30 and deviation 0.8 had its rounded variance 4 % off).
 int64_t exact_variance(int64_t sum, int64_t squares, int64_t count) {
   const int64_t spread = squares * count - sum * sum;  // < 2^14 count^2
   return round_div((spread / count) * (int64_t{1} << 2 * kMeanBits) +
@@ -205,11 +211,8 @@ class BatchNorm : public QLayer {
         // Mean and variance with kMeanBits and 2 kMeanBits fraction bits (|m| <= 127, so the
         // products stay far inside int64 for any batch that fits in memory).
         const int64_t mean = round_div(sum * (int64_t{1} << kMeanBits), count);
-        const int64_t var =
-            ctx.fixed_norm
-                ? exact_variance(sum, squares, count)
-                : std::max<int64_t>(
-                      round_div(squares * (int64_t{1} << 2 * kMeanBits), count) - mean * mean, 0);
+        const int64_t var = ctx.fixed_norm ? exact_variance(sum, squares, count)
+                                           : rounded_variance(squares, mean, count);
         norm[c] = channel_norm(static_cast<int32_t>(mean), var, 0);
         if (!update) continue;
         // In the units of e_ref.

@@ -70,11 +70,21 @@ double divisor_of(double var, bool fixed) {
   return fixed ? std::sqrt(var) : std::exp2(std::floor(std::log2(var) / 2 + 0.5));
 }
 
-// A constant channel takes the largest power of two of the others.
+// Each channel's divisor from its variance; a constant channel (variance 0) takes the largest
+// power of two of the others.
+std::vector<double> divisors(const std::vector<double>& var, bool fixed) {
+  double widest = 0;
+  for (double v : var)
+    if (v > 0) widest = std::max(widest, divisor_of(v, false));
+  std::vector<double> d;
+  for (double v : var) d.push_back(v > 0 ? divisor_of(v, fixed) : widest);
+  return d;
+}
+
 Reference reference(const std::vector<int8_t>& m, const Shape& s, bool fixed = false) {
   const int64_t n = s[0], c = s[1], inner = s.numel() / (n * c), count = n * inner;
   Reference r;
-  double widest = 0;  // a power of two
+  std::vector<double> var(static_cast<size_t>(c));
   for (int64_t ch = 0; ch < c; ++ch) {
     int64_t sum = 0, sq = 0;
     for (int64_t b = 0; b < n; ++b)
@@ -83,12 +93,11 @@ Reference reference(const std::vector<int8_t>& m, const Shape& s, bool fixed = f
         sum += v, sq += v * v;
       }
     const int64_t var_times_count2 = sq * count - sum * sum;  // exact: zero means constant
-    const double var = static_cast<double>(var_times_count2) / static_cast<double>(count * count);
+    var[static_cast<size_t>(ch)] =
+        static_cast<double>(var_times_count2) / static_cast<double>(count * count);
     r.mean.push_back(static_cast<double>(sum) / static_cast<double>(count));
-    r.divisor.push_back(var_times_count2 > 0 ? divisor_of(var, fixed) : 0.0);
-    if (var_times_count2 > 0) widest = std::max(widest, divisor_of(var, false));
   }
-  for (double& d : r.divisor) d = d > 0 ? d : widest;
+  r.divisor = divisors(var, fixed);
   return r;
 }
 
@@ -251,15 +260,12 @@ TEST(QBatchNorm, RunningStatisticsAndEvaluation) {
     buf.layer->forward(b_up, yq, ctx);
     EXPECT_EQ(buf.state, before_eval);
     const int64_t n = s[0], c = s[1], inner = 8;
-    std::vector<double> want(b.size()), divisor(static_cast<size_t>(c));
-    double widest = 0;
-    for (int64_t ch = 0; ch < c; ++ch) {
-      // In units of 2^(2 e_ref); in b_up's mantissa units (2^-5 = 2^(e_ref - 2)) times 16.
-      const double var = buf.state[static_cast<size_t>(2 + c + ch)] / 16.0;
-      divisor[static_cast<size_t>(ch)] = var > 0 ? divisor_of(var * 16, fixed) : 0.0;
-      if (var > 0) widest = std::max(widest, divisor_of(var * 16, false));
-    }
-    for (double& d : divisor) d = d > 0 ? d : widest;  // a constant channel, as in training
+    std::vector<double> want(b.size()), var(static_cast<size_t>(c));
+    // The state's variance has 4 fraction bits in units of 2^(2 e_ref); b_up's mantissa unit is
+    // 2^-5 = 2^(e_ref - 2), so in b_up's squared units the state's integer itself.
+    for (int64_t ch = 0; ch < c; ++ch)
+      var[static_cast<size_t>(ch)] = buf.state[static_cast<size_t>(2 + c + ch)];
+    const std::vector<double> divisor = divisors(var, fixed);
     for (int64_t r = 0; r < n; ++r)
       for (int64_t ch = 0; ch < c; ++ch)
         for (int64_t i = 0; i < inner; ++i) {
