@@ -21,10 +21,12 @@
 //   are contiguous for every stride; a step reads the next 2 of them (int16) or 4 (int8 quads,
 //   VNNI build: the image offset by 128 as for channel rows) as one 32-bit broadcast, a row
 //   rounded up to whole steps with zero weights. The weights are packed in panels of 16
-//   channels.
+//   channels. In quads, a 2x2 max pooling of stride 2 may be fused: the tile's pixels are then
+//   3 windows of 4, and only the windows' maxima are stored.
 #include <type_traits>
 
 #include "int8_x86_dot.h"
+#include "zotrain/kernels/pool.h"
 
 namespace zotrain::kernels::ZT_S8_NS {
 
@@ -658,12 +660,10 @@ ZT_S8_INLINE void hwc_pixels8(const int8_t* src, int64_t plane_in, int64_t chann
   }
 }
 
-// One image in pixel rows: T = int16_t (pairs) or int8_t (quads).
+// One image x into the padded channels-last copy of pixel rows: T = int16_t (pairs) or int8_t
+// (quads).
 template <typename T>
-ZT_S8 void pixel_image(const Conv2dGeometry& g, const DirectPlan& p, const int8_t* x,
-                       const Scratch& s, int32_t* y) {
-  T* xh = static_cast<T*>(s.image);
-  const int64_t plane = g.out_plane();
+ZT_S8 void copy_pixel_image(const Conv2dGeometry& g, const DirectPlan& p, const int8_t* x, T* xh) {
   {
     // Locals: stores of int8 may alias g and p, whose fields would be reloaded every element.
     const int64_t in_c = g.in_c, in_h = g.in_h, in_w = g.in_w, pad = g.pad, wp = p.wp;
@@ -717,6 +717,15 @@ ZT_S8 void pixel_image(const Conv2dGeometry& g, const DirectPlan& p, const int8_
       }
     }
   }
+}
+
+// One image in pixel rows: T = int16_t (pairs) or int8_t (quads).
+template <typename T>
+ZT_S8 void pixel_image(const Conv2dGeometry& g, const DirectPlan& p, const int8_t* x,
+                       const Scratch& s, int32_t* y) {
+  T* xh = static_cast<T*>(s.image);
+  copy_pixel_image(g, p, x, xh);
+  const int64_t plane = g.out_plane();
   constexpr int MR = sizeof(T) == 1 ? kQuadMR : kMR;
   // Output pixel m0 is (oh0, ow0); the tiles step along it without dividing.
   int64_t oh0 = 0, ow0 = 0;
@@ -758,25 +767,111 @@ ZT_S8 void pixel_image(const Conv2dGeometry& g, const DirectPlan& p, const int8_
   }
 }
 
+#if ZT_S8_VNNI
+// One image in pixel quads with the 2x2 max pooling of stride 2 fused (conv2d_s8_direct_pools):
+// a tile's 12 pixels are 3 windows of 4, so each window's maximum is taken from the tile's sums
+// and only the pooled planes [out_c, pool plane] are stored at y. Returns range_bits of all the
+// convolution's sums: its largest value is a window's maximum, its smallest is taken from every
+// sum; a last tile repeats its last window, which changes neither.
+ZT_S8 int pixel_image_max_pooled(const Conv2dGeometry& g, const DirectPlan& p,
+                                 const Pool2dGeometry& pool, const int8_t* x, const Scratch& s,
+                                 int32_t* y) {
+  constexpr int kWindows = kQuadMR / 4;
+  static_assert(kWindows * 4 == kQuadMR && kWindows <= kMR, "a tile holds whole windows");
+  int8_t* xh = static_cast<int8_t*>(s.image);
+  copy_pixel_image(g, p, x, xh);
+  const int64_t windows = pool.out_plane();
+  // GCC's vector extension: its min and max compile to vpminsd and vpmaxsd, and warn of no
+  // undefined operand as GCC 12's AVX-512 intrinsics do (GCC bug 105593).
+  typedef int32_t Lanes __attribute__((vector_size(kNR * sizeof(int32_t))));
+  Lanes lo = {}, hi = {};
+  alignas(64) int32_t m[kMR][kNR] = {};  // the windows' maxima; rows past kWindows stay zero
+  int64_t wh0 = 0, ww0 = 0;              // window w0's row and column
+  for (int64_t w0 = 0; w0 < windows; w0 += kWindows) {
+    const int8_t* pix[kQuadMR];
+    for (int64_t j = 0, wh = wh0, ww = ww0; j < kWindows; ++j) {
+      for (int i = 0; i < 4; ++i) {
+        const int64_t oh = 2 * wh + i / 2, ow = 2 * ww + i % 2;  // pixel i of the window
+        pix[4 * j + i] = w0 + j < windows ? xh + (oh * g.stride * p.wp + ow * g.stride) * g.in_c
+                                          : pix[4 * j + i - 4];
+      }
+      if (++ww == pool.out_w) ww = 0, ++wh;
+    }
+    for (ww0 += kWindows; ww0 >= pool.out_w;) ww0 -= pool.out_w, ++wh0;
+    const int64_t count = windows - w0 < kWindows ? windows - w0 : kWindows;
+    for (int64_t q = 0; q < p.panels; ++q) {
+      const int8_t* panel = reinterpret_cast<const int8_t*>(s.weights) + q * p.pairs * kNR * 4;
+      alignas(64) int32_t t[kQuadMR][kNR];
+      pixel_quad_sums_512(p.pairs, pix, s.off, panel, s.comp + q * kNR, t);
+#pragma GCC unroll 4
+      for (int j = 0; j < kWindows; ++j) {
+        Lanes v[4];
+        __builtin_memcpy(v, t[4 * j], sizeof v);
+        const Lanes ab_lo = v[0] < v[1] ? v[0] : v[1], cd_lo = v[2] < v[3] ? v[2] : v[3];
+        const Lanes ab_hi = v[0] > v[1] ? v[0] : v[1], cd_hi = v[2] > v[3] ? v[2] : v[3];
+        const Lanes least = ab_lo < cd_lo ? ab_lo : cd_lo;
+        const Lanes most = ab_hi > cd_hi ? ab_hi : cd_hi;
+        lo = least < lo ? least : lo, hi = most > hi ? most : hi;
+        __builtin_memcpy(m[j], &most, sizeof most);
+      }
+      const int64_t channels = g.out_c - q * kNR < kNR ? g.out_c - q * kNR : kNR;
+      store_pixel_tile(m, channels, count, w0 + 8 <= windows, windows, y + q * kNR * windows + w0);
+    }
+  }
+  int64_t neg = 0, pos = 0;
+  for (int64_t i = 0; i < kNR; ++i) {
+    neg = -static_cast<int64_t>(lo[i]) > neg ? -static_cast<int64_t>(lo[i]) : neg;
+    pos = hi[i] > pos ? hi[i] : pos;
+  }
+  const auto most = static_cast<unsigned long long>(pos > neg ? pos : neg);
+  return most ? 64 - __builtin_clzll(most) : 0;
+}
+#endif
+
+// Packs w into the scratch unless it holds them under weights_key already: the calls of one
+// pass pack once.
+ZT_S8 void prepare_scratch(const Conv2dGeometry& g, const DirectPlan& p, const int8_t* w,
+                           const Scratch& s, void* work, uint64_t weights_key) {
+  uint64_t packed_key;
+  __builtin_memcpy(&packed_key, work, sizeof packed_key);
+  if (weights_key != 0 && packed_key == weights_key) return;
+  // The padding stays zero: 128 in the offset image of quads.
+  __builtin_memset(s.image, p.quads ? 0x80 : 0, static_cast<size_t>(p.image));
+  if (p.channel_rows)
+    pack_channel_rows(g, p, w, s);
+  else
+    pack_pixel_rows(g, p, w, s);
+  __builtin_memcpy(work, &weights_key, sizeof weights_key);
+}
+
 }  // namespace
+
+#if ZT_S8_VNNI
+bool conv2d_s8_direct_pools(const Conv2dGeometry& g, const Pool2dGeometry& pool) {
+  const DirectPlan p = run_plan(g);
+  return !p.channel_rows && p.quads && pool.k == 2 && pool.stride == 2 && pool.pad == 0 &&
+         pool.in_h == g.out_h && pool.in_w == g.out_w && g.out_h % 2 == 0 && g.out_w % 2 == 0;
+}
+
+ZT_S8 void conv2d_s8_direct_max_pooled(const Conv2dGeometry& g, const Pool2dGeometry& pool,
+                                       int64_t images, const int8_t* x, const int8_t* w, int32_t* y,
+                                       int* ranges, void* work, uint64_t weights_key) {
+  const DirectPlan p = run_plan(g);
+  const Scratch s = scratch(p, work);
+  prepare_scratch(g, p, w, s, work, weights_key);
+  for (int64_t n = 0; n < images; ++n) {
+    const int range = pixel_image_max_pooled(g, p, pool, x + n * g.in_numel(), s,
+                                             y + n * g.out_c * pool.out_plane());
+    if (ranges) ranges[n] = range;
+  }
+}
+#endif
 
 ZT_S8 void conv2d_s8_direct(const Conv2dGeometry& g, int64_t images, const int8_t* x,
                             const int8_t* w, int32_t* y, void* work, uint64_t weights_key) {
   const DirectPlan p = run_plan(g);
   const Scratch s = scratch(p, work);
-  // The weights (and the image's padding) are still there when the last call on this scratch
-  // had the key: the calls of one pass pack once.
-  uint64_t packed_key;
-  __builtin_memcpy(&packed_key, work, sizeof packed_key);
-  if (weights_key == 0 || packed_key != weights_key) {
-    // The padding stays zero: 128 in the offset image of quads.
-    __builtin_memset(s.image, p.quads ? 0x80 : 0, static_cast<size_t>(p.image));
-    if (p.channel_rows)
-      pack_channel_rows(g, p, w, s);
-    else
-      pack_pixel_rows(g, p, w, s);
-    __builtin_memcpy(work, &weights_key, sizeof weights_key);
-  }
+  prepare_scratch(g, p, w, s, work, weights_key);
   for (int64_t n = 0; n < images; ++n) {
     const int8_t* xn = x + n * g.in_numel();
     int32_t* yn = y + n * g.out_numel();

@@ -12,6 +12,7 @@
 #include "kernel_set.h"
 #include "pool_walk.h"
 #include "target_clones.h"
+#include "zotrain/core/error.h"
 
 namespace zotrain::kernels {
 
@@ -318,6 +319,18 @@ void conv2d_s8_forward(const Conv2dGeometry& g, int64_t images, const int8_t* x,
     gemm_s8(false, false, g.out_c, g.out_plane(), g.patch_size(), w, g.patch_size(), col,
             g.out_plane(), y + n * g.out_numel(), g.out_plane(), false);
   }
+}
+
+bool conv2d_s8_pools(const Conv2dGeometry& g, const Pool2dGeometry& pool) {
+  const auto pools = active_kernels().conv2d_s8_direct_pools;
+  return pools && pools(g, pool);
+}
+
+void conv2d_s8_forward_max_pooled(const Conv2dGeometry& g, const Pool2dGeometry& pool,
+                                  int64_t images, const int8_t* x, const int8_t* w, int32_t* y,
+                                  int* ranges, void* work, uint64_t weights_key) {
+  ZT_ASSERT(conv2d_s8_pools(g, pool));
+  active_kernels().conv2d_s8_direct_max_pooled(g, pool, images, x, w, y, ranges, work, weights_key);
 }
 
 // With a direct kernel and stride 1, a forward convolution of dy (conv_walk.h); else w^T dy as

@@ -78,6 +78,16 @@ int64_t conv2d_s8_forward_work_bytes(const Conv2dGeometry& g);
 // the kernel packs them (the blocks of one pass pack once per worker).
 void conv2d_s8_forward(const Conv2dGeometry& g, int64_t images, const int8_t* x, const int8_t* w,
                        int32_t* y, void* work, uint64_t weights_key = 0);
+// conv2d_s8_forward followed by max_pool2d_s32_forward of each image's planes (pool: 2x2 windows
+// of stride 2 over the convolution's whole output planes, both sides even): y gets images x
+// [out_c, pool.out_plane()] and, with `ranges`, ranges[n] the range_bits of image n's
+// convolution outputs (before the pooling). Where conv2d_s8_pools(g, pool) says so, in one
+// pass: the active set's kernel pools the tiles' sums before storing them, in `work` of
+// conv2d_s8_forward's size; elsewhere the caller runs the two.
+bool conv2d_s8_pools(const Conv2dGeometry& g, const Pool2dGeometry& pool);
+void conv2d_s8_forward_max_pooled(const Conv2dGeometry& g, const Pool2dGeometry& pool,
+                                  int64_t images, const int8_t* x, const int8_t* w, int32_t* y,
+                                  int* ranges, void* work, uint64_t weights_key = 0);
 // A key no other call of this process has had (never 0).
 uint64_t new_weights_key();
 // What the int8 kernels of the active instruction set run, e.g. "avx2: conv2d direct 6x16

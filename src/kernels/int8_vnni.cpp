@@ -21,12 +21,15 @@ KernelSet with_vnni_int8(const KernelSet& base, KernelIsa isa, const char* gemm_
   set.gemm_name = gemm_name;
   set.int8_name =
       "avx512-vnni: conv2d direct 6x16 tiles (vpdpwssd), in quads (vpdpbusd) on 512 bits: "
-      "channel rows 6x64 on an image expanded into windows, pixel rows 12x16; A.B^T 3x4 dot tiles "
+      "channel rows 6x64 on an image expanded into windows, pixel rows 12x16 (with 2x2 max pooling "
+      "fused); A.B^T 3x4 dot tiles "
       "(vpdpbusd on 512 bits where an operand is nonnegative), A.B 4x16 tiles (vpdpwssd), the NPU "
       "requantization on 512 bits, the NPU depthwise taps by vpdpwssd, the other int8 kernels "
       "avx2's";
   set.conv2d_s8_direct_work_bytes = vnni::conv2d_s8_direct_work_bytes;
   set.conv2d_s8_direct = vnni::conv2d_s8_direct;
+  set.conv2d_s8_direct_pools = vnni::conv2d_s8_direct_pools;
+  set.conv2d_s8_direct_max_pooled = vnni::conv2d_s8_direct_max_pooled;
   set.gemm_s8_nn = vnni::gemm_s8_nn;
   set.gemm_s8_nt = vnni::gemm_s8_nt;
   // The sets that need AVX-512 VL and VNNI have AVX-512F: the perturbations' words and Gaussian

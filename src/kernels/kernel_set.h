@@ -62,6 +62,12 @@ struct KernelSet {
   int64_t (*conv2d_s8_direct_work_bytes)(const Conv2dGeometry& g);
   void (*conv2d_s8_direct)(const Conv2dGeometry& g, int64_t images, const int8_t* x,
                            const int8_t* w, int32_t* y, void* work, uint64_t weights_key);
+  // conv2d_s8_forward_max_pooled (int8.h) in one pass, for the geometries the first says it
+  // takes; null in sets without it.
+  bool (*conv2d_s8_direct_pools)(const Conv2dGeometry& g, const Pool2dGeometry& pool);
+  void (*conv2d_s8_direct_max_pooled)(const Conv2dGeometry& g, const Pool2dGeometry& pool,
+                                      int64_t images, const int8_t* x, const int8_t* w, int32_t* y,
+                                      int* ranges, void* work, uint64_t weights_key);
   // gemm_s8 for op(B) = B (the convolution's W · patches where no direct kernel runs, the
   // backward products); null in sets without one.
   void (*gemm_s8_nn)(bool trans_a, int64_t m, int64_t n, int64_t k, const int8_t* a, int64_t lda,

@@ -227,18 +227,25 @@ void conv_s8(const NpuConvGeometry& g, int64_t rows, const int8_t* x, const int8
   const int64_t in_plane = g.in_h * g.in_w;
   // One group's weights throughout: packed once by the direct kernel.
   const uint64_t key = g.groups == 1 ? new_weights_key() : 0;
+  const bool fused = pool && conv2d_s8_pools(cg2, *pool);
   for (int64_t n = 0; n < rows; n += s.images) {
     const int64_t images = std::min(s.images, rows - n);
     for (int64_t grp = 0; grp < g.groups; ++grp) {
       const int64_t first = grp * og;
-      conv2d_s8_forward(cg2, images, x + (n * g.in_c + grp * cg) * in_plane,
-                        w + first * cg2.patch_size(), sums, conv_work, key);
+      const int8_t* xn = x + (n * g.in_c + grp * cg) * in_plane;
+      const int8_t* wg = w + first * cg2.patch_size();
       if (pool) {  // one group
-        max_pool2d_s32_forward(*pool, images * og, sums, pooled, false);
+        if (fused) {
+          conv2d_s8_forward_max_pooled(cg2, *pool, images, xn, wg, pooled, nullptr, conv_work, key);
+        } else {
+          conv2d_s8_forward(cg2, images, xn, wg, sums, conv_work, key);
+          max_pool2d_s32_forward(*pool, images * og, sums, pooled, false);
+        }
         requantize_sums(images, og, pool->out_plane(), pooled, bias, mult, lo, hi,
                         y + n * g.out_c * pool->out_plane());
         continue;
       }
+      conv2d_s8_forward(cg2, images, xn, wg, sums, conv_work, key);
       requantize_sums(images, og, s.positions, sums, bias ? bias + first : nullptr, mult, lo, hi,
                       y + (n * g.out_c + first) * s.positions);
     }

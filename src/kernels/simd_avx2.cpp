@@ -37,6 +37,8 @@ const KernelSet kAvx2FmaKernels = {
         "x8",
     .conv2d_s8_direct_work_bytes = avx2::conv2d_s8_direct_work_bytes,
     .conv2d_s8_direct = avx2::conv2d_s8_direct,
+    .conv2d_s8_direct_pools = nullptr,
+    .conv2d_s8_direct_max_pooled = nullptr,
     .gemm_s8_nn = avx2::gemm_s8_nn,
     .gemm_s8_nt = avx2::gemm_s8_nt,
     .max_pool_2x2_s8 = avx2::max_pool_2x2_s8,

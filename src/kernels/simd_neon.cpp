@@ -36,6 +36,8 @@ const KernelSet kNeonKernels = {
         "(smull + sadalp); the other int8 kernels portable",
     .conv2d_s8_direct_work_bytes = nullptr,
     .conv2d_s8_direct = nullptr,
+    .conv2d_s8_direct_pools = nullptr,
+    .conv2d_s8_direct_max_pooled = nullptr,
     .gemm_s8_nn = neon::gemm_s8_nn,
     .gemm_s8_nt = neon::gemm_s8_nt,
     .max_pool_2x2_s8 = nullptr,

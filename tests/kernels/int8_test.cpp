@@ -635,6 +635,55 @@ TEST(Int8Conv2d, BlocksOfOnePassPackTheWeightsOnce) {
   });
 }
 
+// The convolution with its 2x2 max pooling fused gives, image by image, the pooling of the
+// convolution's output and the range of that output, bit for bit, in every set that fuses them.
+// The VNNI sets fuse pixel rows in quads: LeNet-5's conv2 (the first case) must take them there.
+// Window counts that leave a last tile part-filled (25, 16, 4, 1), channels past a panel (20,
+// 33, 7), stride 2 with padding.
+TEST(Int8Conv2d, MaxPooledForwardIsThePoolingOfTheForward) {
+  int fused_cases = 0;
+  test::for_each_kernel_isa([&] {
+    std::vector<ref::ConvShape> cases = {{3, 6, 14, 14, 16, 5, 1, 0}, {2, 6, 14, 14, 20, 5, 1, 0},
+                                         {2, 3, 16, 16, 24, 3, 2, 1}, {2, 5, 8, 8, 7, 5, 1, 2},
+                                         {2, 9, 6, 6, 33, 3, 1, 0},   {1, 4, 5, 5, 16, 4, 1, 0}};
+    for (const auto& s : conv_cases(2))
+      if (s.out_h() % 2 == 0 && s.out_w() % 2 == 0) cases.push_back(s);
+    const kernels::KernelIsa isa = kernels::active_kernel_isa();
+    if (isa == kernels::KernelIsa::kAvx2FmaVnni || isa == kernels::KernelIsa::kAvx2FmaOnednnVnni) {
+      const auto g = geometry(cases[0]);
+      EXPECT_TRUE(kernels::conv2d_s8_pools(g, kernels::Pool2dGeometry::make(10, 10, 2, 2)));
+    }
+    uint64_t seed = 150;
+    for (const auto& s : cases) {
+      SCOPED_TRACE(describe(s));
+      const auto g = geometry(s);
+      const auto pool = kernels::Pool2dGeometry::make(g.out_h, g.out_w, 2, 2);
+      if (!kernels::conv2d_s8_pools(g, pool)) continue;
+      ++fused_cases;
+      const std::vector<int8_t> x = random_s8(s.x_numel(), seed, 0, -128),
+                                w = random_s8(s.w_numel(), seed++, 1, -128);
+      const int64_t pooled = g.out_c * pool.out_plane();
+      std::vector<int32_t> y(s.n * pooled, 12345), want(s.n * pooled), sums(s.y_numel());
+      std::vector<int> ranges(s.n, -1);
+      {
+        Work work(kernels::conv2d_s8_work_bytes(g));
+        kernels::conv2d_s8_forward_max_pooled(g, pool, s.n, x.data(), w.data(), y.data(),
+                                              ranges.data(), work.data());
+        kernels::conv2d_s8_forward(g, s.n, x.data(), w.data(), sums.data(), work.data());
+      }
+      for (int64_t n = 0; n < s.n; ++n)
+        EXPECT_EQ(ranges[n],
+                  kernels::max_pool2d_s32_forward(pool, g.out_c, sums.data() + n * g.out_numel(),
+                                                  want.data() + n * pooled))
+            << "image " << n;
+      EXPECT_EQ(y, want);
+    }
+  });
+  if (fused_cases == 0)
+    GTEST_SKIP() << "no kernel set of this CPU fuses the pooling (the +vnni sets: needs a CPU with "
+                    "AVX-512 VL and VNNI)";
+}
+
 // The largest products, 127 * -128 (or * 127) at every tap.
 TEST(Int8Conv2d, ForwardExtremeProductsAreExact) {
   for (int8_t wv : {int8_t{-128}, int8_t{127}}) {

@@ -41,7 +41,7 @@ class Conv2d : public QLayer {
   }
   void forward_max_pooled(const QTensor& x, const kernels::Pool2dGeometry& pool, QTensor& y,
                           const QExecContext& ctx) const override {
-    const RowPooling pooling{pool, g_.out_c};
+    const RowPooling pooling{pool, g_.out_c, kernels::conv2d_s8_pools(g_, pool)};
     run_forward(x, y, ctx, &pooling);
   }
 
@@ -69,7 +69,12 @@ class Conv2d : public QLayer {
     const int s = requantize_rows(
         x.shape[0], g_.out_numel(), block_images(x.shape), ctx, y.data,
         [&](int64_t n0, int64_t n1, int32_t* acc, void* work) {
-          kernels::conv2d_s8_forward(g_, n1 - n0, x.data + n0 * g_.in_numel(), w, acc, work, key);
+          const int8_t* xn = x.data + n0 * g_.in_numel();
+          if (pool && pool->fused)
+            kernels::conv2d_s8_forward_max_pooled(g_, pool->g, n1 - n0, xn, w, acc, ctx.ranges + n0,
+                                                  work, key);
+          else
+            kernels::conv2d_s8_forward(g_, n1 - n0, xn, w, acc, work, key);
         },
         pool);
     y.exp = x.exp + weight_.exp + s;

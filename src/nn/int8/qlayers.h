@@ -28,10 +28,12 @@ inline constexpr int kMantissaBits = 7;
 // With `pool`, each row (`planes` planes) is max-pooled in int32, into the worker's accumulators
 // after the block's, before it is staged, and `out` gets the pooled rows: the pooling of what
 // `out` would get without, bit for bit, because every rounding is monotone and the row's range
-// (which sets the shifts) is still taken before the pooling.
+// (which sets the shifts) is still taken before the pooling. With `fused`, rows(...) pools
+// itself: it writes the block's pooled rows into acc and their ranges into ctx.ranges.
 struct RowPooling {
   kernels::Pool2dGeometry g;
   int64_t planes;
+  bool fused = false;
 };
 template <typename RowsFn>
 int requantize_rows(int64_t rows, int64_t n, int64_t block, const QExecContext& ctx, int8_t* out,
@@ -48,6 +50,10 @@ int requantize_rows(int64_t rows, int64_t n, int64_t block, const QExecContext& 
         int16_t* stage = ctx.stage + r * staged;
         if (!pool) {
           ctx.ranges[r] = kernels::stage_s16(row, n, stage);
+          continue;
+        }
+        if (pool->fused) {
+          kernels::stage_s16_in_range(acc + (r - r0) * staged, staged, ctx.ranges[r], stage);
           continue;
         }
         int32_t* pooled = acc + block * n;
