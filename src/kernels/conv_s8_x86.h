@@ -398,14 +398,69 @@ ZT_S8 void channel_tile(const Conv2dGeometry& g, const DirectPlan& p, const void
   store_channel_rows<MR>(acc, g, p, o0, oh, ow, y);
 }
 
-// A last tile of its own height, rows < kMR.
-template <int MR>
-ZT_S8 void last_channel_tile(int64_t rows, const Conv2dGeometry& g, const DirectPlan& p,
-                             const void* xq, const int16_t* w, const int32_t* off,
-                             const int32_t* comp, int64_t o0, int64_t oh, int64_t ow, int32_t* y) {
-  if (rows == MR) return channel_tile<MR>(g, p, xq, w, off, comp, o0, oh, ow, y);
-  if constexpr (MR > 1) last_channel_tile<MR - 1>(rows, g, p, xq, w, off, comp, o0, oh, ow, y);
+// tile.template operator()<R>() for R = rows, 1 <= rows <= MR: a last tile of its own height.
+template <int MR, class Tile>
+ZT_S8_INLINE void with_rows(int64_t rows, Tile&& tile) {
+  if (rows == MR) return tile.template operator()<MR>();
+  if constexpr (MR > 1) with_rows<MR - 1>(rows, tile);
 }
+
+#if ZT_S8_VNNI
+// The extremes of int32 sums, lane by lane, in GCC's vector extension: its min and max compile to
+// vpminsd and vpmaxsd, without the undefined operand GCC 12's AVX-512 intrinsics pass, which
+// -Wmaybe-uninitialized reports (GCC bug 105593).
+typedef int32_t Lanes __attribute__((vector_size(kNR * sizeof(int32_t))));
+struct Extremes {
+  Lanes lo = {}, hi = {};
+  // range_bits of every value taken in.
+  int bits() const {
+    int64_t most = 0;
+    for (int64_t i = 0; i < kNR; ++i) {
+      most = -static_cast<int64_t>(lo[i]) > most ? -static_cast<int64_t>(lo[i]) : most;
+      most = hi[i] > most ? hi[i] : most;
+    }
+    return most ? 64 - __builtin_clzll(static_cast<unsigned long long>(most)) : 0;
+  }
+};
+ZT_S8_INLINE Lanes lanes_min(Lanes a, Lanes b) {
+  return a < b ? a : b;
+}
+ZT_S8_INLINE Lanes lanes_max(Lanes a, Lanes b) {
+  return a > b ? a : b;
+}
+
+// Channel rows in quads with the 2x2 max pooling of stride 2 fused, where a tile's positions are
+// two output rows (wp = 32): the maxima of the tile's columns of two, then of neighbouring
+// columns, are pooled row ph of each channel's pooled plane at y; the positions past out_w in
+// each row (computed and dropped) are left out of the extremes and of the windows.
+template <int MR>
+ZT_S8 void channel_tile_max_pooled(const Conv2dGeometry& g, const DirectPlan& p,
+                                   const Pool2dGeometry& pool, const int32_t* xq, const int16_t* w,
+                                   const int32_t* off, const int32_t* comp, int64_t ph, Extremes& e,
+                                   int32_t* y) {
+  static_assert(kQuadRowNV == 4, "a tile is two rows of two vectors");
+  __m512i acc[MR][kQuadRowNV];
+  channel_quad_sums_512<MR>(p.pairs, xq, w, off, comp, acc);
+  Lanes column = {}, evens = {}, odds = {};
+  for (int i = 0; i < kNR; ++i) column[i] = i, evens[i] = 2 * i, odds[i] = 2 * i + 1;
+  const auto out_w = static_cast<int32_t>(g.out_w), pooled_w = static_cast<int32_t>(pool.out_w);
+  const Lanes valid0 = column < out_w, valid1 = column + static_cast<int32_t>(kNR) < out_w;
+  const Lanes kept = column < pooled_w;
+  const __mmask16 stored = static_cast<__mmask16>((1u << pool.out_w) - 1);
+#pragma GCC unroll 8
+  for (int i = 0; i < MR; ++i) {
+    const Lanes top0 = (Lanes)acc[i][0], top1 = (Lanes)acc[i][1];
+    const Lanes bottom0 = (Lanes)acc[i][2], bottom1 = (Lanes)acc[i][3];
+    const Lanes most0 = lanes_max(top0, bottom0), most1 = lanes_max(top1, bottom1);
+    e.lo = valid0 ? lanes_min(e.lo, lanes_min(top0, bottom0)) : e.lo;
+    e.lo = valid1 ? lanes_min(e.lo, lanes_min(top1, bottom1)) : e.lo;
+    const Lanes pooled =
+        lanes_max(__builtin_shuffle(most0, most1, evens), __builtin_shuffle(most0, most1, odds));
+    e.hi = kept ? lanes_max(e.hi, pooled) : e.hi;
+    _mm512_mask_storeu_epi32(y + i * pool.out_plane() + ph * pool.out_w, stored, (__m512i)pooled);
+  }
+}
+#endif
 
 // Tap pair t is weights 2t and 2t + 1 of a row; an odd last tap pairs with a zero weight (and a
 // copy of its own offset). In quads, window (c, ki, j) is taps kj = 4j .. 4j + 3 of kernel row
@@ -472,8 +527,9 @@ ZT_S8_INLINE void copy_offset_128(int8_t* dst, const int8_t* src, int64_t n) {
   if (n % 16) offset_128x16(dst + n - 16, src + n - 16);
 }
 
-ZT_S8 void channel_rows_image(const Conv2dGeometry& g, const DirectPlan& p, const int8_t* x,
-                              const Scratch& s, int32_t* y) {
+// One image x into the padded copy of channel rows (offset by 128 and expanded, in quads).
+ZT_S8 void copy_channel_image(const Conv2dGeometry& g, const DirectPlan& p, const int8_t* x,
+                              const Scratch& s) {
   int8_t* xp = static_cast<int8_t*>(s.image);
   for (int64_t c = 0; c < g.in_c; ++c)
     for (int64_t ih = 0; ih < g.in_h; ++ih) {
@@ -488,6 +544,12 @@ ZT_S8 void channel_rows_image(const Conv2dGeometry& g, const DirectPlan& p, cons
 #if ZT_S8_VNNI
   if (p.quads) expand_quads(p, xp, s.expanded);
 #endif
+}
+
+ZT_S8 void channel_rows_image(const Conv2dGeometry& g, const DirectPlan& p, const int8_t* x,
+                              const Scratch& s, int32_t* y) {
+  copy_channel_image(g, p, x, s);
+  const int8_t* xp = static_cast<const int8_t*>(s.image);
   int64_t oh = 0, ow = 0;  // of position q0
   const int64_t tile = p.quads ? kQuadRowNR : kNR;
   for (int64_t q0 = 0; q0 < p.positions; q0 += tile) {
@@ -497,11 +559,37 @@ ZT_S8 void channel_rows_image(const Conv2dGeometry& g, const DirectPlan& p, cons
     for (; o0 + kMR <= g.out_c; o0 += kMR)
       channel_tile<kMR>(g, p, xq, w + o0 * 2 * p.pairs, s.off, s.comp + o0, o0, oh, ow, y);
     if (o0 < g.out_c)
-      last_channel_tile<kMR - 1>(g.out_c - o0, g, p, xq, w + o0 * 2 * p.pairs, s.off, s.comp + o0,
-                                 o0, oh, ow, y);
+      with_rows<kMR - 1>(g.out_c - o0, [&]<int R>() {
+        channel_tile<R>(g, p, xq, w + o0 * 2 * p.pairs, s.off, s.comp + o0, o0, oh, ow, y);
+      });
     for (ow += tile; ow >= p.wp;) ow -= p.wp, ++oh;
   }
 }
+
+#if ZT_S8_VNNI
+// channel_rows_image in quads with the pooling fused (channel_tile_max_pooled): one tile of
+// positions per pooled row. Returns range_bits of the convolution's sums.
+ZT_S8 int channel_rows_image_max_pooled(const Conv2dGeometry& g, const DirectPlan& p,
+                                        const Pool2dGeometry& pool, const int8_t* x,
+                                        const Scratch& s, int32_t* y) {
+  copy_channel_image(g, p, x, s);
+  Extremes e;
+  const int16_t* w = s.weights;
+  for (int64_t ph = 0; ph < pool.out_h; ++ph) {
+    const int32_t* xq = s.expanded + ph * kQuadRowNR;
+    int64_t o0 = 0;
+    for (; o0 + kMR <= g.out_c; o0 += kMR)
+      channel_tile_max_pooled<kMR>(g, p, pool, xq, w + o0 * 2 * p.pairs, s.off, s.comp + o0, ph, e,
+                                   y + o0 * pool.out_plane());
+    if (o0 < g.out_c)
+      with_rows<kMR - 1>(g.out_c - o0, [&]<int R>() {
+        channel_tile_max_pooled<R>(g, p, pool, xq, w + o0 * 2 * p.pairs, s.off, s.comp + o0, ph, e,
+                                   y + o0 * pool.out_plane());
+      });
+  }
+  return e.bits();
+}
+#endif
 
 // ---- Pixel rows ----
 
@@ -781,10 +869,7 @@ ZT_S8 int pixel_image_max_pooled(const Conv2dGeometry& g, const DirectPlan& p,
   int8_t* xh = static_cast<int8_t*>(s.image);
   copy_pixel_image(g, p, x, xh);
   const int64_t windows = pool.out_plane();
-  // GCC's vector extension: its min and max compile to vpminsd and vpmaxsd, and warn of no
-  // undefined operand as GCC 12's AVX-512 intrinsics do (GCC bug 105593).
-  typedef int32_t Lanes __attribute__((vector_size(kNR * sizeof(int32_t))));
-  Lanes lo = {}, hi = {};
+  Extremes e;
   alignas(64) int32_t m[kMR][kNR] = {};  // the windows' maxima; rows past kWindows stay zero
   int64_t wh0 = 0, ww0 = 0;              // window w0's row and column
   for (int64_t w0 = 0; w0 < windows; w0 += kWindows) {
@@ -807,24 +892,16 @@ ZT_S8 int pixel_image_max_pooled(const Conv2dGeometry& g, const DirectPlan& p,
       for (int j = 0; j < kWindows; ++j) {
         Lanes v[4];
         __builtin_memcpy(v, t[4 * j], sizeof v);
-        const Lanes ab_lo = v[0] < v[1] ? v[0] : v[1], cd_lo = v[2] < v[3] ? v[2] : v[3];
-        const Lanes ab_hi = v[0] > v[1] ? v[0] : v[1], cd_hi = v[2] > v[3] ? v[2] : v[3];
-        const Lanes least = ab_lo < cd_lo ? ab_lo : cd_lo;
-        const Lanes most = ab_hi > cd_hi ? ab_hi : cd_hi;
-        lo = least < lo ? least : lo, hi = most > hi ? most : hi;
+        const Lanes most = lanes_max(lanes_max(v[0], v[1]), lanes_max(v[2], v[3]));
+        e.lo = lanes_min(e.lo, lanes_min(lanes_min(v[0], v[1]), lanes_min(v[2], v[3])));
+        e.hi = lanes_max(e.hi, most);
         __builtin_memcpy(m[j], &most, sizeof most);
       }
       const int64_t channels = g.out_c - q * kNR < kNR ? g.out_c - q * kNR : kNR;
       store_pixel_tile(m, channels, count, w0 + 8 <= windows, windows, y + q * kNR * windows + w0);
     }
   }
-  int64_t neg = 0, pos = 0;
-  for (int64_t i = 0; i < kNR; ++i) {
-    neg = -static_cast<int64_t>(lo[i]) > neg ? -static_cast<int64_t>(lo[i]) : neg;
-    pos = hi[i] > pos ? hi[i] : pos;
-  }
-  const auto most = static_cast<unsigned long long>(pos > neg ? pos : neg);
-  return most ? 64 - __builtin_clzll(most) : 0;
+  return e.bits();
 }
 #endif
 
@@ -849,8 +926,10 @@ ZT_S8 void prepare_scratch(const Conv2dGeometry& g, const DirectPlan& p, const i
 #if ZT_S8_VNNI
 bool conv2d_s8_direct_pools(const Conv2dGeometry& g, const Pool2dGeometry& pool) {
   const DirectPlan p = run_plan(g);
-  return !p.channel_rows && p.quads && pool.k == 2 && pool.stride == 2 && pool.pad == 0 &&
-         pool.in_h == g.out_h && pool.in_w == g.out_w && g.out_h % 2 == 0 && g.out_w % 2 == 0;
+  // Channel rows where a tile is two output rows; pixel rows in quads always.
+  const bool tiles = p.quads && (!p.channel_rows || 2 * p.wp == kQuadRowNR);
+  return tiles && pool.k == 2 && pool.stride == 2 && pool.pad == 0 && pool.in_h == g.out_h &&
+         pool.in_w == g.out_w && g.out_h % 2 == 0 && g.out_w % 2 == 0;
 }
 
 ZT_S8 void conv2d_s8_direct_max_pooled(const Conv2dGeometry& g, const Pool2dGeometry& pool,
@@ -860,8 +939,10 @@ ZT_S8 void conv2d_s8_direct_max_pooled(const Conv2dGeometry& g, const Pool2dGeom
   const Scratch s = scratch(p, work);
   prepare_scratch(g, p, w, s, work, weights_key);
   for (int64_t n = 0; n < images; ++n) {
-    const int range = pixel_image_max_pooled(g, p, pool, x + n * g.in_numel(), s,
-                                             y + n * g.out_c * pool.out_plane());
+    const int8_t* xn = x + n * g.in_numel();
+    int32_t* yn = y + n * g.out_c * pool.out_plane();
+    const int range = p.channel_rows ? channel_rows_image_max_pooled(g, p, pool, xn, s, yn)
+                                     : pixel_image_max_pooled(g, p, pool, xn, s, yn);
     if (ranges) ranges[n] = range;
   }
 }

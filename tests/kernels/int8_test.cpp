@@ -637,21 +637,27 @@ TEST(Int8Conv2d, BlocksOfOnePassPackTheWeightsOnce) {
 
 // The convolution with its 2x2 max pooling fused gives, image by image, the pooling of the
 // convolution's output and the range of that output, bit for bit, in every set that fuses them.
-// The VNNI sets fuse pixel rows in quads: LeNet-5's conv2 (the first case) must take them there.
-// Window counts that leave a last tile part-filled (25, 16, 4, 1), channels past a panel (20,
-// 33, 7), stride 2 with padding.
+// The VNNI sets fuse pixel rows in quads, and channel rows in quads whose tiles are two output
+// rows (padded rows of 32): LeNet-5's conv2 and conv1 (the first two cases) must take them there.
+// Pixel rows: window counts that leave a last tile part-filled (25, 16, 4, 1), channels past a
+// panel (20, 33, 7), stride 2 with padding. Channel rows: a last tile of fewer channels (9), 30
+// columns of 32 (3x3) and 28 of 32 unpadded.
 TEST(Int8Conv2d, MaxPooledForwardIsThePoolingOfTheForward) {
   int fused_cases = 0;
   test::for_each_kernel_isa([&] {
-    std::vector<ref::ConvShape> cases = {{3, 6, 14, 14, 16, 5, 1, 0}, {2, 6, 14, 14, 20, 5, 1, 0},
-                                         {2, 3, 16, 16, 24, 3, 2, 1}, {2, 5, 8, 8, 7, 5, 1, 2},
-                                         {2, 9, 6, 6, 33, 3, 1, 0},   {1, 4, 5, 5, 16, 4, 1, 0}};
+    std::vector<ref::ConvShape> cases = {{3, 6, 14, 14, 16, 5, 1, 0}, {3, 1, 28, 28, 6, 5, 1, 2},
+                                         {2, 6, 14, 14, 20, 5, 1, 0}, {2, 3, 16, 16, 24, 3, 2, 1},
+                                         {2, 5, 8, 8, 7, 5, 1, 2},    {2, 9, 6, 6, 33, 3, 1, 0},
+                                         {1, 4, 5, 5, 16, 4, 1, 0},   {2, 2, 28, 28, 9, 5, 1, 2},
+                                         {2, 1, 30, 30, 8, 3, 1, 1},  {2, 3, 32, 32, 6, 5, 1, 0}};
     for (const auto& s : conv_cases(2))
       if (s.out_h() % 2 == 0 && s.out_w() % 2 == 0) cases.push_back(s);
     const kernels::KernelIsa isa = kernels::active_kernel_isa();
     if (isa == kernels::KernelIsa::kAvx2FmaVnni || isa == kernels::KernelIsa::kAvx2FmaOnednnVnni) {
-      const auto g = geometry(cases[0]);
-      EXPECT_TRUE(kernels::conv2d_s8_pools(g, kernels::Pool2dGeometry::make(10, 10, 2, 2)));
+      EXPECT_TRUE(kernels::conv2d_s8_pools(geometry(cases[0]),
+                                           kernels::Pool2dGeometry::make(10, 10, 2, 2)));
+      EXPECT_TRUE(kernels::conv2d_s8_pools(geometry(cases[1]),
+                                           kernels::Pool2dGeometry::make(28, 28, 2, 2)));
     }
     uint64_t seed = 150;
     for (const auto& s : cases) {
@@ -680,6 +686,40 @@ TEST(Int8Conv2d, MaxPooledForwardIsThePoolingOfTheForward) {
     }
   });
   if (fused_cases == 0)
+    GTEST_SKIP() << "no kernel set of this CPU fuses the pooling (the +vnni sets: needs a CPU with "
+                    "AVX-512 VL and VNNI)";
+}
+
+// Channel rows compute the positions past out_w of each padded row and drop them: they must stay
+// out of the fused range too. A 32x32 image, 5x5 weights of one sign: columns 0-3 hold 103 and
+// column 31 holds 127, so the valid sums reach 20 * 103 * 127 < 2^18 at most, where the dropped
+// position of column 31 (column 31, then 0-3 of the next row) reaches more than 2^18.
+TEST(Int8Conv2d, MaxPooledRangeLeavesOutTheDroppedColumns) {
+  const ref::ConvShape s{1, 1, 32, 32, 6, 5, 1, 0};
+  const auto g = geometry(s);
+  const auto pool = kernels::Pool2dGeometry::make(g.out_h, g.out_w, 2, 2);
+  int fused_sets = 0;
+  test::for_each_kernel_isa([&] {
+    if (!kernels::conv2d_s8_pools(g, pool)) return;
+    ++fused_sets;
+    std::vector<int8_t> x(s.x_numel(), 0);
+    for (int64_t r = 0; r < 32; ++r) {
+      for (int64_t c = 0; c < 4; ++c) x[r * 32 + c] = 103;
+      x[r * 32 + 31] = 127;
+    }
+    for (const int8_t sign : {int8_t{1}, int8_t{-1}}) {
+      const std::vector<int8_t> w(s.w_numel(), static_cast<int8_t>(127 * sign));
+      std::vector<int32_t> y(g.out_c * pool.out_plane()), sums(s.y_numel());
+      int range = -1;
+      Work work(kernels::conv2d_s8_work_bytes(g));
+      kernels::conv2d_s8_forward_max_pooled(g, pool, 1, x.data(), w.data(), y.data(), &range,
+                                            work.data());
+      kernels::conv2d_s8_forward(g, 1, x.data(), w.data(), sums.data(), work.data());
+      EXPECT_EQ(kernels::range_bits(sums.data(), s.y_numel()), 18);
+      EXPECT_EQ(range, 18) << "weights of sign " << int{sign};
+    }
+  });
+  if (fused_sets == 0)
     GTEST_SKIP() << "no kernel set of this CPU fuses the pooling (the +vnni sets: needs a CPU with "
                     "AVX-512 VL and VNNI)";
 }
