@@ -915,6 +915,69 @@ ZT_S8 int pixel_image_max_pooled(const Conv2dGeometry& g, const DirectPlan& p,
 }
 #endif
 
+#if ZT_S8_VNNI
+// ---- Linear layers as pixel rows of 1x1 images ----
+
+// C = A · B^T (a linear layer's forward) as the pixel rows of a 1x1 convolution: a tile is 12
+// rows of A, each step a 32-bit broadcast of 4 of a row's k bytes, times a panel of 16 columns
+// of B packed as the convolution's weights (pixel_quad_sums_512, no offset: A must be
+// nonnegative, u8 as it stands). Scratch: the weights' key, the panels [panels, k / 4, 16, 4],
+// the step offsets 4 s, a zero compensation of 16 lanes.
+struct LinearPlan {
+  int64_t steps, panels;
+  int64_t packed_bytes() const { return panels * steps * kNR * 4; }
+  int64_t bytes() const { return kKeyBytes + packed_bytes() + 4 * steps + 4 * kNR; }
+};
+LinearPlan linear_plan(int64_t n, int64_t k) {
+  return {k / 4, (n + kNR - 1) / kNR};
+}
+
+int64_t linear_s8_work_bytes(int64_t n, int64_t k) {
+  return linear_plan(n, k).bytes();
+}
+
+ZT_S8 bool linear_s8(int64_t m, int64_t n, int64_t k, const int8_t* a, const int8_t* b, int32_t* c,
+                     void* work, uint64_t weights_key) {
+  // Whole steps only: the last row's broadcasts would read past it. Rows of A in [0, 127].
+  if (k % 4 != 0 || k == 0) return false;
+  for (int64_t r = 0; r < m; ++r)
+    if (!all_nonneg_s8(a + r * k, k)) return false;
+  const LinearPlan p = linear_plan(n, k);
+  int8_t* packed = static_cast<int8_t*>(work) + kKeyBytes;
+  auto* off = reinterpret_cast<int32_t*>(packed + p.packed_bytes());
+  int32_t* zero = off + p.steps;
+  uint64_t packed_key;
+  __builtin_memcpy(&packed_key, work, sizeof packed_key);
+  if (weights_key == 0 || packed_key != weights_key) {
+    for (int64_t q = 0; q < p.panels; ++q)
+      for (int64_t s = 0; s < p.steps; ++s)
+        for (int64_t j = 0; j < kNR; ++j) {
+          int8_t* dst = packed + ((q * p.steps + s) * kNR + j) * 4;
+          const int64_t col = q * kNR + j;
+          for (int e = 0; e < 4; ++e) dst[e] = col < n ? b[col * k + 4 * s + e] : 0;
+        }
+    for (int64_t s = 0; s < p.steps; ++s) off[s] = static_cast<int32_t>(4 * s);
+    for (int64_t j = 0; j < kNR; ++j) zero[j] = 0;
+    __builtin_memcpy(work, &weights_key, sizeof weights_key);
+  }
+  for (int64_t i0 = 0; i0 < m; i0 += kQuadMR) {
+    // A last tile repeats its last row and drops the copies.
+    const int8_t* rows[kQuadMR];
+    for (int64_t i = 0; i < kQuadMR; ++i) rows[i] = a + (i0 + i < m ? i0 + i : m - 1) * k;
+    const int64_t count = m - i0 < kQuadMR ? m - i0 : kQuadMR;
+    for (int64_t q = 0; q < p.panels; ++q) {
+      alignas(64) int32_t t[kQuadMR][kNR];
+      pixel_quad_sums_512(p.steps, rows, off, packed + q * p.steps * kNR * 4, zero, t);
+      const int64_t cols = n - q * kNR < kNR ? n - q * kNR : kNR;
+      const auto mask = static_cast<__mmask16>((1u << cols) - 1);
+      for (int64_t i = 0; i < count; ++i)
+        _mm512_mask_storeu_epi32(c + (i0 + i) * n + q * kNR, mask, _mm512_load_si512(t[i]));
+    }
+  }
+  return true;
+}
+#endif
+
 // Packs w into the scratch unless it holds them under weights_key already: the calls of one
 // pass pack once.
 ZT_S8 void prepare_scratch(const Conv2dGeometry& g, const DirectPlan& p, const int8_t* w,

@@ -321,6 +321,20 @@ void conv2d_s8_forward(const Conv2dGeometry& g, int64_t images, const int8_t* x,
   }
 }
 
+int64_t linear_s8_work_bytes(int64_t n, int64_t k) {
+  int64_t bytes = 0;  // the most any compiled set takes, so that a plan does not depend on the CPU
+  for (const KernelSet* set : compiled_kernel_sets())
+    if (set->linear_s8_work_bytes) bytes = std::max(bytes, set->linear_s8_work_bytes(n, k));
+  return bytes;
+}
+
+void linear_s8_forward(int64_t m, int64_t n, int64_t k, const int8_t* a, const int8_t* b,
+                       int32_t* c, void* work, uint64_t weights_key) {
+  const auto packed = active_kernels().linear_s8;
+  if (packed && packed(m, n, k, a, b, c, work, weights_key)) return;
+  gemm_s8(false, true, m, n, k, a, k, b, k, c, n, false);
+}
+
 bool conv2d_s8_pools(const Conv2dGeometry& g, const Pool2dGeometry& pool) {
   const auto pools = active_kernels().conv2d_s8_direct_pools;
   return pools && pools(g, pool);

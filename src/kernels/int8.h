@@ -88,6 +88,13 @@ bool conv2d_s8_pools(const Conv2dGeometry& g, const Pool2dGeometry& pool);
 void conv2d_s8_forward_max_pooled(const Conv2dGeometry& g, const Pool2dGeometry& pool,
                                   int64_t images, const int8_t* x, const int8_t* w, int32_t* y,
                                   int* ranges, void* work, uint64_t weights_key = 0);
+// C = A · B^T for a linear layer's forward: A [m, k] the input rows, B [n, k] the weights, C
+// [m, n] (gemm_s8's sums). `work` needs linear_s8_work_bytes(n, k) bytes; weights_key as for
+// conv2d_s8_forward. The VNNI sets pack B into work and run it as pixel rows of 1x1 images where
+// A is nonnegative (ReLU outputs) and k a multiple of 4; elsewhere gemm_s8.
+int64_t linear_s8_work_bytes(int64_t n, int64_t k);
+void linear_s8_forward(int64_t m, int64_t n, int64_t k, const int8_t* a, const int8_t* b,
+                       int32_t* c, void* work, uint64_t weights_key = 0);
 // A key no other call of this process has had (never 0).
 uint64_t new_weights_key();
 // What the int8 kernels of the active instruction set run, e.g. "avx2: conv2d direct 6x16

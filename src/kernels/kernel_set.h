@@ -72,6 +72,11 @@ struct KernelSet {
   // backward products); null in sets without one.
   void (*gemm_s8_nn)(bool trans_a, int64_t m, int64_t n, int64_t k, const int8_t* a, int64_t lda,
                      const int8_t* b, int64_t ldb, int32_t* c, int64_t ldc, bool accumulate);
+  // linear_s8_forward (int8.h) with B packed into work, returning false (nothing done) where it
+  // does not take the operands; null in sets without it.
+  int64_t (*linear_s8_work_bytes)(int64_t n, int64_t k);
+  bool (*linear_s8)(int64_t m, int64_t n, int64_t k, const int8_t* a, const int8_t* b, int32_t* c,
+                    void* work, uint64_t weights_key);
   // gemm_s8 for op(A) = A, op(B) = B^T (the linear layers' forward); null in sets without one.
   void (*gemm_s8_nt)(int64_t m, int64_t n, int64_t k, const int8_t* a, int64_t lda, const int8_t* b,
                      int64_t ldb, int32_t* c, int64_t ldc, bool accumulate);

@@ -724,6 +724,44 @@ TEST(Int8Conv2d, MaxPooledRangeLeavesOutTheDroppedColumns) {
                     "AVX-512 VL and VNNI)";
 }
 
+// ---- linear layers' forward ----
+
+// linear_s8_forward gives gemm_s8's sums in every set: the VNNI sets' packed kernel where A is
+// nonnegative and k a multiple of 4 (rows past a tile of 12, columns past a panel of 16, the
+// extremes 127 x -128), the fallback elsewhere (a negative byte, k = 30, 3). Within one key the
+// packed weights are reused; a new key packs new ones.
+TEST(Int8Linear, ForwardMatchesTheReference) {
+  struct Case {
+    int64_t m, n, k;
+  };
+  const Case cases[] = {{1, 10, 84},   {12, 16, 4}, {13, 17, 400}, {30, 120, 400},
+                        {25, 84, 120}, {5, 1, 8},   {7, 33, 30},   {3, 5, 3}};
+  test::for_each_kernel_isa([&] {
+    uint64_t seed = 160;
+    for (const Case& t : cases)
+      for (const bool negative : {false, true}) {
+        SCOPED_TRACE(::testing::Message() << "m " << t.m << " n " << t.n << " k " << t.k
+                                          << (negative ? " with a negative byte" : ""));
+        std::vector<int8_t> a = random_s8(t.m * t.k, seed, 0, 0, 127);
+        if (negative) a[a.size() / 2] = -5;
+        Work work(kernels::linear_s8_work_bytes(t.n, t.k));
+        const uint64_t key = kernels::new_weights_key();
+        for (int round = 0; round < 3; ++round) {
+          // Rounds 0 and 1: the same weights under one key; round 2: new weights, a new key.
+          const std::vector<int8_t> b = random_s8(t.n * t.k, seed, round < 2 ? 1 : 2, -128);
+          std::vector<int32_t> c(t.m * t.n, 12345);
+          kernels::linear_s8_forward(t.m, t.n, t.k, a.data(), b.data(), c.data(), work.data(),
+                                     round < 2 ? key : kernels::new_weights_key());
+          const ref::Vec want = ref::gemm(false, true, t.m, t.n, t.k, 1.0, to_double(a), t.k,
+                                          to_double(b), t.k, 0.0, ref::Vec(t.m * t.n), t.n);
+          for (int64_t i = 0; i < t.m * t.n; ++i)
+            ASSERT_EQ(static_cast<double>(c[i]), want[i]) << "round " << round << " at " << i;
+        }
+        ++seed;
+      }
+  });
+}
+
 // The largest products, 127 * -128 (or * 127) at every tap.
 TEST(Int8Conv2d, ForwardExtremeProductsAreExact) {
   for (int8_t wv : {int8_t{-128}, int8_t{127}}) {

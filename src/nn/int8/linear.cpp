@@ -21,15 +21,21 @@ class Linear : public QLayer {
   }
   int64_t grad_acc_elems() const override { return out_ * in_; }
   int64_t stage_elems(const Shape& x) const override { return x[0] * std::max(out_, in_); }
+  // The forward's packed weights.
+  int64_t work_bytes(const Shape&) const override {
+    return kernels::linear_s8_work_bytes(out_, in_);
+  }
 
   void forward(const QTensor& x, QTensor& y, const QExecContext& ctx) const override {
     const int8_t* w = weight_data(ctx);
     const int64_t block = row_block(x.shape, out_, ctx);
-    const int s = requantize_rows(
-        x.shape[0], out_, block, ctx, y.data, [&](int64_t r0, int64_t r1, int32_t* acc, void*) {
-          kernels::gemm_s8(false, true, r1 - r0, out_, in_, x.data + r0 * in_, in_, w, in_, acc,
-                           out_, false);
-        });
+    // The pass's blocks take the same w: each worker packs it once.
+    const uint64_t key = kernels::new_weights_key();
+    const int s = requantize_rows(x.shape[0], out_, block, ctx, y.data,
+                                  [&](int64_t r0, int64_t r1, int32_t* acc, void* work) {
+                                    kernels::linear_s8_forward(
+                                        r1 - r0, out_, in_, x.data + r0 * in_, w, acc, work, key);
+                                  });
     y.exp = x.exp + weight_.exp + s;
   }
 

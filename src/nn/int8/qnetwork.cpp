@@ -139,7 +139,7 @@ MemoryPlan QNetwork::layout(int64_t batch, int h, int threads, Arena* arena) {
       take(-1, "int16 staging of a layer output", Bucket::kWorkspace, ws.stage * 2));
   auto* ranges =
       static_cast<int32_t*>(take(-1, "range of each row", Bucket::kWorkspace, batch * 4));
-  void* work = ws.work > 0 ? take(-1, "int8 patch matrices", Bucket::kWorkspace, threads * ws.work)
+  void* work = ws.work > 0 ? take(-1, "int8 kernel scratch", Bucket::kWorkspace, threads * ws.work)
                            : nullptr;
   int8_t* scratch = nullptr;
   if (ws.scratch > 0)
