@@ -185,9 +185,11 @@ int64_t NpuConvGeometry::work_bytes(const Pool2dGeometry* pool) const {
   if (in_c == groups && out_c == groups) return 0;  // depthwise: no scratch
   const Sums s = sums_plan(*this);
   const int64_t pooled = pool ? s.images * out_c * pool->out_plane() : 0;
+  const bool linear = in_h * in_w == 1 && kernel == 1 && pad == 0 && groups == 1;
   return (s.images * out_c / groups * s.positions + pooled) *
              static_cast<int64_t>(sizeof(int32_t)) +
-         conv2d_s8_work_bytes(conv_geometry(*this));
+         std::max(conv2d_s8_work_bytes(conv_geometry(*this)),
+                  linear ? linear_s8_work_bytes(out_c, in_c) : 0);
 }
 
 bool conv_s8_pools(const NpuConvGeometry& g, FixedMultiplier mult, const Pool2dGeometry& pool) {
@@ -210,11 +212,13 @@ void conv_s8(const NpuConvGeometry& g, int64_t rows, const int8_t* x, const int8
   const Sums s = sums_plan(g);
   int32_t* sums = static_cast<int32_t*>(work);
   if (g.in_h * g.in_w == 1 && g.kernel == 1 && g.pad == 0 && g.groups == 1) {
-    // A linear layer: rows x out_c dot products of contiguous rows, the int8 path's A.B^T.
+    // A linear layer: rows x out_c dot products of contiguous rows, the int8 path's (its weights
+    // packed once, into the scratch after the sums).
+    void* packed = sums + s.images * g.out_c;
+    const uint64_t key = new_weights_key();
     for (int64_t n = 0; n < rows; n += s.images) {
       const int64_t m = std::min(s.images, rows - n);
-      gemm_s8(false, true, m, g.out_c, g.in_c, x + n * g.in_c, g.in_c, w, g.in_c, sums, g.out_c,
-              false);
+      linear_s8_forward(m, g.out_c, g.in_c, x + n * g.in_c, w, sums, packed, key);
       requantize_sums(m, g.out_c, 1, sums, bias, mult, lo, hi, y + n * g.out_c);
     }
     return;
