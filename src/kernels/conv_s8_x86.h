@@ -762,57 +762,55 @@ ZT_S8_INLINE void hwc_pixels8(const int8_t* src, int64_t plane_in, int64_t chann
 // (quads).
 template <typename T>
 ZT_S8 void copy_pixel_image(const Conv2dGeometry& g, const DirectPlan& p, const int8_t* x, T* xh) {
-  {
-    // Locals: stores of int8 may alias g and p, whose fields would be reloaded every element.
-    const int64_t in_c = g.in_c, in_h = g.in_h, in_w = g.in_w, pad = g.pad, wp = p.wp;
-    const int64_t plane_in = in_h * in_w;
-    // Quads: x + 128 (the sign bit flipped), the padding 128 too. A pixel of up to 8 bytes is
-    // made in a register and stored whole; its bytes past in_c, padding's value, land on the
-    // next pixel (written next) or on padding.
-    constexpr bool kQuads = sizeof(T) == 1;
-    constexpr uint64_t kPad = kQuads ? 0x8080808080808080ull : 0;
-    const bool by_word = in_c * static_cast<int64_t>(sizeof(T)) <= 8;
-    // Without padding the copy's rows run on into each other (the 1x1 convolutions): the plane
-    // is copied as one row, 8 pixels at a time down to planes of 8 pixels (a 7x7 image's rows
-    // would go one pixel at a time).
-    const int64_t rows = pad == 0 ? 1 : in_h, row_w = pad == 0 ? plane_in : in_w;
-    for (int64_t ih = 0; ih < rows; ++ih) {
-      if (row_w >= 8) {
-        // 8 pixels at a time, the last 8 overlapping the ones before; a word's channels at a
-        // time, the last word's overlapping the one before when more channels than a word.
-        constexpr int64_t kWord = 8 / sizeof(T);
-        for (int64_t iw = 0;; iw += 8) {
-          if (iw + 8 > row_w) iw = row_w - 8;
-          const int8_t* src = x + ih * row_w + iw;
-          T* dst = xh + ((ih + pad) * wp + iw + pad) * in_c;
-          if (by_word) {
-            hwc_pixels8(src, plane_in, in_c, in_c, dst);
-          } else {
-            for (int64_t c = 0;; c += kWord) {
-              if (c + kWord > in_c) c = in_c - kWord;
-              hwc_pixels8(src + c * plane_in, plane_in, kWord, in_c, dst + c);
-              if (c + kWord >= in_c) break;
-            }
+  // Locals: stores of int8 may alias g and p, whose fields would be reloaded every element.
+  const int64_t in_c = g.in_c, in_h = g.in_h, in_w = g.in_w, pad = g.pad, wp = p.wp;
+  const int64_t plane_in = in_h * in_w;
+  // Quads: x + 128 (the sign bit flipped), the padding 128 too. A pixel of up to 8 bytes is
+  // made in a register and stored whole; its bytes past in_c, padding's value, land on the
+  // next pixel (written next) or on padding.
+  constexpr bool kQuads = sizeof(T) == 1;
+  constexpr uint64_t kPad = kQuads ? 0x8080808080808080ull : 0;
+  const bool by_word = in_c * static_cast<int64_t>(sizeof(T)) <= 8;
+  // Without padding the copy's rows run on into each other (the 1x1 convolutions): the plane
+  // is copied as one row, 8 pixels at a time down to planes of 8 pixels (a 7x7 image's rows
+  // would go one pixel at a time).
+  const int64_t rows = pad == 0 ? 1 : in_h, row_w = pad == 0 ? plane_in : in_w;
+  for (int64_t ih = 0; ih < rows; ++ih) {
+    if (row_w >= 8) {
+      // 8 pixels at a time, the last 8 overlapping the ones before; a word's channels at a
+      // time, the last word's overlapping the one before when more channels than a word.
+      constexpr int64_t kWord = 8 / sizeof(T);
+      for (int64_t iw = 0;; iw += 8) {
+        if (iw + 8 > row_w) iw = row_w - 8;
+        const int8_t* src = x + ih * row_w + iw;
+        T* dst = xh + ((ih + pad) * wp + iw + pad) * in_c;
+        if (by_word) {
+          hwc_pixels8(src, plane_in, in_c, in_c, dst);
+        } else {
+          for (int64_t c = 0;; c += kWord) {
+            if (c + kWord > in_c) c = in_c - kWord;
+            hwc_pixels8(src + c * plane_in, plane_in, kWord, in_c, dst + c);
+            if (c + kWord >= in_c) break;
           }
-          if (iw + 8 >= row_w) break;
         }
+        if (iw + 8 >= row_w) break;
+      }
+      continue;
+    }
+    for (int64_t iw = 0; iw < row_w; ++iw) {
+      T* dst = xh + ((ih + pad) * wp + iw + pad) * in_c;
+      const int8_t* src = x + ih * row_w + iw;
+      if (!by_word) {
+        for (int64_t c = 0; c < in_c; ++c)
+          dst[c] = kQuads ? static_cast<T>(src[c * plane_in] ^ 0x80) : src[c * plane_in];
         continue;
       }
-      for (int64_t iw = 0; iw < row_w; ++iw) {
-        T* dst = xh + ((ih + pad) * wp + iw + pad) * in_c;
-        const int8_t* src = x + ih * row_w + iw;
-        if (!by_word) {
-          for (int64_t c = 0; c < in_c; ++c)
-            dst[c] = kQuads ? static_cast<T>(src[c * plane_in] ^ 0x80) : src[c * plane_in];
-          continue;
-        }
-        uint64_t word = 0;
-        for (int64_t c = 0; c < in_c; ++c)
-          word |= static_cast<uint64_t>(static_cast<std::make_unsigned_t<T>>(src[c * plane_in]))
-                  << (8 * sizeof(T) * c);
-        word ^= kPad;  // quads: x + 128 below in_c, 128 past it
-        __builtin_memcpy(dst, &word, sizeof word);
-      }
+      uint64_t word = 0;
+      for (int64_t c = 0; c < in_c; ++c)
+        word |= static_cast<uint64_t>(static_cast<std::make_unsigned_t<T>>(src[c * plane_in]))
+                << (8 * sizeof(T) * c);
+      word ^= kPad;  // quads: x + 128 below in_c, 128 past it
+      __builtin_memcpy(dst, &word, sizeof word);
     }
   }
 }
