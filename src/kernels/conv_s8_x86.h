@@ -1005,7 +1005,7 @@ bool conv2d_s8_direct_pools(const Conv2dGeometry& g, const Pool2dGeometry& pool)
 
 ZT_S8 void conv2d_s8_direct_max_pooled(const Conv2dGeometry& g, const Pool2dGeometry& pool,
                                        int64_t images, const int8_t* x, const int8_t* w, int32_t* y,
-                                       int* ranges, void* work, uint64_t weights_key) {
+                                       int32_t* ranges, void* work, uint64_t weights_key) {
   const DirectPlan p = run_plan(g);
   const Scratch s = scratch(p, work);
   prepare_scratch(g, p, w, s, work, weights_key);

@@ -342,7 +342,7 @@ bool conv2d_s8_pools(const Conv2dGeometry& g, const Pool2dGeometry& pool) {
 
 void conv2d_s8_forward_max_pooled(const Conv2dGeometry& g, const Pool2dGeometry& pool,
                                   int64_t images, const int8_t* x, const int8_t* w, int32_t* y,
-                                  int* ranges, void* work, uint64_t weights_key) {
+                                  int32_t* ranges, void* work, uint64_t weights_key) {
   ZT_ASSERT(conv2d_s8_pools(g, pool));
   active_kernels().conv2d_s8_direct_max_pooled(g, pool, images, x, w, y, ranges, work, weights_key);
 }

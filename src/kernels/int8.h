@@ -87,7 +87,7 @@ void conv2d_s8_forward(const Conv2dGeometry& g, int64_t images, const int8_t* x,
 bool conv2d_s8_pools(const Conv2dGeometry& g, const Pool2dGeometry& pool);
 void conv2d_s8_forward_max_pooled(const Conv2dGeometry& g, const Pool2dGeometry& pool,
                                   int64_t images, const int8_t* x, const int8_t* w, int32_t* y,
-                                  int* ranges, void* work, uint64_t weights_key = 0);
+                                  int32_t* ranges, void* work, uint64_t weights_key = 0);
 // C = A · B^T for a linear layer's forward: A [m, k] the input rows, B [n, k] the weights, C
 // [m, n] (gemm_s8's sums). `work` needs linear_s8_work_bytes(n, k) bytes; weights_key as for
 // conv2d_s8_forward. The VNNI sets pack B into work and run it as pixel rows of 1x1 images where

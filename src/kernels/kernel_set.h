@@ -67,7 +67,7 @@ struct KernelSet {
   bool (*conv2d_s8_direct_pools)(const Conv2dGeometry& g, const Pool2dGeometry& pool);
   void (*conv2d_s8_direct_max_pooled)(const Conv2dGeometry& g, const Pool2dGeometry& pool,
                                       int64_t images, const int8_t* x, const int8_t* w, int32_t* y,
-                                      int* ranges, void* work, uint64_t weights_key);
+                                      int32_t* ranges, void* work, uint64_t weights_key);
   // gemm_s8 for op(B) = B (the convolution's W · patches where no direct kernel runs, the
   // backward products); null in sets without one.
   void (*gemm_s8_nn)(bool trans_a, int64_t m, int64_t n, int64_t k, const int8_t* a, int64_t lda,

@@ -670,7 +670,7 @@ TEST(Int8Conv2d, MaxPooledForwardIsThePoolingOfTheForward) {
                                 w = random_s8(s.w_numel(), seed++, 1, -128);
       const int64_t pooled = g.out_c * pool.out_plane();
       std::vector<int32_t> y(s.n * pooled, 12345), want(s.n * pooled), sums(s.y_numel());
-      std::vector<int> ranges(s.n, -1);
+      std::vector<int32_t> ranges(s.n, -1);
       {
         Work work(kernels::conv2d_s8_work_bytes(g));
         kernels::conv2d_s8_forward_max_pooled(g, pool, s.n, x.data(), w.data(), y.data(),
@@ -710,7 +710,7 @@ TEST(Int8Conv2d, MaxPooledRangeLeavesOutTheDroppedColumns) {
     for (const int8_t sign : {int8_t{1}, int8_t{-1}}) {
       const std::vector<int8_t> w(s.w_numel(), static_cast<int8_t>(127 * sign));
       std::vector<int32_t> y(g.out_c * pool.out_plane()), sums(s.y_numel());
-      int range = -1;
+      int32_t range = -1;
       Work work(kernels::conv2d_s8_work_bytes(g));
       kernels::conv2d_s8_forward_max_pooled(g, pool, 1, x.data(), w.data(), y.data(), &range,
                                             work.data());
