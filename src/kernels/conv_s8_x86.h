@@ -451,8 +451,10 @@ ZT_S8 void channel_tile_max_pooled(const Conv2dGeometry& g, const DirectPlan& p,
   static_assert(kQuadRowNV == 4, "a tile is two rows of two vectors");
   __m512i acc[MR][kQuadRowNV];
   channel_quad_sums_to<MR>(p.pairs, xq, w, off, comp, acc);
-  Lanes column = {}, evens = {}, odds = {};
-  for (int i = 0; i < kNR; ++i) column[i] = i, evens[i] = 2 * i, odds[i] = 2 * i + 1;
+  Lanes column = {};
+  for (int i = 0; i < kNR; ++i) column[i] = i;
+  // Lanes 2i and 2i + 1 of the 32 columns (most0 then most1) side by side.
+  const __m512i evens = (__m512i)(column * 2), odds = (__m512i)(column * 2 + 1);
   const auto out_w = static_cast<int32_t>(g.out_w), pooled_w = static_cast<int32_t>(pool.out_w);
   const Lanes valid0 = column < out_w, valid1 = column + static_cast<int32_t>(kNR) < out_w;
   const Lanes kept = column < pooled_w;
@@ -465,7 +467,8 @@ ZT_S8 void channel_tile_max_pooled(const Conv2dGeometry& g, const DirectPlan& p,
     e.lo = valid0 ? lanes_min(e.lo, lanes_min(top0, bottom0)) : e.lo;
     e.lo = valid1 ? lanes_min(e.lo, lanes_min(top1, bottom1)) : e.lo;
     const Lanes pooled =
-        lanes_max(__builtin_shuffle(most0, most1, evens), __builtin_shuffle(most0, most1, odds));
+        lanes_max((Lanes)_mm512_permutex2var_epi32((__m512i)most0, evens, (__m512i)most1),
+                  (Lanes)_mm512_permutex2var_epi32((__m512i)most0, odds, (__m512i)most1));
     e.hi = kept ? lanes_max(e.hi, pooled) : e.hi;
     _mm512_mask_storeu_epi32(y + i * pool.out_plane() + ph * pool.out_w, stored, (__m512i)pooled);
   }
