@@ -26,6 +26,7 @@
 #include <type_traits>
 
 #include "int8_x86_dot.h"
+#include "kernels/int8.h"
 #include "zotrain/kernels/pool.h"
 
 namespace zotrain::kernels::ZT_S8_NS {
@@ -422,14 +423,13 @@ ZT_S8_INLINE void with_rows(int64_t rows, Tile&& tile) {
 typedef int32_t Lanes __attribute__((vector_size(kNR * sizeof(int32_t))));
 struct Extremes {
   Lanes lo = {}, hi = {};
-  // range_bits of every value taken in.
+  // range_bits of every value taken in: lo's lanes are at most 0 and hi's at least 0, so the
+  // largest magnitude among them is the values'.
   int bits() const {
-    int64_t most = 0;
-    for (int64_t i = 0; i < kNR; ++i) {
-      most = -static_cast<int64_t>(lo[i]) > most ? -static_cast<int64_t>(lo[i]) : most;
-      most = hi[i] > most ? hi[i] : most;
-    }
-    return most ? 64 - __builtin_clzll(static_cast<unsigned long long>(most)) : 0;
+    alignas(64) int32_t lanes[2 * kNR];
+    __builtin_memcpy(lanes, &lo, sizeof lo);
+    __builtin_memcpy(lanes + kNR, &hi, sizeof hi);
+    return range_bits(lanes, 2 * kNR);
   }
 };
 ZT_S8_INLINE Lanes lanes_min(Lanes a, Lanes b) {

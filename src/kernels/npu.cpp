@@ -41,6 +41,11 @@ Conv2dGeometry conv_geometry(const NpuConvGeometry& g) {
 struct Sums {
   int64_t images, positions;
 };
+// A linear layer as a convolution: 1x1 images, kernel 1, one group.
+bool is_linear(const NpuConvGeometry& g) {
+  return g.in_h * g.in_w == 1 && g.kernel == 1 && g.pad == 0 && g.groups == 1;
+}
+
 Sums sums_plan(const NpuConvGeometry& g) {
   constexpr int64_t kSumInts = 16384;
   const int64_t positions = g.out_h() * g.out_w();
@@ -185,17 +190,15 @@ int64_t NpuConvGeometry::work_bytes(const Pool2dGeometry* pool) const {
   if (in_c == groups && out_c == groups) return 0;  // depthwise: no scratch
   const Sums s = sums_plan(*this);
   const int64_t pooled = pool ? s.images * out_c * pool->out_plane() : 0;
-  const bool linear = in_h * in_w == 1 && kernel == 1 && pad == 0 && groups == 1;
   return (s.images * out_c / groups * s.positions + pooled) *
              static_cast<int64_t>(sizeof(int32_t)) +
          std::max(conv2d_s8_work_bytes(conv_geometry(*this)),
-                  linear ? linear_s8_work_bytes(out_c, in_c) : 0);
+                  is_linear(*this) ? linear_s8_work_bytes(out_c, in_c) : 0);
 }
 
 bool conv_s8_pools(const NpuConvGeometry& g, FixedMultiplier mult, const Pool2dGeometry& pool) {
-  const bool linear = g.in_h * g.in_w == 1 && g.kernel == 1 && g.pad == 0;
-  return g.groups == 1 && !linear && mult.shift <= 0 && pool.pad == 0 && pool.in_h == g.out_h() &&
-         pool.in_w == g.out_w();
+  return g.groups == 1 && !is_linear(g) && mult.shift <= 0 && pool.pad == 0 &&
+         pool.in_h == g.out_h() && pool.in_w == g.out_w();
 }
 
 void quantize_s8(const float* x, int64_t n, double scale, int8_t* y) {
@@ -211,7 +214,7 @@ void conv_s8(const NpuConvGeometry& g, int64_t rows, const int8_t* x, const int8
   if (cg == 1 && og == 1) return depthwise_s8(g, rows, x, w, bias, mult, lo, hi, y);
   const Sums s = sums_plan(g);
   int32_t* sums = static_cast<int32_t*>(work);
-  if (g.in_h * g.in_w == 1 && g.kernel == 1 && g.pad == 0 && g.groups == 1) {
+  if (is_linear(g)) {
     // A linear layer: rows x out_c dot products of contiguous rows, the int8 path's (its weights
     // packed once, into the scratch after the sums).
     void* packed = sums + s.images * g.out_c;
