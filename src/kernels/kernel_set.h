@@ -107,7 +107,7 @@ struct KernelSet {
   // A group of a byte_gather.h plan whose windows may be loaded whole; null in sets without it.
   void (*gather_bytes)(const ByteChunks& chunks, int64_t planes, const int8_t* src,
                        int64_t src_stride, int8_t* dst, int64_t dst_stride);
-  // quantize_s8 (npu.h), null in sets without it.
+  // quantize_s8 (npu.h) for scales in [2^-100, 2^100], null in sets without it.
   void (*quantize_s8)(const float* x, int64_t n, double scale, int8_t* y);
   // What the perturbation kernels run, for `zotrain info`; philox4x32_run for the blocks (or a
   // prefix of them), returning how many it ran; null in sets without one.

@@ -78,8 +78,12 @@ ZT_CLONES void requantize_sums(int64_t images, int64_t out_c, int64_t positions,
   const auto fast = active_kernels().requantize_s8;
   const auto rq = fast ? fast : requantize_s8;
   if (!bias || positions < kPlaneAtATime) {
-    // Image by image and channel by channel, so that no plane index is divided.
-    if (bias)
+    // Image by image and channel by channel, so that no plane index is divided; a linear layer's
+    // along its channels, the loop that vectorizes.
+    if (bias && positions == 1)
+      for (int64_t i = 0; i < images; ++i)
+        for (int64_t o = 0; o < out_c; ++o) sums[i * out_c + o] += bias[o];
+    else if (bias)
       for (int64_t i = 0; i < images; ++i)
         for (int64_t o = 0; o < out_c; ++o)
           for (int64_t j = 0; j < positions; ++j) sums[(i * out_c + o) * positions + j] += bias[o];
@@ -202,7 +206,8 @@ bool conv_s8_pools(const NpuConvGeometry& g, FixedMultiplier mult, const Pool2dG
 }
 
 void quantize_s8(const float* x, int64_t n, double scale, int8_t* y) {
-  const auto fast = active_kernels().quantize_s8;
+  // The vector kernels divide without vdivpd, exactly where nothing can over- or underflow.
+  const auto fast = scale >= 0x1p-100 && scale <= 0x1p100 ? active_kernels().quantize_s8 : nullptr;
   (fast ? fast : quantize_s8_portable)(x, n, scale, y);
 }
 

@@ -80,17 +80,19 @@ TEST(NpuKernels, QuantizeIsRoundedDivisionTiesAwayFromZero) {
         }
       }
     }
-    // Scales a unit in the last place above x / T for ties T: the quotient falls just below
-    // the tie, a product with the reciprocal onto it (1.5 / 0.6000000000000001: 2.4999999999999996
-    // against 2.5).
+    // Scales a unit in the last place either side of x / T for ties T of even and odd integer
+    // parts: the quotient falls just below or above the tie, a product with the reciprocal onto
+    // it (1.5 / 0.6000000000000001: 2.4999999999999996 against 2.5), and a float quotient rounds
+    // it to even.
     for (const float v : {1.5f, 3.0f})
-      for (const double tie : {2.5, 100.5}) {
-        const double scale = std::nextafter(v / tie, 1.0);
-        const std::vector<float> same(21, v);
-        std::vector<int8_t> y(same.size(), 99);
-        kernels::quantize_s8(same.data(), static_cast<int64_t>(same.size()), scale, y.data());
-        for (int8_t r : y) ASSERT_EQ(r, std::round(v / scale)) << v << " / " << scale;
-      }
+      for (const double tie : {2.5, 3.5, 100.5, 101.5})
+        for (const double toward : {0.0, 1.0}) {
+          const double scale = std::nextafter(v / tie, toward);
+          const std::vector<float> same(21, v);
+          std::vector<int8_t> y(same.size(), 99);
+          kernels::quantize_s8(same.data(), static_cast<int64_t>(same.size()), scale, y.data());
+          for (int8_t r : y) ASSERT_EQ(r, std::round(v / scale)) << v << " / " << scale;
+        }
     const std::vector<float> nans(19, std::numeric_limits<float>::quiet_NaN());
     std::vector<int8_t> y(nans.size(), 0);
     kernels::quantize_s8(nans.data(), static_cast<int64_t>(nans.size()), 0.5, y.data());
