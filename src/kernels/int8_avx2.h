@@ -92,5 +92,9 @@ int64_t philox4x32_run(uint64_t j0, uint32_t c2, uint32_t c3, uint64_t key, int6
 // requantize_s8 on 16 lanes (requant_s8_avx512.cpp).
 void requantize_s8(int64_t n, const int32_t* acc, int32_t bias, FixedMultiplier mult, int32_t lo,
                    int32_t hi, int8_t* y);
+// stage_s16, stage_s16_in_range and round_shift_s16 on 512 bits (requant_s8_avx512.cpp).
+int stage_s16(const int32_t* acc, int64_t n, int16_t* stage);
+void stage_s16_in_range(const int32_t* acc, int64_t n, int range, int16_t* stage);
+void round_shift_s16(const int16_t* stage, int64_t n, int s, int8_t* out);
 
 }  // namespace zotrain::kernels::avx512

@@ -24,7 +24,8 @@ KernelSet with_vnni_int8(const KernelSet& base, KernelIsa isa, const char* gemm_
       "channel rows 6x64 on an image expanded into windows, pixel rows 12x16 (with 2x2 max pooling "
       "fused); A.B^T 3x4 dot tiles "
       "(vpdpbusd on 512 bits where an operand is nonnegative), A.B 4x16 tiles (vpdpwssd), the NPU "
-      "requantization on 512 bits, the NPU depthwise taps by vpdpwssd, the other int8 kernels "
+      "requantization, the int8 staging and rounding shift on 512 bits, the NPU depthwise taps by "
+      "vpdpwssd, the other int8 kernels "
       "avx2's";
   set.conv2d_s8_direct_work_bytes = vnni::conv2d_s8_direct_work_bytes;
   set.conv2d_s8_direct = vnni::conv2d_s8_direct;
@@ -40,6 +41,9 @@ KernelSet with_vnni_int8(const KernelSet& base, KernelIsa isa, const char* gemm_
       "Philox 16 blocks at a time on 512 bits; Box-Muller on 16 lanes (avx-512)";
   set.philox4x32_run = avx512::philox4x32_run;
   set.requantize_s8 = avx512::requantize_s8;
+  set.stage_s16 = avx512::stage_s16;
+  set.stage_s16_in_range = avx512::stage_s16_in_range;
+  set.round_shift_s16 = avx512::round_shift_s16;
   set.depthwise_taps_s8 = vnni::depthwise_taps_s8;
   set.gaussian_pairs = avx512::gaussian_pairs;
   return set;

@@ -1,7 +1,10 @@
-// The NPU kernels' fixed-point requantization (npu.h) of int32 sums on 512-bit vectors, for the
-// "+vnni" kernel sets (AVX-512): the AVX2 build's steps (requant_s8_avx2.cpp) on 16 lanes, with
-// the last partial vector under a lane mask instead of zero-padded copies, and the clamp in int32
-// before narrowing. Bit for bit the portable loop of npu.cpp.
+// The requantizations on 512-bit vectors, for the "+vnni" kernel sets (AVX-512): the NPU kernels'
+// fixed-point requantization (npu.h) of int32 sums, and the int8 path's stage_s16 and the rounding
+// shift of finish_s16 (int8.h). The AVX2 build's steps (requant_s8_avx2.cpp) on 16 lanes, with
+// the last partial vector under a lane mask instead of zero-padded copies, and the NPU's clamp in
+// int32 before narrowing. Bit for bit the portable loops of npu.cpp and int8.cpp.
+#include <bit>
+
 #include "int8_avx2.h"
 #include "kernel_set.h"
 
@@ -73,7 +76,88 @@ ZT_AVX512 void requantize_lanes(int64_t n, const int32_t* acc, const Requant16& 
   }
 }
 
+// Two vectors' saturating packs (128-bit lanes of a, b, a, b, ...) back in order.
+ZT_AVX512 __m512i packed_in_order(__m512i packed) {
+  return _mm512_permutexvar_epi64(_mm512_setr_epi64(0, 2, 4, 6, 1, 3, 5, 7), packed);
+}
+
+// The first n of 16 lanes (all for n >= 16).
+ZT_AVX512 __mmask16 first16(int64_t n) {
+  return n >= 16 ? __mmask16{0xFFFF} : static_cast<__mmask16>((1u << n) - 1);
+}
+
+// stage_s16_in_range's rounding to odd of 16 int32 (zero past the mask): magnitudes (|INT32_MIN|
+// is 2^31 as unsigned) >> a, ORed with "anything discarded", signed back.
+ZT_AVX512 __m512i round_to_odd(const int32_t* p, __mmask16 k, __m128i shift, __m512i below) {
+  const __m512i v = _mm512_maskz_loadu_epi32(k, p), mag = _mm512_abs_epi32(v);
+  const __mmask16 inexact = _mm512_test_epi32_mask(mag, below);
+  const __m512i kept_bits = _mm512_srl_epi32(mag, shift);
+  const __m512i kept = _mm512_mask_or_epi32(kept_bits, inexact, kept_bits, _mm512_set1_epi32(1));
+  return _mm512_mask_sub_epi32(kept, _mm512_cmplt_epi32_mask(v, _mm512_setzero_si512()),
+                               _mm512_setzero_si512(), kept);
+}
+
+// round_shift_s16's rounding of 32 int16 (zero past the mask): (|v| + half) >> s, at most 127,
+// signed back (magnitudes below 2^15 plus half of at most 2^15 fit in uint16).
+ZT_AVX512 __m512i round_shift(const int16_t* p, __mmask32 k, __m512i half, __m128i shift) {
+  const __m512i v = _mm512_maskz_loadu_epi16(k, p);
+  const __m512i r = _mm512_min_epu16(
+      _mm512_srl_epi16(_mm512_add_epi16(_mm512_abs_epi16(v), half), shift), _mm512_set1_epi16(127));
+  return _mm512_mask_sub_epi16(r, _mm512_movepi16_mask(v), _mm512_setzero_si512(), r);
+}
+
 }  // namespace
+
+ZT_AVX512 int stage_s16(const int32_t* acc, int64_t n, int16_t* stage) {
+  __m512i hi = _mm512_setzero_si512(), lo = _mm512_setzero_si512();
+  for (int64_t i = 0; i < n; i += 16) {
+    const __m512i v = _mm512_maskz_loadu_epi32(first16(n - i), acc + i);
+    hi = _mm512_max_epi32(hi, v);
+    lo = _mm512_min_epi32(lo, v);
+  }
+  // In memory: GCC 12's reductions warn as its min and max intrinsics (bug 105593).
+  alignas(64) int32_t his[16], los[16];
+  _mm512_store_si512(his, hi);
+  _mm512_store_si512(los, lo);
+  int64_t pos = 0, neg = 0;
+  for (int l = 0; l < 16; ++l) {
+    pos = his[l] > pos ? his[l] : pos;
+    neg = -static_cast<int64_t>(los[l]) > neg ? -static_cast<int64_t>(los[l]) : neg;
+  }
+  const int range = std::bit_width(static_cast<uint64_t>(pos > neg ? pos : neg));
+  stage_s16_in_range(acc, n, range, stage);
+  return range;
+}
+
+ZT_AVX512 void stage_s16_in_range(const int32_t* acc, int64_t n, int range, int16_t* stage) {
+  const int a = range > 15 ? range - 15 : 0;
+  const __m128i shift = _mm_cvtsi32_si128(a);
+  const __m512i below = _mm512_set1_epi32(static_cast<int>((uint32_t{1} << a) - 1));
+  int64_t i = 0;
+  for (; i + 32 <= n; i += 32)
+    _mm512_storeu_si512(stage + i, packed_in_order(_mm512_packs_epi32(
+                                       round_to_odd(acc + i, 0xFFFF, shift, below),
+                                       round_to_odd(acc + i + 16, 0xFFFF, shift, below))));
+  for (; i < n; i += 16)
+    _mm256_mask_storeu_epi16(
+        stage + i, first16(n - i),
+        _mm512_cvtepi32_epi16(round_to_odd(acc + i, first16(n - i), shift, below)));
+}
+
+ZT_AVX512 void round_shift_s16(const int16_t* stage, int64_t n, int s, int8_t* out) {
+  const __m512i half = _mm512_set1_epi16(static_cast<int16_t>(s > 0 ? 1 << (s - 1) : 0));
+  const __m128i shift = _mm_cvtsi32_si128(s);
+  int64_t i = 0;
+  for (; i + 64 <= n; i += 64)
+    _mm512_storeu_si512(out + i, packed_in_order(_mm512_packs_epi16(
+                                     round_shift(stage + i, ~__mmask32{0}, half, shift),
+                                     round_shift(stage + i + 32, ~__mmask32{0}, half, shift))));
+  for (; i < n; i += 32) {
+    const __mmask32 k = n - i >= 32 ? ~__mmask32{0} : static_cast<__mmask32>((1ull << (n - i)) - 1);
+    _mm256_mask_storeu_epi8(out + i, k,
+                            _mm512_cvtepi16_epi8(round_shift(stage + i, k, half, shift)));
+  }
+}
 
 ZT_AVX512 void requantize_s8(int64_t n, const int32_t* acc, int32_t bias, FixedMultiplier mult,
                              int32_t lo, int32_t hi, int8_t* y) {
