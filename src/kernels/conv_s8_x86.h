@@ -697,6 +697,16 @@ ZT_S8 void pack_pixels(const Conv2dGeometry& g, const DirectPlan& p, const int8_
   for (int64_t o = 0; o < channels; ++o) {
     T* lanes = weights + (o / kNR * pairs * kNR + o % kNR) * kLane;
     const int8_t* wo = w + o * in_c * taps;
+    if (kLane == 4 && k == 1 && o < out_c) {
+      // A 1x1 kernel's row is its weights as they lie: 4-byte copies (in ZO every pass packs
+      // new weights).
+      int64_t j = 0;
+      for (; 4 * j + 4 <= row; ++j) __builtin_memcpy(lanes + j * kNR * kLane, wo + 4 * j, 4);
+      if (j < steps)  // the last step's weights past the row are zero
+        for (int64_t e = 0; e < kLane; ++e)
+          lanes[j * kNR * kLane + e] = 4 * j + e < row ? wo[4 * j + e] : T{0};
+      continue;
+    }
     for (int64_t ki = 0; ki < k; ++ki) {
       T* dst = lanes + ki * steps * kNR * kLane;
       for (int64_t e = 0, kj = 0, c = 0; e < steps * kLane; ++e) {  // e = kj * in_c + c
