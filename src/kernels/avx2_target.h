@@ -5,6 +5,3 @@
 
 #define ZT_AVX2 __attribute__((target("avx2")))
 #define ZT_AVX2_INLINE inline __attribute__((always_inline, target("avx2")))
-// The few AVX2 kernels that also use FMA; the AVX2 kernel sets are chosen only on CPUs with both.
-#define ZT_AVX2_FMA __attribute__((target("avx2,fma")))
-#define ZT_AVX2_FMA_INLINE inline __attribute__((always_inline, target("avx2,fma")))

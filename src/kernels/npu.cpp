@@ -206,7 +206,7 @@ bool conv_s8_pools(const NpuConvGeometry& g, FixedMultiplier mult, const Pool2dG
 }
 
 void quantize_s8(const float* x, int64_t n, double scale, int8_t* y) {
-  // The vector kernels divide without vdivpd, exactly where nothing can over- or underflow.
+  // The vector kernels multiply by the reciprocal in float where nothing over- or underflows.
   const auto fast = scale >= 0x1p-100 && scale <= 0x1p100 ? active_kernels().quantize_s8 : nullptr;
   (fast ? fast : quantize_s8_portable)(x, n, scale, y);
 }

@@ -128,41 +128,38 @@ struct AddS8 {
 
 // quantize_s8 of 16 floats (npu.h). x is first clamped in float to +-fl(256 scale), where every
 // quotient clamps alike (vmaxps takes NaN to the lower bound, so to -127); npu.cpp divides for
-// scales outside [2^-100, 2^100], so nothing below over- or underflows but a float quotient of at
-// most 2^-149. Then |x / scale| <= 256 (and an ulp), and Narrow clamps to [-127, 127].
+// scales outside [2^-100, 2^100], where fl(1 / scale) and fl(256 scale) are normal floats and the
+// float product below cannot overflow (an underflow errs by less than 2^-126). Then |x / scale|
+// <= 256 (and an ulp), and Narrow clamps to [-127, 127].
 // - Fast, in float: q = x * fl(1 / scale) is within 2^-23 of x / scale relative, 2^-15 absolute,
 //   so away from ties (|q - round(q)| <= 1/2 - 2^-13, the difference exact) it rounds as x / scale
 //   however vcvtps2dq breaks ties.
-// - Otherwise the 16 in double, the portable loop's quotient without a division (vdivpd takes 5
-//   cycles for 4 lanes): Markstein's correction q = q0 + (x - q0 scale) / scale, the residual exact
-//   by FMA, with q0 = x * RN(1 / scale), is the correctly rounded x / scale (a reciprocal within
-//   half an ulp and a first quotient within one ulp suffice). Truncating q + copysign(1/2 -
-//   2^-54, q) is std::round's ties away from zero for |q| far below 2^52 (a tie reaches the next
+// - Otherwise the 16 in double, the portable loop's quotient by vdivpd (5 cycles for 4 lanes,
+//   which bound the whole kernel when every vector took it). Truncating q + copysign(1/2 - 2^-54,
+//   q) is std::round's ties away from zero for |q| far below 2^52 (a tie reaches the next
 //   integer, one ulp below it stays below, at k + 1 = 2^m too).
 struct QuantizeS8 {
-  __m256 limit, reciprocal_f;
-  __m256d scale, reciprocal;
+  __m256 limit, reciprocal;
+  __m256d scale;
   Narrow narrow;
-  ZT_AVX2_FMA_INLINE __m128i round4(__m128 xf) const {
-    const __m256d x = _mm256_cvtps_pd(xf);
-    const __m256d q0 = _mm256_mul_pd(x, reciprocal);
-    const __m256d q = _mm256_fmadd_pd(_mm256_fnmadd_pd(q0, scale, x), reciprocal, q0);
+  ZT_AVX2_INLINE __m128i round4(__m128 xf) const {
+    const __m256d q = _mm256_div_pd(_mm256_cvtps_pd(xf), scale);
     const __m256d sign = _mm256_and_pd(q, _mm256_set1_pd(-0.0));
     const __m256d half = _mm256_or_pd(sign, _mm256_set1_pd(0.49999999999999994));
     return _mm256_cvttpd_epi32(_mm256_add_pd(q, half));
   }
   // Lanes of q within 2^-13 of a tie.
-  ZT_AVX2_FMA_INLINE __m256 near_tie(__m256 q) const {
+  ZT_AVX2_INLINE __m256 near_tie(__m256 q) const {
     const __m256 f =
         _mm256_sub_ps(q, _mm256_round_ps(q, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
     return _mm256_cmp_ps(_mm256_andnot_ps(_mm256_set1_ps(-0.0f), f),
                          _mm256_set1_ps(0.5f - 0x1p-13f), _CMP_GT_OQ);
   }
-  ZT_AVX2_FMA_INLINE void operator()(const float* p, int8_t* y) const {
+  ZT_AVX2_INLINE void operator()(const float* p, int8_t* y) const {
     const __m256 low = _mm256_sub_ps(_mm256_setzero_ps(), limit);
     const __m256 a = _mm256_min_ps(_mm256_max_ps(_mm256_loadu_ps(p), low), limit);
     const __m256 b = _mm256_min_ps(_mm256_max_ps(_mm256_loadu_ps(p + 8), low), limit);
-    const __m256 qa = _mm256_mul_ps(a, reciprocal_f), qb = _mm256_mul_ps(b, reciprocal_f);
+    const __m256 qa = _mm256_mul_ps(a, reciprocal), qb = _mm256_mul_ps(b, reciprocal);
     // Narrow's lane order: elements 0-3 and 8-11, then 4-7 and 12-15.
     if (_mm256_movemask_ps(_mm256_or_ps(near_tie(qa), near_tie(qb))) == 0) {
       const __m256i ia = _mm256_cvtps_epi32(qa), ib = _mm256_cvtps_epi32(qb);
@@ -191,17 +188,11 @@ ZT_AVX2 void add_s8_steps(int64_t n, const int8_t* a, FixedMultiplier ma, const 
   for_each_vector<16>(n, y, fn, a, b);
 }
 
-ZT_AVX2_FMA void quantize_s8(const float* x, int64_t n, double scale, int8_t* y) {
+ZT_AVX2 void quantize_s8(const float* x, int64_t n, double scale, int8_t* y) {
   const QuantizeS8 fn{_mm256_set1_ps(static_cast<float>(256.0 * scale)),
                       _mm256_set1_ps(static_cast<float>(1.0 / scale)), _mm256_set1_pd(scale),
-                      _mm256_set1_pd(1.0 / scale), Narrow(-127, 127)};
-  // for_each_vector's loop, which the AVX2 target without FMA cannot inline fn into.
-  int64_t i = 0;
-  for (; i + 16 <= n; i += 16) fn(x + i, y + i);
-  if (i == n) return;
-  std::array<int8_t, 16> tail;
-  fn(zero_padded<16>(x + i, n - i).data(), tail.data());
-  __builtin_memcpy(y + i, tail.data(), static_cast<size_t>(n - i));
+                      Narrow(-127, 127)};
+  for_each_vector<16>(n, y, fn, x);
 }
 
 ZT_AVX2 int stage_s16(const int32_t* acc, int64_t n, int16_t* stage) {
