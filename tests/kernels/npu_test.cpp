@@ -68,7 +68,10 @@ TEST(NpuKernels, QuantizeIsRoundedDivisionTiesAwayFromZero) {
   // fall a unit in the last place to either side of it.
   for (int k = -130; k <= 129; ++k) x.push_back(std::ldexp(3.0f * (2 * k + 1), -11));
   test::for_each_kernel_isa([&] {
-    for (const double scale : {0.5, 0.0371, 3.0, 1e-3, std::ldexp(3.0, -10)}) {
+    // The last four: the vector kernels' range of scales, [2^-100, 2^100], at its ends and past
+    // them (the portable division).
+    for (const double scale : {0.5, 0.0371, 3.0, 1e-3, std::ldexp(3.0, -10), std::ldexp(1.0, -100),
+                               std::ldexp(1.0, 100), 1e-35, 1e35}) {
       SCOPED_TRACE(scale);
       for (const size_t n : {x.size(), size_t{7}, size_t{1}, size_t{17}}) {
         std::vector<int8_t> y(n, 99);
