@@ -185,7 +185,6 @@ void validate_precision(const TrainConfig& c) {
   }
   if (c.precision == Precision::kInt8) {
     need(c.estimator == zo::Estimator::kSpsa, "estimator", "spsa with precision int8");
-    need(c.head_grad == HeadGrad::kPerturbed, "head_grad", "perturbed with precision int8");
     need(c.zo_momentum == 0, "zo_momentum", "0 with precision int8");
     need(c.memory_budget == 0, "memory_budget", "0 with precision int8");
     need(c.train_layers == 0, "train_layers", "0 with precision int8 (NITI trains every layer)");

@@ -78,6 +78,8 @@ DeviceRunSummary Trainer::write_device_run(const std::string& path) {
   if (cfg_.distributed != Distributed::kNone) refuse("distributed runs");
   for (const auto& [epoch, fraction] : parse_zo_move(cfg_.zo_move))
     if (fraction != 1) refuse("a partial move (zo_move below 1): it moves every perturbed weight");
+  if (cfg_.head_grad == HeadGrad::kClean)
+    refuse("a clean head pass (head_grad clean): it backprops the head from the perturbed passes");
   if (cfg_.zo_sign == ZoSign::kFloat || cfg_.sign_agreement)
     refuse("the float loss (zo_sign float, sign_agreement): use the integer loss");
   if (cfg_.model.size() >= sizeof(device::RunHeader::model))

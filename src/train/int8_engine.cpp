@@ -172,8 +172,9 @@ class Int8Engine : public Engine {
       for (const QState& st : qnet_.states())
         split_.world().broadcast(st.data, static_cast<size_t>(st.elems) * sizeof(int32_t), 0);
     StepResult r;
-    r.forward_passes = zo ? 2 * c.q : 1;
-    r.backward_passes = !zo ? 1 : (has_head ? 2 * c.q : 0);
+    const bool clean = has_head && c.clean_head;
+    r.forward_passes = zo ? 2 * c.q + (clean ? 1 : 0) : 1;
+    r.backward_passes = !zo ? 1 : (has_head ? (clean ? 1 : 2 * c.q) : 0);
     // Reporting: the integer loss in nats (2^-kGradFracBits bits, times ln 2), mean over rows.
     r.loss = static_cast<double>(s.loss) * 0.69314718055994531 /
              static_cast<double>(int64_t{1} << int8::kGradFracBits) / static_cast<double>(in.rows);
@@ -267,6 +268,7 @@ int8::StepConfig int8_step_config(const TrainConfig& cfg, int epoch) {
   int8::StepConfig c;
   c.seed = cfg.seed;
   c.eps = cfg.int_eps;
+  c.clean_head = cfg.head_grad == HeadGrad::kClean;
   c.zero_threshold = zo::zero_threshold(schedule_at(parse_sparsity(cfg.sparsity), epoch));
   c.move_threshold =
       zo::move_threshold(c.zero_threshold, schedule_at(parse_zo_move(cfg.zo_move), epoch));

@@ -60,6 +60,13 @@ StepResult zo_step(QNetwork& net, int64_t rows, const uint8_t* labels, const Ste
   }
   const auto moves = [&](const QWeight& w) { return active < 0 || w.layer == active; };
   dist::World* world = cfg.world;
+  const bool clean_head = has_head && cfg.clean_head;
+  // By samples every rank holds the whole batch: rank 0 alone runs the clean pass, whose
+  // gradient the passes' sum over the ranks then counts once.
+  if (clean_head && (!world || !cfg.by_samples || world->rank() == 0)) {
+    backprop(net, net.forward(rows), labels);
+    if (net.mode().update_stats) net.set_mode({net.mode().training, net.mode().key, false});
+  }
   const auto passes = [&](const std::vector<zo::Direction>& dirs, PassLosses* loss) {
     for (size_t i = 0; i < dirs.size(); ++i) {
       if (world && cfg.by_samples && static_cast<int>(i / 2 % world->size()) != world->rank()) {
@@ -87,7 +94,7 @@ StepResult zo_step(QNetwork& net, int64_t rows, const uint8_t* labels, const Ste
                      ? l.sign
                      : cross_entropy(logits, labels, kGradFracBits);
       if (i == 0) r.correct = count_correct(logits, labels);
-      if (has_head) backprop(net, logits, labels);
+      if (has_head && !clean_head) backprop(net, logits, labels);
     }
     if (!world) return;
     // Every rank's losses (and pass 0's correct rows) and the head's gradient, summed.

@@ -35,6 +35,9 @@ struct StepConfig {
   // Block-coordinate ZO (zo_layer_scale cyclic): step t perturbs and moves only the body's
   // (t mod L)-th layer with weights, so each step's ±1 moves touch one layer.
   bool cyclic = false;
+  // Elastic (head_grad clean): the head's gradient from one extra pass of the unperturbed
+  // weights, run first (so it moves batch norm's statistics), instead of from the perturbed ones.
+  bool clean_head = false;
   // A distributed step (docs/distributed.md): this rank's passes — every pass on its rows of the
   // batch (`rows` given to zo_step, the network's range reduced over the ranks), or, by samples,
   // sample s when s mod N is its rank — and their integer results summed over the ranks, which

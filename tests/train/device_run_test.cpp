@@ -103,6 +103,17 @@ TEST(DeviceRun, RefusesWhatTheDeviceDoesNotRun) {
   Trainer f32(cfg);  // precision f32
   EXPECT_THROW(f32.write_device_run(dir.file("run.ztd")), InputError);
   cfg.precision = Precision::kInt8;
+  TrainConfig clean_cfg = cfg;
+  clean_cfg.method = Method::kElastic;
+  clean_cfg.head_grad =
+      HeadGrad::kClean;  // the device backprops the head from the perturbed passes
+  Trainer clean(clean_cfg);
+  try {
+    clean.write_device_run(dir.file("run.ztd"));
+    ADD_FAILURE() << "a run with head_grad clean was packed";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("head_grad"), std::string::npos) << e.what();
+  }
   cfg.zo_move = "1,5:0.5";  // a partial move from epoch 5: the device moves every weight
   Trainer partial(cfg);
   try {

@@ -1,7 +1,8 @@
 // The integer ZO step's update (int8_step.h) against the rule applied to whole tensors: with
 // accumulators smaller than a weight, the chunked sums (range first, then the move) give what
 // summing the whole tensor at once gives; with one sample, the one-pass move gives it too; a
-// partial move (zo_move) moves the given fraction of the perturbed weights and no other.
+// partial move (zo_move) moves the given fraction of the perturbed weights and no other; a clean
+// head pass (head_grad clean) gives the head the BP step's update.
 #include "train/int8_step.h"
 
 #include <gtest/gtest.h>
@@ -95,6 +96,40 @@ TEST(Int8Step, PartialMoveMovesAFractionOfThePerturbedWeights) {
   check_zo_update(3, 2, 0.5);
   EXPECT_EQ(zo::move_threshold(zo::zero_threshold(0.9), 1.0), zo::zero_threshold(0.9));
   EXPECT_EQ(zo::move_threshold(0, 0.5), 1u << 23);
+}
+
+// An ElasticZO step whose head learns from a clean pass moves the head exactly as the BP step
+// of the same weights and batch does (the body, which moves after the passes, cannot reach the
+// head's update); from the perturbed passes it does not.
+TEST(Int8Step, CleanHeadPassGivesTheHeadTheBpUpdate) {
+  const ModelSpec m = lenet5(Shape{1, 28, 28}, 10);
+  const Network desc(m.item_shape, m.layers);
+  const int head = desc.num_layers() - 2, rows = 4;
+  std::vector<std::vector<int8_t>> head_after[3];  // BP step, clean head, perturbed head
+  for (int run = 0; run < 3; ++run) {
+    QNetwork net(desc);
+    Arena arena;
+    net.allocate(arena, rows, head, 5, nullptr);
+    Rng rng(3, 0);
+    for (int64_t i = 0; i < net.input().numel(); ++i)
+      net.input().data[i] = static_cast<int8_t>(static_cast<int>(rng.below(255)) - 127);
+    net.input().exp = -7;
+    const uint8_t labels[rows] = {4, 1, 7, 0};
+    int8::StepConfig cfg;
+    cfg.seed = 7, cfg.step = 3, cfg.eps = 15, cfg.loss_frac_bits = 8;
+    cfg.zero_threshold = zo::zero_threshold(0.33);
+    cfg.clean_head = run == 1;
+    net.set_mode({true, 0, false});
+    if (run == 0)
+      int8::bp_step(net, rows, labels, cfg);
+    else
+      int8::zo_step(net, rows, labels, cfg);
+    for (const QWeight& w : net.weights())
+      if (w.layer >= head)
+        head_after[run].emplace_back(w.value.data, w.value.data + w.value.numel());
+  }
+  EXPECT_EQ(head_after[1], head_after[0]);
+  EXPECT_NE(head_after[2], head_after[0]);  // the perturbed passes' gradient differs
 }
 
 }  // namespace
