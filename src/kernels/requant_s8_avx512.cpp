@@ -45,6 +45,11 @@ struct Requant16 {
   }
 };
 
+// The first n of 16 lanes (all for n >= 16).
+ZT_AVX512 __mmask16 first16(int64_t n) {
+  return n >= 16 ? __mmask16{0xFFFF} : static_cast<__mmask16>((1u << n) - 1);
+}
+
 // 64 outputs at a time: four vectors narrowed by saturating packs (int16, then int8: the clamp
 // to [lo, hi] within int8 keeps its result), put back in order by one permutation and stored
 // whole (GCC makes a masked narrowing store, vpmovdb to memory, of the one-vector form, a third
@@ -69,7 +74,7 @@ ZT_AVX512 void requantize_lanes(int64_t n, const int32_t* acc, const Requant16& 
     _mm512_storeu_si512(y + i, _mm512_min_epi8(_mm512_max_epi8(in_order, low8), high8));
   }
   for (; i < n; i += 16) {
-    const __mmask16 k = n - i >= 16 ? 0xFFFF : static_cast<__mmask16>((1u << (n - i)) - 1);
+    const __mmask16 k = first16(n - i);
     const __m512i v =
         _mm512_min_epi32(_mm512_max_epi32(rq.template lanes<kWide>(acc + i, k), low), high);
     _mm_mask_storeu_epi8(y + i, k, _mm512_cvtepi32_epi8(v));
@@ -79,11 +84,6 @@ ZT_AVX512 void requantize_lanes(int64_t n, const int32_t* acc, const Requant16& 
 // Two vectors' saturating packs (128-bit lanes of a, b, a, b, ...) back in order.
 ZT_AVX512 __m512i packed_in_order(__m512i packed) {
   return _mm512_permutexvar_epi64(_mm512_setr_epi64(0, 2, 4, 6, 1, 3, 5, 7), packed);
-}
-
-// The first n of 16 lanes (all for n >= 16).
-ZT_AVX512 __mmask16 first16(int64_t n) {
-  return n >= 16 ? __mmask16{0xFFFF} : static_cast<__mmask16>((1u << n) - 1);
 }
 
 // stage_s16_in_range's rounding to odd of 16 int32 (zero past the mask): magnitudes (|INT32_MIN|
