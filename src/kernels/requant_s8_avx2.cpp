@@ -5,10 +5,10 @@
 // through zero-padded copies (zeros change neither the range nor other lanes), so every element
 // takes the same vector operations. Bit for bit the portable loops of int8.cpp and npu.cpp.
 #include <array>
-#include <bit>
 
 #include "int8_avx2.h"
 #include "kernel_set.h"
+#include "kernels/int8.h"
 
 #if defined(__x86_64__)
 
@@ -198,16 +198,11 @@ ZT_AVX2 void quantize_s8(const float* x, int64_t n, double scale, int8_t* y) {
 ZT_AVX2 int stage_s16(const int32_t* acc, int64_t n, int16_t* stage) {
   Extremes e{_mm256_setzero_si256(), _mm256_setzero_si256()};
   for_each_vector<8>(n, static_cast<int16_t*>(nullptr), e, acc);
-  alignas(32) int32_t his[8], los[8];
-  _mm256_store_si256(reinterpret_cast<__m256i*>(his), e.hi);
-  _mm256_store_si256(reinterpret_cast<__m256i*>(los), e.lo);
-  int64_t amax = 0;
-  for (int l = 0; l < 8; ++l) {
-    const int64_t m =
-        his[l] > -static_cast<int64_t>(los[l]) ? his[l] : -static_cast<int64_t>(los[l]);
-    amax = m > amax ? m : amax;
-  }
-  const int range = std::bit_width(static_cast<uint64_t>(amax));
+  // lo's lanes are at most 0 and hi's at least 0: their largest magnitude is the values'.
+  alignas(32) int32_t lanes[16];
+  _mm256_store_si256(reinterpret_cast<__m256i*>(lanes), e.hi);
+  _mm256_store_si256(reinterpret_cast<__m256i*>(lanes + 8), e.lo);
+  const int range = range_bits(lanes, 16);
   stage_s16_in_range(acc, n, range, stage);
   return range;
 }

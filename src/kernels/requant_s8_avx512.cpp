@@ -3,10 +3,9 @@
 // shift of finish_s16 (int8.h). The AVX2 build's steps (requant_s8_avx2.cpp) on 16 lanes, with
 // the last partial vector under a lane mask instead of zero-padded copies, and the NPU's clamp in
 // int32 before narrowing. Bit for bit the portable loops of npu.cpp and int8.cpp.
-#include <bit>
-
 #include "int8_avx2.h"
 #include "kernel_set.h"
+#include "kernels/int8.h"
 
 #if defined(__x86_64__)
 
@@ -115,16 +114,12 @@ ZT_AVX512 int stage_s16(const int32_t* acc, int64_t n, int16_t* stage) {
     hi = _mm512_max_epi32(hi, v);
     lo = _mm512_min_epi32(lo, v);
   }
-  // In memory: GCC 12's reductions warn as its min and max intrinsics (bug 105593).
-  alignas(64) int32_t his[16], los[16];
-  _mm512_store_si512(his, hi);
-  _mm512_store_si512(los, lo);
-  int64_t pos = 0, neg = 0;
-  for (int l = 0; l < 16; ++l) {
-    pos = his[l] > pos ? his[l] : pos;
-    neg = -static_cast<int64_t>(los[l]) > neg ? -static_cast<int64_t>(los[l]) : neg;
-  }
-  const int range = std::bit_width(static_cast<uint64_t>(pos > neg ? pos : neg));
+  // In memory (GCC 12's reductions warn as its min and max intrinsics, bug 105593): lo's lanes
+  // are at most 0 and hi's at least 0, so their largest magnitude is the values'.
+  alignas(64) int32_t lanes[32];
+  _mm512_store_si512(lanes, hi);
+  _mm512_store_si512(lanes + 16, lo);
+  const int range = range_bits(lanes, 32);
   stage_s16_in_range(acc, n, range, stage);
   return range;
 }

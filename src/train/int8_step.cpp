@@ -60,18 +60,22 @@ StepResult zo_step(QNetwork& net, int64_t rows, const uint8_t* labels, const Ste
   }
   const auto moves = [&](const QWeight& w) { return active < 0 || w.layer == active; };
   dist::World* world = cfg.world;
+  // Only the step's first pass moves running statistics (the engine's mode says whether).
+  const auto first_pass_done = [&net] {
+    if (net.mode().update_stats) net.set_mode({net.mode().training, net.mode().key, false});
+  };
   const bool clean_head = has_head && cfg.clean_head;
   // By samples every rank holds the whole batch: rank 0 alone runs the clean pass, whose
   // gradient the passes' sum over the ranks then counts once.
   if (clean_head && (!world || !cfg.by_samples || world->rank() == 0)) {
     backprop(net, net.forward(rows), labels);
-    if (net.mode().update_stats) net.set_mode({net.mode().training, net.mode().key, false});
+    first_pass_done();
   }
   const auto passes = [&](const std::vector<zo::Direction>& dirs, PassLosses* loss) {
     for (size_t i = 0; i < dirs.size(); ++i) {
       if (world && cfg.by_samples && static_cast<int>(i / 2 % world->size()) != world->rank()) {
         loss[i] = {};
-        if (net.mode().update_stats) net.set_mode({net.mode().training, net.mode().key, false});
+        first_pass_done();
         continue;
       }
       const uint64_t seed = dirs[i].seed;
@@ -84,8 +88,7 @@ StepResult zo_step(QNetwork& net, int64_t rows, const uint8_t* labels, const Ste
       };
       const QWeightTransform perturbed = perturb;
       const QTensor logits = net.forward(rows, &perturbed);
-      // Only the step's first pass moves running statistics (the engine's mode says whether).
-      if (net.mode().update_stats) net.set_mode({net.mode().training, net.mode().key, false});
+      first_pass_done();
       PassLosses& l = loss[i];
       l.sign = sign_loss ? (*sign_loss)(logits, labels)
                          : cross_entropy(logits, labels, cfg.loss_frac_bits);

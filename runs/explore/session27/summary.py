@@ -15,8 +15,6 @@ cls1 = [("Cls1 + average, 45 epochs, fixed divisor, full move (session 25)", "po
         ("Cls1 body frozen (control), 45 epochs, fixed divisor (session 25)", "pointnet-standin-cls1-int8star-ema-e45-frozen-bnfixed")]
 zo = [("Full ZO, 45 epochs, fixed divisor (session 26)", "pointnet-standin-zo-int8star-e45-bnfixed"),
       ("Full ZO, **90 epochs**, fixed divisor (`-zo-int8star-e90-bnfixed`)", "pointnet-standin-zo-int8star-e90-bnfixed")]
-for label, d in cls1:
-    print_rows([(f"PointNet INT8\\* {label}", d)], seeds=range(2))
-for label, d in zo:
-    print_rows([(f"PointNet INT8\\* {label}", d)], seeds=range(1))
+print_rows([(f"PointNet INT8\\* {label}", d) for label, d in cls1], seeds=range(2))
+print_rows([(f"PointNet INT8\\* {label}", d) for label, d in zo], seeds=range(1))
 print_spans(cls1 + zo, seeds=range(2))
