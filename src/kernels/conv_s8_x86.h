@@ -24,9 +24,11 @@
 //   channels. In quads, a 2x2 max pooling of stride 2 may be fused: the tile's pixels are then
 //   3 windows of 4, and only the windows' maxima are stored.
 #include <type_traits>
+#include <utility>
 
 #include "int8_x86_dot.h"
 #include "kernels/int8.h"
+#include "requant_avx512.h"
 #include "zotrain/kernels/pool.h"
 
 namespace zotrain::kernels::ZT_S8_NS {
@@ -628,30 +630,42 @@ ZT_S8_INLINE void pixel_sums(int64_t steps, const int16_t* const (&pix)[kMR], co
 }
 
 #if ZT_S8_VNNI
-// pixel_sums in quads on 512 bits for kQuadMR pixels of the image offset by 128 (read as u8),
-// into t (pixel i's kNR channel sums), less comp (128 times each channel's sum of weights): the
-// sums start at -comp, the same int32 as subtracting it after. Not inlined: in the loops of
-// pixel_image GCC moved the accumulators between registers every step.
+// pixel_sums in quads on 512 bits for the first MR of kQuadMR pixels of the image offset by 128
+// (read as u8), into t (pixel i's kNR channel sums), less comp (128 times each channel's sum of
+// weights): the sums start at -comp, the same int32 as subtracting it after. Not inlined: in the
+// loops of pixel_image GCC moved the accumulators between registers every step.
+template <int MR>
 __attribute__((noinline)) ZT_S8 void pixel_quad_sums_512(int64_t steps,
                                                          const int8_t* const (&pix)[kQuadMR],
                                                          const int32_t* off, const int8_t* panel,
                                                          const int32_t* comp,
                                                          int32_t (&t)[kQuadMR][kNR]) {
-  __m512i acc[kQuadMR];
+  __m512i acc[MR];
   const __m512i start = _mm512_sub_epi32(_mm512_setzero_si512(), _mm512_loadu_si512(comp));
 #pragma GCC unroll 16
-  for (int i = 0; i < kQuadMR; ++i) acc[i] = start;
+  for (int i = 0; i < MR; ++i) acc[i] = start;
   for (int64_t s = 0; s < steps; ++s) {
     const __m512i b = _mm512_loadu_si512(panel + s * kNR * 4);
 #pragma GCC unroll 16
-    for (int i = 0; i < kQuadMR; ++i) {
+    for (int i = 0; i < MR; ++i) {
       int32_t step;
       __builtin_memcpy(&step, pix[i] + off[s], sizeof step);
       acc[i] = dot_quads_u8s8(acc[i], _mm512_set1_epi32(step), b);
     }
   }
 #pragma GCC unroll 16
-  for (int i = 0; i < kQuadMR; ++i) _mm512_storeu_si512(t[i], acc[i]);
+  for (int i = 0; i < MR; ++i) _mm512_storeu_si512(t[i], acc[i]);
+}
+
+// The sums of the first `rows` pixels (rows of t) at least, in whole groups of 4: a plane
+// smaller than a tile (MobileNetV2's 2x2 and 4x4 planes), or its last tile, computes no more.
+ZT_S8_INLINE void pixel_quad_sums(int64_t rows, int64_t steps, const int8_t* const (&pix)[kQuadMR],
+                                  const int32_t* off, const int8_t* panel, const int32_t* comp,
+                                  int32_t (&t)[kQuadMR][kNR]) {
+  static_assert(kQuadMR == 12, "a tile is 3 groups of 4 pixels");
+  if (rows <= 4) return pixel_quad_sums_512<4>(steps, pix, off, panel, comp, t);
+  if (rows <= 8) return pixel_quad_sums_512<8>(steps, pix, off, panel, comp, t);
+  pixel_quad_sums_512<kQuadMR>(steps, pix, off, panel, comp, t);
 }
 #endif
 
@@ -682,6 +696,77 @@ __attribute__((noinline)) ZT_S8 void store_pixel_tile(const int32_t (*t)[kNR], i
     }
   }
 }
+
+#if ZT_S8_VNNI
+// The NPU's requantization of pixel-quad tiles (conv2d_s8_direct_requantized): y = clamp(
+// requantize(bias[o] + sum, mult), lo, hi) as int8 into the [channels, plane] output.
+struct TileRequant {
+  avx512::Requant16 rq;
+  const int32_t* bias;  // or null
+  __m512i lo, hi;       // as bytes
+};
+
+// Channels 4L .. 4L + 3 (those below `channels`) of a requantized tile: 128-bit lane L of c[j]
+// is channel 4L + j's bytes, stored under `mask` at y + (4L + j) plane.
+template <int L>
+ZT_S8_INLINE void store_lane_channels(const __m512i (&c)[4], int64_t channels, __mmask16 mask,
+                                      int64_t plane, int8_t* y) {
+#pragma GCC unroll 4
+  for (int j = 0; j < 4; ++j)
+    if (4 * L + j < channels)
+      _mm_mask_storeu_epi8(y + (4 * L + j) * plane, mask,
+                           _mm512_maskz_extracti32x4_epi32(0xF, c[j], L));
+}
+
+// Stores a pixel-quads tile (t: kQuadMR pixels x kNR channels, channels o0 = 16 q.. at y, its
+// first pixel and channel) requantized: each 4 pixels' vectors (their lanes are channels) are
+// requantized with the panel's bias vector and narrowed by saturating packs (the clamp within
+// int8 keeps its result), a byte shuffle makes dword c of each 4 pixels channel c's (one per
+// 128-bit lane L: c = 4L + j), and two rounds of unpacks give each channel its 12 pixels, one
+// 16-byte store per channel. With `whole`, the 4 bytes past the tile's pixels are stored too (as
+// store_pixel_tile's lanes). Not inlined, as store_pixel_tile.
+template <bool kWide>
+__attribute__((noinline)) ZT_S8 void store_pixel_tile_s8(const int32_t (&t)[kQuadMR][kNR],
+                                                         const TileRequant& r, int64_t o0,
+                                                         int64_t channels, int64_t pixels,
+                                                         bool whole, int64_t plane, int8_t* y) {
+  static_assert(kQuadMR == 12, "a tile is 3 groups of 4 pixels");
+  const __mmask16 ks = avx512::first16(channels);
+  const __m512i bias = r.bias ? _mm512_maskz_loadu_epi32(ks, r.bias + o0) : _mm512_setzero_si512();
+  // In each 128-bit lane, byte 4j + i from byte 4i + j (a 4x4 transpose).
+  const __m512i to_channels = _mm512_maskz_broadcast_i32x4(
+      0xFFFF, _mm_setr_epi8(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15));
+  __m512i g[3];
+#pragma GCC unroll 3
+  for (int k = 0; k < 3; ++k) {
+    if (4 * k >= pixels) {  // rows pixel_quad_sums left unwritten: stored by no mask
+      g[k] = _mm512_setzero_si512();
+      continue;
+    }
+    __m512i v[4];
+#pragma GCC unroll 4
+    for (int i = 0; i < 4; ++i)
+      v[i] = r.rq.lanes<kWide>(_mm512_add_epi32(_mm512_load_si512(t[4 * k + i]), bias));
+    const __m512i bytes = avx512::packs_s8(v[0], v[1], v[2], v[3]);
+    g[k] = _mm512_shuffle_epi8(_mm512_min_epi8(_mm512_max_epi8(bytes, r.lo), r.hi), to_channels);
+  }
+  // Lane L of c[j] holds channel 4L + j's pixels 0-11 (and 4 zero bytes).
+  const __m512i zero = _mm512_setzero_si512();
+  const __m512i ab_lo = _mm512_maskz_unpacklo_epi32(0xFFFF, g[0], g[1]),
+                ab_hi = _mm512_maskz_unpackhi_epi32(0xFFFF, g[0], g[1]);
+  const __m512i c_lo = _mm512_maskz_unpacklo_epi32(0xFFFF, g[2], zero),
+                c_hi = _mm512_maskz_unpackhi_epi32(0xFFFF, g[2], zero);
+  const __m512i c[4] = {_mm512_maskz_unpacklo_epi64(0xFF, ab_lo, c_lo),
+                        _mm512_maskz_unpackhi_epi64(0xFF, ab_lo, c_lo),
+                        _mm512_maskz_unpacklo_epi64(0xFF, ab_hi, c_hi),
+                        _mm512_maskz_unpackhi_epi64(0xFF, ab_hi, c_hi)};
+  const auto mask = static_cast<__mmask16>(whole ? 0xFFFF : (1u << pixels) - 1);
+  store_lane_channels<0>(c, channels, mask, plane, y);
+  store_lane_channels<1>(c, channels, mask, plane, y);
+  store_lane_channels<2>(c, channels, mask, plane, y);
+  store_lane_channels<3>(c, channels, mask, plane, y);
+}
+#endif
 
 // Step t = (ki, j): elements lane * j .. lane * j + lane - 1 of kernel row ki, element e being
 // tap kj = e / in_c of channel c = e % in_c (HWC order). Lanes lane * o .. of a panel row hold
@@ -828,10 +913,12 @@ ZT_S8 void copy_pixel_image(const Conv2dGeometry& g, const DirectPlan& p, const 
   }
 }
 
-// One image in pixel rows: T = int16_t (pairs) or int8_t (quads).
-template <typename T>
+// One image in pixel rows: T = int16_t (pairs) or int8_t (quads); each tile t (MR pixels x kNR
+// channels: panel q's, from output pixel m0 on, the first `pixels` of them the plane's) goes to
+// store(t, q, m0, pixels).
+template <typename T, class Store>
 ZT_S8 void pixel_image(const Conv2dGeometry& g, const DirectPlan& p, const int8_t* x,
-                       const Scratch& s, int32_t* y) {
+                       const Scratch& s, Store&& store) {
   T* xh = static_cast<T*>(s.image);
   copy_pixel_image(g, p, x, xh);
   const int64_t plane = g.out_plane();
@@ -856,7 +943,7 @@ ZT_S8 void pixel_image(const Conv2dGeometry& g, const DirectPlan& p, const int8_
       alignas(64) int32_t t[MR][kNR];
       if constexpr (sizeof(T) == 1) {
 #if ZT_S8_VNNI
-        pixel_quad_sums_512(p.pairs, pix, s.off, panel, s.comp + q * kNR, t);
+        pixel_quad_sums(pixels, p.pairs, pix, s.off, panel, s.comp + q * kNR, t);
 #endif
       } else {
         Acc<kMR> acc;
@@ -865,15 +952,25 @@ ZT_S8 void pixel_image(const Conv2dGeometry& g, const DirectPlan& p, const int8_
           for (int v = 0; v < 2; ++v)
             _mm256_store_si256(reinterpret_cast<__m256i*>(t[i] + 8 * v), acc[i][v]);
       }
-      const int64_t channels = g.out_c - q * kNR < kNR ? g.out_c - q * kNR : kNR;
-      // kMR pixels at a time; a whole store's lanes past them go to pixels stored after.
-      for (int64_t h = 0; h < pixels; h += kMR) {
-        const int64_t n = pixels - h < kMR ? pixels - h : kMR;
-        store_pixel_tile(t + h, channels, n, m0 + h + 8 <= plane, plane,
-                         y + q * kNR * plane + m0 + h);
-      }
+      store(t, q, m0, pixels);
     }
   }
+}
+
+// pixel_image into int32 sums [out_c, plane] at y.
+template <typename T>
+ZT_S8 void pixel_image_sums(const Conv2dGeometry& g, const DirectPlan& p, const int8_t* x,
+                            const Scratch& s, int32_t* y) {
+  const int64_t plane = g.out_plane();
+  pixel_image<T>(g, p, x, s, [&](const auto& t, int64_t q, int64_t m0, int64_t pixels) {
+    const int64_t channels = g.out_c - q * kNR < kNR ? g.out_c - q * kNR : kNR;
+    // kMR pixels at a time; a whole store's lanes past them go to pixels stored after.
+    for (int64_t h = 0; h < pixels; h += kMR) {
+      const int64_t n = pixels - h < kMR ? pixels - h : kMR;
+      store_pixel_tile(t + h, channels, n, m0 + h + 8 <= plane, plane,
+                       y + q * kNR * plane + m0 + h);
+    }
+  });
 }
 
 #if ZT_S8_VNNI
@@ -881,7 +978,7 @@ ZT_S8 void pixel_image(const Conv2dGeometry& g, const DirectPlan& p, const int8_
 // a tile's 12 pixels are 3 windows of 4, so each window's maximum is taken from the tile's sums
 // and only the pooled planes [out_c, pool plane] are stored at y. Returns range_bits of all the
 // convolution's sums: its largest value is a window's maximum, its smallest is taken from every
-// sum; a last tile repeats its last window, which changes neither.
+// sum; a last tile's windows past the plane are neither computed nor taken.
 ZT_S8 int pixel_image_max_pooled(const Conv2dGeometry& g, const DirectPlan& p,
                                  const Pool2dGeometry& pool, const int8_t* x, const Scratch& s,
                                  int32_t* y) {
@@ -908,9 +1005,10 @@ ZT_S8 int pixel_image_max_pooled(const Conv2dGeometry& g, const DirectPlan& p,
     for (int64_t q = 0; q < p.panels; ++q) {
       const int8_t* panel = reinterpret_cast<const int8_t*>(s.weights) + q * p.pairs * kNR * 4;
       alignas(64) int32_t t[kQuadMR][kNR];
-      pixel_quad_sums_512(p.pairs, pix, s.off, panel, s.comp + q * kNR, t);
+      pixel_quad_sums(4 * count, p.pairs, pix, s.off, panel, s.comp + q * kNR, t);
 #pragma GCC unroll 4
       for (int j = 0; j < kWindows; ++j) {
+        if (j >= count) break;  // not computed
         Lanes v[4];
         __builtin_memcpy(v, t[4 * j], sizeof v);
         const Lanes most = lanes_max(lanes_max(v[0], v[1]), lanes_max(v[2], v[3]));
@@ -978,7 +1076,7 @@ ZT_S8 bool linear_s8(int64_t m, int64_t n, int64_t k, const int8_t* a, const int
     const int64_t count = m - i0 < kQuadMR ? m - i0 : kQuadMR;
     for (int64_t q = 0; q < p.panels; ++q) {
       alignas(64) int32_t t[kQuadMR][kNR];
-      pixel_quad_sums_512(p.steps, rows, off, packed + q * p.steps * kNR * 4, zero, t);
+      pixel_quad_sums(count, p.steps, rows, off, packed + q * p.steps * kNR * 4, zero, t);
       const int64_t cols = n - q * kNR < kNR ? n - q * kNR : kNR;
       const auto mask = static_cast<__mmask16>((1u << cols) - 1);
       for (int64_t i = 0; i < count; ++i)
@@ -1032,6 +1130,42 @@ ZT_S8 void conv2d_s8_direct_max_pooled(const Conv2dGeometry& g, const Pool2dGeom
 }
 #endif
 
+#if ZT_S8_VNNI
+bool conv2d_s8_direct_requantizes(const Conv2dGeometry& g) {
+  const DirectPlan p = run_plan(g);
+  return p.quads && !p.channel_rows;
+}
+
+ZT_S8 void conv2d_s8_direct_requantized(const Conv2dGeometry& g, int64_t images, const int8_t* x,
+                                        const int8_t* w, const int32_t* bias, FixedMultiplier mult,
+                                        int32_t lo, int32_t hi, int8_t* y, void* work,
+                                        uint64_t weights_key) {
+  const DirectPlan p = run_plan(g);
+  const Scratch s = scratch(p, work);
+  prepare_scratch(g, p, w, s, work, weights_key);
+  const TileRequant r{avx512::Requant16(mult), bias, _mm512_set1_epi8(static_cast<char>(lo)),
+                      _mm512_set1_epi8(static_cast<char>(hi))};
+  const int64_t plane = g.out_plane();
+  const auto run = [&]<bool kWide>(std::bool_constant<kWide>) {
+    for (int64_t n = 0; n < images; ++n) {
+      int8_t* yn = y + n * g.out_numel();
+      pixel_image<int8_t>(
+          g, p, x + n * g.in_numel(), s,
+          [&](const int32_t(&t)[kQuadMR][kNR], int64_t q, int64_t m0, int64_t pixels) {
+            const int64_t o0 = q * kNR;
+            const int64_t channels = g.out_c - o0 < kNR ? g.out_c - o0 : kNR;
+            store_pixel_tile_s8<kWide>(t, r, o0, channels, pixels, m0 + 16 <= plane, plane,
+                                       yn + o0 * plane + m0);
+          });
+    }
+  };
+  if (r.rq.wide)
+    run(std::true_type{});
+  else
+    run(std::false_type{});
+}
+#endif
+
 ZT_S8 void conv2d_s8_direct(const Conv2dGeometry& g, int64_t images, const int8_t* x,
                             const int8_t* w, int32_t* y, void* work, uint64_t weights_key) {
   const DirectPlan p = run_plan(g);
@@ -1043,10 +1177,10 @@ ZT_S8 void conv2d_s8_direct(const Conv2dGeometry& g, int64_t images, const int8_
     if (p.channel_rows) channel_rows_image(g, p, xn, s, yn);
 #if ZT_S8_VNNI
     else if (p.quads)
-      pixel_image<int8_t>(g, p, xn, s, yn);
+      pixel_image_sums<int8_t>(g, p, xn, s, yn);
 #endif
     else
-      pixel_image<int16_t>(g, p, xn, s, yn);
+      pixel_image_sums<int16_t>(g, p, xn, s, yn);
   }
 }
 

@@ -22,7 +22,7 @@ KernelSet with_vnni_int8(const KernelSet& base, KernelIsa isa, const char* gemm_
   set.int8_name =
       "avx512-vnni: conv2d direct 6x16 tiles (vpdpwssd), in quads (vpdpbusd) on 512 bits: "
       "channel rows 6x64 on an image expanded into windows, pixel rows 12x16 (with 2x2 max pooling "
-      "fused); A.B^T 3x4 dot tiles "
+      "or the NPU requantization fused); A.B^T 3x4 dot tiles "
       "(vpdpbusd on 512 bits where an operand is nonnegative), A.B 4x16 tiles (vpdpwssd), the NPU "
       "requantization, the int8 staging and rounding shift on 512 bits, the NPU depthwise taps by "
       "vpdpwssd, the other int8 kernels "
@@ -31,6 +31,8 @@ KernelSet with_vnni_int8(const KernelSet& base, KernelIsa isa, const char* gemm_
   set.conv2d_s8_direct = vnni::conv2d_s8_direct;
   set.conv2d_s8_direct_pools = vnni::conv2d_s8_direct_pools;
   set.conv2d_s8_direct_max_pooled = vnni::conv2d_s8_direct_max_pooled;
+  set.conv2d_s8_direct_requantizes = vnni::conv2d_s8_direct_requantizes;
+  set.conv2d_s8_direct_requantized = vnni::conv2d_s8_direct_requantized;
   set.gemm_s8_nn = vnni::gemm_s8_nn;
   set.linear_s8_work_bytes = vnni::linear_s8_work_bytes;
   set.linear_s8 = vnni::linear_s8;

@@ -68,6 +68,14 @@ struct KernelSet {
   void (*conv2d_s8_direct_max_pooled)(const Conv2dGeometry& g, const Pool2dGeometry& pool,
                                       int64_t images, const int8_t* x, const int8_t* w, int32_t* y,
                                       int32_t* ranges, void* work, uint64_t weights_key);
+  // conv2d_s8_direct with the NPU kernels' requantization in its epilogue: y = clamp(requantize(
+  // bias[o] + sum, mult), lo, hi) as int8 [images, out_c, plane] (bias may be null), for the
+  // geometries the first says it takes; null in sets without it.
+  bool (*conv2d_s8_direct_requantizes)(const Conv2dGeometry& g);
+  void (*conv2d_s8_direct_requantized)(const Conv2dGeometry& g, int64_t images, const int8_t* x,
+                                       const int8_t* w, const int32_t* bias, FixedMultiplier mult,
+                                       int32_t lo, int32_t hi, int8_t* y, void* work,
+                                       uint64_t weights_key);
   // gemm_s8 for op(B) = B (the convolution's W · patches where no direct kernel runs, the
   // backward products); null in sets without one.
   void (*gemm_s8_nn)(bool trans_a, int64_t m, int64_t n, int64_t k, const int8_t* a, int64_t lda,

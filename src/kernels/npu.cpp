@@ -240,6 +240,12 @@ void conv_s8(const NpuConvGeometry& g, int64_t rows, const int8_t* x, const int8
   // One group's weights throughout: packed once by the direct kernel.
   const uint64_t key = g.groups == 1 ? new_weights_key() : 0;
   const bool fused = pool && conv2d_s8_pools(cg2, *pool);
+  // Without a pooling, the direct kernel may requantize in its epilogue: no int32 sums.
+  const KernelSet& set = active_kernels();
+  const auto requantized =
+      !pool && set.conv2d_s8_direct_requantizes && set.conv2d_s8_direct_requantizes(cg2)
+          ? set.conv2d_s8_direct_requantized
+          : nullptr;
   for (int64_t n = 0; n < rows; n += s.images) {
     const int64_t images = std::min(s.images, rows - n);
     for (int64_t grp = 0; grp < g.groups; ++grp) {
@@ -257,9 +263,14 @@ void conv_s8(const NpuConvGeometry& g, int64_t rows, const int8_t* x, const int8
                         y + n * g.out_c * pool->out_plane());
         continue;
       }
+      const int32_t* bias_g = bias ? bias + first : nullptr;
+      int8_t* yg = y + (n * g.out_c + first) * s.positions;
+      if (requantized) {
+        requantized(cg2, images, xn, wg, bias_g, mult, lo, hi, yg, conv_work, key);
+        continue;
+      }
       conv2d_s8_forward(cg2, images, xn, wg, sums, conv_work, key);
-      requantize_sums(images, og, s.positions, sums, bias ? bias + first : nullptr, mult, lo, hi,
-                      y + (n * g.out_c + first) * s.positions);
+      requantize_sums(images, og, s.positions, sums, bias_g, mult, lo, hi, yg);
     }
   }
 }

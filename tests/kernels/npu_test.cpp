@@ -189,30 +189,39 @@ TEST(NpuKernels, ConvMatchesReferenceOnIntegerData) {
       {{9, 12, 12, 23, 3, 1, 0, 1}, false, 0, 127},    // unpadded, channels past a tile
       {{17, 4, 4, 33, 1, 1, 0, 1}, true, -127, 127},   // pointwise, odd channels
       {{1, 40, 40, 11, 3, 1, 1, 1}, true, -127, 127},  // sums of one image at a time
+      // Requantized in the VNNI set's pixel tiles: planes ending in a partial tile (196 = 16 x
+      // 12 + 4), of exactly 16 pixels and of fewer than a tile; partial channel panels.
+      {{24, 14, 14, 40, 1, 1, 0, 1}, true, -100, 90},
+      {{16, 4, 4, 24, 1, 1, 0, 1}, false, 0, 127},
+      {{8, 2, 2, 20, 1, 1, 0, 1}, true, -127, 127},
   };
+  // Multipliers below 2^-1 and above (the vector kernels' two shift forms).
+  const FixedMultiplier mults[] = {kernels::quantize_multiplier(0.0137),
+                                   kernels::quantize_multiplier(0.73)};
   test::for_each_kernel_isa([&] {
     Rng rng(3, 2);
     for (const ConvCase& c : cases)
-      for (bool nonneg : {false, true}) {
-        const auto& g = c.g;
-        const int64_t rows = 3;
-        auto x = random_s8(rows * g.in_c * g.in_h * g.in_w, rng);
-        if (nonneg)
-          for (auto& v : x) v = static_cast<int8_t>(v < 0 ? -v : v);
-        const auto w = random_s8(g.out_c * g.in_c / g.groups * g.kernel * g.kernel, rng);
-        std::vector<int32_t> bias;
-        if (c.bias)
-          for (int64_t o = 0; o < g.out_c; ++o)
-            bias.push_back(static_cast<int32_t>(rng.below(20001)) - 10000);
-        const FixedMultiplier m = kernels::quantize_multiplier(0.0137);
-        std::vector<int8_t> y(static_cast<size_t>(rows * g.out_c * g.out_h() * g.out_w()));
-        std::vector<int8_t> work(static_cast<size_t>(g.work_bytes()));
-        kernels::conv_s8(g, rows, x.data(), w.data(), c.bias ? bias.data() : nullptr, m, c.lo, c.hi,
-                         y.data(), work.data());
-        EXPECT_EQ(y, reference_conv(g, rows, x, w, bias, m, c.lo, c.hi))
-            << "conv " << g.in_c << "->" << g.out_c << " k" << g.kernel << " s" << g.stride << " p"
-            << g.pad << " g" << g.groups << (nonneg ? " nonnegative" : "");
-      }
+      for (const FixedMultiplier& m : mults)
+        for (bool nonneg : {false, true}) {
+          const auto& g = c.g;
+          const int64_t rows = 3;
+          auto x = random_s8(rows * g.in_c * g.in_h * g.in_w, rng);
+          if (nonneg)
+            for (auto& v : x) v = static_cast<int8_t>(v < 0 ? -v : v);
+          const auto w = random_s8(g.out_c * g.in_c / g.groups * g.kernel * g.kernel, rng);
+          std::vector<int32_t> bias;
+          if (c.bias)
+            for (int64_t o = 0; o < g.out_c; ++o)
+              bias.push_back(static_cast<int32_t>(rng.below(20001)) - 10000);
+          std::vector<int8_t> y(static_cast<size_t>(rows * g.out_c * g.out_h() * g.out_w()));
+          std::vector<int8_t> work(static_cast<size_t>(g.work_bytes()));
+          kernels::conv_s8(g, rows, x.data(), w.data(), c.bias ? bias.data() : nullptr, m, c.lo,
+                           c.hi, y.data(), work.data());
+          EXPECT_EQ(y, reference_conv(g, rows, x, w, bias, m, c.lo, c.hi))
+              << "conv " << g.in_c << "->" << g.out_c << " k" << g.kernel << " s" << g.stride
+              << " p" << g.pad << " g" << g.groups << " multiplier " << m.m0 << " * 2^" << m.shift
+              << (nonneg ? " nonnegative" : "");
+        }
   });
 }
 
