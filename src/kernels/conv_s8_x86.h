@@ -441,15 +441,71 @@ ZT_S8_INLINE Lanes lanes_max(Lanes a, Lanes b) {
   return a > b ? a : b;
 }
 
+// The NPU's requantization in the tiles' epilogue (conv2d_s8_direct_requantized, linear_s8 with
+// a Requantization): y = clamp(requantize(bias[o] + sum, mult), lo, hi) as int8.
+struct TileRequant {
+  avx512::Requant16 rq;
+  const int32_t* bias;  // or null
+  __m512i lo, hi;       // as bytes
+  Lanes lo32, hi32;
+  ZT_S8_INLINE explicit TileRequant(const Requantization& r)
+      : rq(r.mult),
+        bias(r.bias),
+        lo(_mm512_set1_epi8(static_cast<char>(r.lo))),
+        hi(_mm512_set1_epi8(static_cast<char>(r.hi))),
+        lo32(Lanes{} + r.lo),
+        hi32(Lanes{} + r.hi) {}
+  // 16 sums plus their bias (b), requantized and clamped, as int32.
+  template <bool kWide>
+  ZT_S8_INLINE Lanes clamped(__m512i sums, __m512i b) const {
+    return lanes_min(lanes_max((Lanes)rq.lanes<kWide>(_mm512_add_epi32(sums, b)), lo32), hi32);
+  }
+};
+
+// f(std::bool_constant<r.rq.wide>{}): the requantization's shift form as a template argument.
+template <class F>
+ZT_S8_INLINE void with_shift_form(const TileRequant& r, F&& f) {
+  if (r.rq.wide)
+    f(std::true_type{});
+  else
+    f(std::false_type{});
+}
+
+// Where channel_tile_max_pooled's pooled rows go (tile row i, pooled row ph): int32 maxima into
+// the pooled planes [channels, pool plane] at y (the tile's first channel's);
+struct PooledRowSums {
+  int32_t* y;
+  int64_t plane, w;
+  __mmask16 stored;
+  ZT_S8_INLINE void operator()(int i, int64_t ph, __m512i v) const {
+    _mm512_mask_storeu_epi32(y + i * plane + ph * w, stored, v);
+  }
+};
+// or requantized, with channel i's bias (at bias + i, the tile's; or none), as int8.
+template <bool kWide>
+struct PooledRowRequant {
+  const TileRequant* r;
+  const int32_t* bias;
+  int8_t* y;
+  int64_t plane, w;
+  __mmask16 stored;
+  ZT_S8_INLINE void operator()(int i, int64_t ph, __m512i v) const {
+    const __m512i b = bias ? _mm512_set1_epi32(bias[i]) : _mm512_setzero_si512();
+    _mm_mask_storeu_epi8(y + i * plane + ph * w, stored,
+                         _mm512_maskz_cvtepi32_epi8(0xFFFF, (__m512i)r->clamped<kWide>(v, b)));
+  }
+};
+
 // Channel rows in quads with the 2x2 max pooling of stride 2 fused, where a tile's positions are
 // two output rows (wp = 32): the maxima of the tile's columns of two, then of neighbouring
-// columns, are pooled row ph of each channel's pooled plane at y; the positions past out_w in
-// each row (computed and dropped) are left out of the extremes and of the windows.
-template <int MR>
+// columns, are pooled row ph of each channel's pooled plane, which goes to out (PooledRowSums,
+// PooledRowRequant); the positions past out_w in each row (computed and dropped) are left out of
+// the extremes and of the windows.
+template <int MR, class Out>
 ZT_S8 void channel_tile_max_pooled(const Conv2dGeometry& g, const DirectPlan& p,
                                    const Pool2dGeometry& pool, const int32_t* xq, const int16_t* w,
                                    const int32_t* off, const int32_t* comp, int64_t ph, Extremes& e,
-                                   int32_t* y) {
+                                   const Out& out) {
   static_assert(kQuadRowNV == 4, "a tile is two rows of two vectors");
   __m512i acc[MR][kQuadRowNV];
   channel_quad_sums_to<MR>(p.pairs, xq, w, off, comp, acc);
@@ -460,7 +516,6 @@ ZT_S8 void channel_tile_max_pooled(const Conv2dGeometry& g, const DirectPlan& p,
   const auto out_w = static_cast<int32_t>(g.out_w), pooled_w = static_cast<int32_t>(pool.out_w);
   const Lanes valid0 = column < out_w, valid1 = column + static_cast<int32_t>(kNR) < out_w;
   const Lanes kept = column < pooled_w;
-  const __mmask16 stored = static_cast<__mmask16>((1u << pool.out_w) - 1);
 #pragma GCC unroll 8
   for (int i = 0; i < MR; ++i) {
     const Lanes top0 = (Lanes)acc[i][0], top1 = (Lanes)acc[i][1];
@@ -472,7 +527,7 @@ ZT_S8 void channel_tile_max_pooled(const Conv2dGeometry& g, const DirectPlan& p,
         lanes_max((Lanes)_mm512_permutex2var_epi32((__m512i)most0, evens, (__m512i)most1),
                   (Lanes)_mm512_permutex2var_epi32((__m512i)most0, odds, (__m512i)most1));
     e.hi = kept ? lanes_max(e.hi, pooled) : e.hi;
-    _mm512_mask_storeu_epi32(y + i * pool.out_plane() + ph * pool.out_w, stored, (__m512i)pooled);
+    out(i, ph, (__m512i)pooled);
   }
 }
 #endif
@@ -583,10 +638,12 @@ ZT_S8 void channel_rows_image(const Conv2dGeometry& g, const DirectPlan& p, cons
 
 #if ZT_S8_VNNI
 // channel_rows_image in quads with the pooling fused (channel_tile_max_pooled): one tile of
-// positions per pooled row. Returns range_bits of the convolution's sums.
+// positions per pooled row, its rows to make_out(o0) (channel o0 the tile's first). Returns
+// range_bits of the convolution's sums.
+template <class MakeOut>
 ZT_S8 int channel_rows_image_max_pooled(const Conv2dGeometry& g, const DirectPlan& p,
                                         const Pool2dGeometry& pool, const int8_t* x,
-                                        const Scratch& s, int32_t* y) {
+                                        const Scratch& s, const MakeOut& make_out) {
   copy_channel_image(g, p, x, s);
   Extremes e;
   const int16_t* w = s.weights;
@@ -595,11 +652,11 @@ ZT_S8 int channel_rows_image_max_pooled(const Conv2dGeometry& g, const DirectPla
     int64_t o0 = 0;
     for (; o0 + kMR <= g.out_c; o0 += kMR)
       channel_tile_max_pooled<kMR>(g, p, pool, xq, w + o0 * 2 * p.pairs, s.off, s.comp + o0, ph, e,
-                                   y + o0 * pool.out_plane());
+                                   make_out(o0));
     if (o0 < g.out_c)
       with_rows<kMR - 1>(g.out_c - o0, [&]<int R>() {
         channel_tile_max_pooled<R>(g, p, pool, xq, w + o0 * 2 * p.pairs, s.off, s.comp + o0, ph, e,
-                                   y + o0 * pool.out_plane());
+                                   make_out(o0));
       });
   }
   return e.bits();
@@ -698,14 +755,6 @@ __attribute__((noinline)) ZT_S8 void store_pixel_tile(const int32_t (*t)[kNR], i
 }
 
 #if ZT_S8_VNNI
-// The NPU's requantization of pixel-quad tiles (conv2d_s8_direct_requantized): y = clamp(
-// requantize(bias[o] + sum, mult), lo, hi) as int8 into the [channels, plane] output.
-struct TileRequant {
-  avx512::Requant16 rq;
-  const int32_t* bias;  // or null
-  __m512i lo, hi;       // as bytes
-};
-
 // Channels 4L .. 4L + 3 (those below `channels`) of a requantized tile: 128-bit lane L of c[j]
 // is channel 4L + j's bytes, stored under `mask` at y + (4L + j) plane.
 template <int L>
@@ -976,20 +1025,22 @@ ZT_S8 void pixel_image_sums(const Conv2dGeometry& g, const DirectPlan& p, const 
 #if ZT_S8_VNNI
 // One image in pixel quads with the 2x2 max pooling of stride 2 fused (conv2d_s8_direct_pools):
 // a tile's 12 pixels are 3 windows of 4, so each window's maximum is taken from the tile's sums
-// and only the pooled planes [out_c, pool plane] are stored at y. Returns range_bits of all the
+// and only the maxima go to store(m, q, w0, count) (rows of m: windows w0.., count of them, the
+// rows past them zero; panel q's channels). Returns range_bits of all the
 // convolution's sums: its largest value is a window's maximum, its smallest is taken from every
 // sum; a last tile's windows past the plane are neither computed nor taken.
+template <class Store>
 ZT_S8 int pixel_image_max_pooled(const Conv2dGeometry& g, const DirectPlan& p,
                                  const Pool2dGeometry& pool, const int8_t* x, const Scratch& s,
-                                 int32_t* y) {
+                                 Store&& store) {
   constexpr int kWindows = kQuadMR / 4;
   static_assert(kWindows * 4 == kQuadMR && kWindows <= kMR, "a tile holds whole windows");
   int8_t* xh = static_cast<int8_t*>(s.image);
   copy_pixel_image(g, p, x, xh);
   const int64_t windows = pool.out_plane();
   Extremes e;
-  alignas(64) int32_t m[kMR][kNR] = {};  // the windows' maxima; rows past kWindows stay zero
-  int64_t wh0 = 0, ww0 = 0;              // window w0's row and column
+  alignas(64) int32_t m[kQuadMR][kNR] = {};  // the windows' maxima; rows past kWindows stay zero
+  int64_t wh0 = 0, ww0 = 0;                  // window w0's row and column
   for (int64_t w0 = 0; w0 < windows; w0 += kWindows) {
     const int8_t* pix[kQuadMR];
     for (int64_t j = 0, wh = wh0, ww = ww0; j < kWindows; ++j) {
@@ -1016,8 +1067,7 @@ ZT_S8 int pixel_image_max_pooled(const Conv2dGeometry& g, const DirectPlan& p,
         e.hi = lanes_max(e.hi, most);
         __builtin_memcpy(m[j], &most, sizeof most);
       }
-      const int64_t channels = g.out_c - q * kNR < kNR ? g.out_c - q * kNR : kNR;
-      store_pixel_tile(m, channels, count, w0 + 8 <= windows, windows, y + q * kNR * windows + w0);
+      store(m, q, w0, count);
     }
   }
   return e.bits();
@@ -1045,8 +1095,40 @@ int64_t linear_s8_work_bytes(int64_t n, int64_t k) {
   return linear_plan(n, k).bytes();
 }
 
-ZT_S8 bool linear_s8(int64_t m, int64_t n, int64_t k, const int8_t* a, const int8_t* b, int32_t* c,
-                     void* work, uint64_t weights_key) {
+// Where linear_tiles's tiles go (t: rows i0.., count of them; panel q's columns, cols of them):
+// int32 into C [m, n];
+struct LinearSums {
+  int32_t* c;
+  int64_t n;
+  ZT_S8_INLINE void operator()(const int32_t (&t)[kQuadMR][kNR], int64_t i0, int64_t count,
+                               int64_t q, int64_t cols) const {
+    const __mmask16 mask = avx512::first16(cols);
+    for (int64_t i = 0; i < count; ++i)
+      _mm512_mask_storeu_epi32(c + (i0 + i) * n + q * kNR, mask, _mm512_load_si512(t[i]));
+  }
+};
+// or requantized with the columns' bias, as int8.
+template <bool kWide>
+struct LinearRequant {
+  const TileRequant* r;
+  int8_t* c;
+  int64_t n;
+  ZT_S8_INLINE void operator()(const int32_t (&t)[kQuadMR][kNR], int64_t i0, int64_t count,
+                               int64_t q, int64_t cols) const {
+    const __mmask16 mask = avx512::first16(cols);
+    const __m512i b =
+        r->bias ? _mm512_maskz_loadu_epi32(mask, r->bias + q * kNR) : _mm512_setzero_si512();
+    for (int64_t i = 0; i < count; ++i)
+      _mm_mask_storeu_epi8(c + (i0 + i) * n + q * kNR, mask,
+                           _mm512_maskz_cvtepi32_epi8(
+                               0xFFFF, (__m512i)r->clamped<kWide>(_mm512_load_si512(t[i]), b)));
+  }
+};
+
+// linear_s8 with the tiles to store: false (nothing done) where it does not take the operands.
+template <class Store>
+ZT_S8 bool linear_tiles(int64_t m, int64_t n, int64_t k, const int8_t* a, const int8_t* b,
+                        void* work, uint64_t weights_key, const Store& store) {
   // Whole steps only: the last row's broadcasts would read past it. Rows of A in [0, 127].
   if (k % 4 != 0 || k == 0) return false;
   for (int64_t r = 0; r < m; ++r)
@@ -1077,13 +1159,26 @@ ZT_S8 bool linear_s8(int64_t m, int64_t n, int64_t k, const int8_t* a, const int
     for (int64_t q = 0; q < p.panels; ++q) {
       alignas(64) int32_t t[kQuadMR][kNR];
       pixel_quad_sums(count, p.steps, rows, off, packed + q * p.steps * kNR * 4, zero, t);
-      const int64_t cols = n - q * kNR < kNR ? n - q * kNR : kNR;
-      const auto mask = static_cast<__mmask16>((1u << cols) - 1);
-      for (int64_t i = 0; i < count; ++i)
-        _mm512_mask_storeu_epi32(c + (i0 + i) * n + q * kNR, mask, _mm512_load_si512(t[i]));
+      store(t, i0, count, q, n - q * kNR < kNR ? n - q * kNR : kNR);
     }
   }
   return true;
+}
+
+ZT_S8 bool linear_s8(int64_t m, int64_t n, int64_t k, const int8_t* a, const int8_t* b, int32_t* c,
+                     void* work, uint64_t weights_key) {
+  return linear_tiles(m, n, k, a, b, work, weights_key, LinearSums{c, n});
+}
+
+ZT_S8 bool linear_s8_requantized(int64_t m, int64_t n, int64_t k, const int8_t* a, const int8_t* b,
+                                 const Requantization& rq, int8_t* c, void* work,
+                                 uint64_t weights_key) {
+  const TileRequant r(rq);
+  bool done = false;
+  with_shift_form(r, [&]<bool kWide>(std::bool_constant<kWide>) {
+    done = linear_tiles(m, n, k, a, b, work, weights_key, LinearRequant<kWide>{&r, c, n});
+  });
+  return done;
 }
 #endif
 
@@ -1120,49 +1215,66 @@ ZT_S8 void conv2d_s8_direct_max_pooled(const Conv2dGeometry& g, const Pool2dGeom
   const DirectPlan p = run_plan(g);
   const Scratch s = scratch(p, work);
   prepare_scratch(g, p, w, s, work, weights_key);
+  const int64_t windows = pool.out_plane();
   for (int64_t n = 0; n < images; ++n) {
     const int8_t* xn = x + n * g.in_numel();
-    int32_t* yn = y + n * g.out_c * pool.out_plane();
-    const int range = p.channel_rows ? channel_rows_image_max_pooled(g, p, pool, xn, s, yn)
-                                     : pixel_image_max_pooled(g, p, pool, xn, s, yn);
+    int32_t* yn = y + n * g.out_c * windows;
+    const auto rows = [&](int64_t o0) {
+      return PooledRowSums{yn + o0 * windows, windows, pool.out_w,
+                           static_cast<__mmask16>((1u << pool.out_w) - 1)};
+    };
+    const auto tile = [&](const int32_t(&m)[kQuadMR][kNR], int64_t q, int64_t w0, int64_t count) {
+      const int64_t channels = g.out_c - q * kNR < kNR ? g.out_c - q * kNR : kNR;
+      store_pixel_tile(m, channels, count, w0 + 8 <= windows, windows, yn + q * kNR * windows + w0);
+    };
+    const int range = p.channel_rows ? channel_rows_image_max_pooled(g, p, pool, xn, s, rows)
+                                     : pixel_image_max_pooled(g, p, pool, xn, s, tile);
     if (ranges) ranges[n] = range;
   }
 }
-#endif
 
-#if ZT_S8_VNNI
-bool conv2d_s8_direct_requantizes(const Conv2dGeometry& g) {
+bool conv2d_s8_direct_requantizes(const Conv2dGeometry& g, const Pool2dGeometry* pool) {
   const DirectPlan p = run_plan(g);
-  return p.quads && !p.channel_rows;
+  return pool ? conv2d_s8_direct_pools(g, *pool) : p.quads && !p.channel_rows;
 }
 
-ZT_S8 void conv2d_s8_direct_requantized(const Conv2dGeometry& g, int64_t images, const int8_t* x,
-                                        const int8_t* w, const int32_t* bias, FixedMultiplier mult,
-                                        int32_t lo, int32_t hi, int8_t* y, void* work,
+ZT_S8 void conv2d_s8_direct_requantized(const Conv2dGeometry& g, const Pool2dGeometry* pool,
+                                        int64_t images, const int8_t* x, const int8_t* w,
+                                        const Requantization& rq, int8_t* y, void* work,
                                         uint64_t weights_key) {
   const DirectPlan p = run_plan(g);
   const Scratch s = scratch(p, work);
   prepare_scratch(g, p, w, s, work, weights_key);
-  const TileRequant r{avx512::Requant16(mult), bias, _mm512_set1_epi8(static_cast<char>(lo)),
-                      _mm512_set1_epi8(static_cast<char>(hi))};
-  const int64_t plane = g.out_plane();
-  const auto run = [&]<bool kWide>(std::bool_constant<kWide>) {
+  const TileRequant r(rq);
+  // The plane the output is stored in (pooled or not) and its tiles' pixels (or windows).
+  const int64_t plane = pool ? pool->out_plane() : g.out_plane();
+  with_shift_form(r, [&]<bool kWide>(std::bool_constant<kWide>) {
     for (int64_t n = 0; n < images; ++n) {
-      int8_t* yn = y + n * g.out_numel();
-      pixel_image<int8_t>(
-          g, p, x + n * g.in_numel(), s,
-          [&](const int32_t(&t)[kQuadMR][kNR], int64_t q, int64_t m0, int64_t pixels) {
-            const int64_t o0 = q * kNR;
-            const int64_t channels = g.out_c - o0 < kNR ? g.out_c - o0 : kNR;
-            store_pixel_tile_s8<kWide>(t, r, o0, channels, pixels, m0 + 16 <= plane, plane,
-                                       yn + o0 * plane + m0);
-          });
+      const int8_t* xn = x + n * g.in_numel();
+      int8_t* yn = y + n * g.out_c * plane;
+      const auto tile = [&](const int32_t(&t)[kQuadMR][kNR], int64_t q, int64_t m0,
+                            int64_t pixels) {
+        const int64_t o0 = q * kNR;
+        const int64_t channels = g.out_c - o0 < kNR ? g.out_c - o0 : kNR;
+        store_pixel_tile_s8<kWide>(t, r, o0, channels, pixels, m0 + 16 <= plane, plane,
+                                   yn + o0 * plane + m0);
+      };
+      if (!pool) {
+        pixel_image<int8_t>(g, p, xn, s, tile);
+      } else if (p.channel_rows) {
+        channel_rows_image_max_pooled(g, p, *pool, xn, s, [&](int64_t o0) {
+          return PooledRowRequant<kWide>{&r,
+                                         r.bias ? r.bias + o0 : nullptr,
+                                         yn + o0 * plane,
+                                         plane,
+                                         pool->out_w,
+                                         static_cast<__mmask16>((1u << pool->out_w) - 1)};
+        });
+      } else {
+        pixel_image_max_pooled(g, p, *pool, xn, s, tile);
+      }
     }
-  };
-  if (r.rq.wide)
-    run(std::true_type{});
-  else
-    run(std::false_type{});
+  });
 }
 #endif
 

@@ -36,6 +36,7 @@ KernelSet with_vnni_int8(const KernelSet& base, KernelIsa isa, const char* gemm_
   set.gemm_s8_nn = vnni::gemm_s8_nn;
   set.linear_s8_work_bytes = vnni::linear_s8_work_bytes;
   set.linear_s8 = vnni::linear_s8;
+  set.linear_s8_requantized = vnni::linear_s8_requantized;
   set.gemm_s8_nt = vnni::gemm_s8_nt;
   // The sets that need AVX-512 VL and VNNI have AVX-512F: the perturbations' words and Gaussian
   // values on 512 bits.

@@ -68,13 +68,13 @@ struct KernelSet {
   void (*conv2d_s8_direct_max_pooled)(const Conv2dGeometry& g, const Pool2dGeometry& pool,
                                       int64_t images, const int8_t* x, const int8_t* w, int32_t* y,
                                       int32_t* ranges, void* work, uint64_t weights_key);
-  // conv2d_s8_direct with the NPU kernels' requantization in its epilogue: y = clamp(requantize(
-  // bias[o] + sum, mult), lo, hi) as int8 [images, out_c, plane] (bias may be null), for the
+  // conv2d_s8_direct, or with `pool` conv2d_s8_direct_max_pooled, with the NPU kernels'
+  // requantization in its epilogue: int8 [images, out_c, plane] (or pooled plane), for the
   // geometries the first says it takes; null in sets without it.
-  bool (*conv2d_s8_direct_requantizes)(const Conv2dGeometry& g);
-  void (*conv2d_s8_direct_requantized)(const Conv2dGeometry& g, int64_t images, const int8_t* x,
-                                       const int8_t* w, const int32_t* bias, FixedMultiplier mult,
-                                       int32_t lo, int32_t hi, int8_t* y, void* work,
+  bool (*conv2d_s8_direct_requantizes)(const Conv2dGeometry& g, const Pool2dGeometry* pool);
+  void (*conv2d_s8_direct_requantized)(const Conv2dGeometry& g, const Pool2dGeometry* pool,
+                                       int64_t images, const int8_t* x, const int8_t* w,
+                                       const Requantization& rq, int8_t* y, void* work,
                                        uint64_t weights_key);
   // gemm_s8 for op(B) = B (the convolution's W · patches where no direct kernel runs, the
   // backward products); null in sets without one.
@@ -85,6 +85,10 @@ struct KernelSet {
   int64_t (*linear_s8_work_bytes)(int64_t n, int64_t k);
   bool (*linear_s8)(int64_t m, int64_t n, int64_t k, const int8_t* a, const int8_t* b, int32_t* c,
                     void* work, uint64_t weights_key);
+  // and with the NPU kernels' requantization in its epilogue, int8 C; null in sets without it.
+  bool (*linear_s8_requantized)(int64_t m, int64_t n, int64_t k, const int8_t* a, const int8_t* b,
+                                const Requantization& rq, int8_t* c, void* work,
+                                uint64_t weights_key);
   // gemm_s8 for op(A) = A, op(B) = B^T (the linear layers' forward); null in sets without one.
   void (*gemm_s8_nt)(int64_t m, int64_t n, int64_t k, const int8_t* a, int64_t lda, const int8_t* b,
                      int64_t ldb, int32_t* c, int64_t ldc, bool accumulate);

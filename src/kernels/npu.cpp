@@ -219,15 +219,23 @@ void conv_s8(const NpuConvGeometry& g, int64_t rows, const int8_t* x, const int8
   if (cg == 1 && og == 1) return depthwise_s8(g, rows, x, w, bias, mult, lo, hi, y);
   const Sums s = sums_plan(g);
   int32_t* sums = static_cast<int32_t*>(work);
+  // Kernels of the active set that requantize in their epilogue write y without int32 sums.
+  const KernelSet& set = active_kernels();
   if (is_linear(g)) {
     // A linear layer: rows x out_c dot products of contiguous rows, the int8 path's (its weights
     // packed once, into the scratch after the sums).
     void* packed = sums + s.images * g.out_c;
     const uint64_t key = new_weights_key();
+    const auto requantized = set.linear_s8_requantized;
     for (int64_t n = 0; n < rows; n += s.images) {
       const int64_t m = std::min(s.images, rows - n);
-      linear_s8_forward(m, g.out_c, g.in_c, x + n * g.in_c, w, sums, packed, key);
-      requantize_sums(m, g.out_c, 1, sums, bias, mult, lo, hi, y + n * g.out_c);
+      const int8_t* xn = x + n * g.in_c;
+      int8_t* yn = y + n * g.out_c;
+      if (requantized &&
+          requantized(m, g.out_c, g.in_c, xn, w, {bias, mult, lo, hi}, yn, packed, key))
+        continue;
+      linear_s8_forward(m, g.out_c, g.in_c, xn, w, sums, packed, key);
+      requantize_sums(m, g.out_c, 1, sums, bias, mult, lo, hi, yn);
     }
     return;
   }
@@ -239,38 +247,35 @@ void conv_s8(const NpuConvGeometry& g, int64_t rows, const int8_t* x, const int8
   const int64_t in_plane = g.in_h * g.in_w;
   // One group's weights throughout: packed once by the direct kernel.
   const uint64_t key = g.groups == 1 ? new_weights_key() : 0;
-  const bool fused = pool && conv2d_s8_pools(cg2, *pool);
-  // Without a pooling, the direct kernel may requantize in its epilogue: no int32 sums.
-  const KernelSet& set = active_kernels();
   const auto requantized =
-      !pool && set.conv2d_s8_direct_requantizes && set.conv2d_s8_direct_requantizes(cg2)
+      set.conv2d_s8_direct_requantizes && set.conv2d_s8_direct_requantizes(cg2, pool)
           ? set.conv2d_s8_direct_requantized
           : nullptr;
+  const int64_t out_plane = pool ? pool->out_plane() : s.positions;
   for (int64_t n = 0; n < rows; n += s.images) {
     const int64_t images = std::min(s.images, rows - n);
-    for (int64_t grp = 0; grp < g.groups; ++grp) {
+    for (int64_t grp = 0; grp < g.groups; ++grp) {  // with pool: one group
       const int64_t first = grp * og;
       const int8_t* xn = x + (n * g.in_c + grp * cg) * in_plane;
       const int8_t* wg = w + first * cg2.patch_size();
-      if (pool) {  // one group
-        if (fused) {
-          conv2d_s8_forward_max_pooled(cg2, *pool, images, xn, wg, pooled, nullptr, conv_work, key);
-        } else {
-          conv2d_s8_forward(cg2, images, xn, wg, sums, conv_work, key);
-          max_pool2d_s32_forward(*pool, images * og, sums, pooled, false);
-        }
-        requantize_sums(images, og, pool->out_plane(), pooled, bias, mult, lo, hi,
-                        y + n * g.out_c * pool->out_plane());
-        continue;
-      }
       const int32_t* bias_g = bias ? bias + first : nullptr;
-      int8_t* yg = y + (n * g.out_c + first) * s.positions;
+      int8_t* yg = y + (n * g.out_c + first) * out_plane;
       if (requantized) {
-        requantized(cg2, images, xn, wg, bias_g, mult, lo, hi, yg, conv_work, key);
+        requantized(cg2, pool, images, xn, wg, {bias_g, mult, lo, hi}, yg, conv_work, key);
         continue;
       }
-      conv2d_s8_forward(cg2, images, xn, wg, sums, conv_work, key);
-      requantize_sums(images, og, s.positions, sums, bias_g, mult, lo, hi, yg);
+      if (!pool) {
+        conv2d_s8_forward(cg2, images, xn, wg, sums, conv_work, key);
+        requantize_sums(images, og, s.positions, sums, bias_g, mult, lo, hi, yg);
+        continue;
+      }
+      if (conv2d_s8_pools(cg2, *pool)) {
+        conv2d_s8_forward_max_pooled(cg2, *pool, images, xn, wg, pooled, nullptr, conv_work, key);
+      } else {
+        conv2d_s8_forward(cg2, images, xn, wg, sums, conv_work, key);
+        max_pool2d_s32_forward(*pool, images * og, sums, pooled, false);
+      }
+      requantize_sums(images, og, out_plane, pooled, bias, mult, lo, hi, yg);
     }
   }
 }

@@ -34,6 +34,14 @@ inline int8_t clamp_s8(int32_t v, int32_t lo, int32_t hi) {
   return static_cast<int8_t>(v < lo ? lo : v > hi ? hi : v);
 }
 
+// The requantization of a layer's int32 sums to its int8 output: y = clamp(requantize(bias[o] +
+// sum, mult), lo, hi), output channel o's bias (bias may be null: none).
+struct Requantization {
+  const int32_t* bias;
+  FixedMultiplier mult;
+  int32_t lo, hi;
+};
+
 // y[i] = clamp(round(x[i] / scale), -127, 127) for i < n, in double, ties away from zero (as
 // std::round); NaN gives -127: the quantization of the input and of the float master weights.
 void quantize_s8(const float* x, int64_t n, double scale, int8_t* y);

@@ -44,6 +44,7 @@ const KernelSet kAvx2FmaKernels = {
     .gemm_s8_nn = avx2::gemm_s8_nn,
     .linear_s8_work_bytes = nullptr,
     .linear_s8 = nullptr,
+    .linear_s8_requantized = nullptr,
     .gemm_s8_nt = avx2::gemm_s8_nt,
     .max_pool_2x2_s8 = avx2::max_pool_2x2_s8,
     .max_pool_2x2_s8_backward = avx2::max_pool_2x2_s8_backward,

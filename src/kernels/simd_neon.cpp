@@ -43,6 +43,7 @@ const KernelSet kNeonKernels = {
     .gemm_s8_nn = neon::gemm_s8_nn,
     .linear_s8_work_bytes = nullptr,
     .linear_s8 = nullptr,
+    .linear_s8_requantized = nullptr,
     .gemm_s8_nt = neon::gemm_s8_nt,
     .max_pool_2x2_s8 = nullptr,
     .max_pool_2x2_s8_backward = nullptr,

@@ -35,6 +35,7 @@ const KernelSet kPortableKernels = {
     .gemm_s8_nn = nullptr,
     .linear_s8_work_bytes = nullptr,
     .linear_s8 = nullptr,
+    .linear_s8_requantized = nullptr,
     .gemm_s8_nt = nullptr,
     .max_pool_2x2_s8 = nullptr,
     .max_pool_2x2_s8_backward = nullptr,

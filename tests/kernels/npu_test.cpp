@@ -194,6 +194,8 @@ TEST(NpuKernels, ConvMatchesReferenceOnIntegerData) {
       {{24, 14, 14, 40, 1, 1, 0, 1}, true, -100, 90},
       {{16, 4, 4, 24, 1, 1, 0, 1}, false, 0, 127},
       {{8, 2, 2, 20, 1, 1, 0, 1}, true, -127, 127},
+      {{12, 3, 5, 20, 1, 1, 0, 1}, true, -127, 127},  // 15 pixels: one past a whole store
+      {{64, 1, 1, 40, 1, 1, 0, 1}, true, -127, 127},  // linear in quads (nonnegative rows)
   };
   // Multipliers below 2^-1 and above (the vector kernels' two shift forms).
   const FixedMultiplier mults[] = {kernels::quantize_multiplier(0.0137),
