@@ -499,9 +499,9 @@ struct PooledRowRequant {
 // Channel rows in quads with the 2x2 max pooling of stride 2 fused, where a tile's positions are
 // two output rows (wp = 32): the maxima of the tile's columns of two, then of neighbouring
 // columns, are pooled row ph of each channel's pooled plane, which goes to out (PooledRowSums,
-// PooledRowRequant); the positions past out_w in each row (computed and dropped) are left out of
-// the extremes and of the windows.
-template <int MR, class Out>
+// PooledRowRequant); with kRanges, the extremes taken into e. The positions past out_w in each row
+// (computed and dropped) are left out of the extremes and of the windows.
+template <int MR, bool kRanges, class Out>
 ZT_S8 void channel_tile_max_pooled(const Conv2dGeometry& g, const DirectPlan& p,
                                    const Pool2dGeometry& pool, const int32_t* xq, const int16_t* w,
                                    const int32_t* off, const int32_t* comp, int64_t ph, Extremes& e,
@@ -521,12 +521,14 @@ ZT_S8 void channel_tile_max_pooled(const Conv2dGeometry& g, const DirectPlan& p,
     const Lanes top0 = (Lanes)acc[i][0], top1 = (Lanes)acc[i][1];
     const Lanes bottom0 = (Lanes)acc[i][2], bottom1 = (Lanes)acc[i][3];
     const Lanes most0 = lanes_max(top0, bottom0), most1 = lanes_max(top1, bottom1);
-    e.lo = valid0 ? lanes_min(e.lo, lanes_min(top0, bottom0)) : e.lo;
-    e.lo = valid1 ? lanes_min(e.lo, lanes_min(top1, bottom1)) : e.lo;
+    if constexpr (kRanges) {
+      e.lo = valid0 ? lanes_min(e.lo, lanes_min(top0, bottom0)) : e.lo;
+      e.lo = valid1 ? lanes_min(e.lo, lanes_min(top1, bottom1)) : e.lo;
+    }
     const Lanes pooled =
         lanes_max((Lanes)_mm512_permutex2var_epi32((__m512i)most0, evens, (__m512i)most1),
                   (Lanes)_mm512_permutex2var_epi32((__m512i)most0, odds, (__m512i)most1));
-    e.hi = kept ? lanes_max(e.hi, pooled) : e.hi;
+    if constexpr (kRanges) e.hi = kept ? lanes_max(e.hi, pooled) : e.hi;
     out(i, ph, (__m512i)pooled);
   }
 }
@@ -639,8 +641,8 @@ ZT_S8 void channel_rows_image(const Conv2dGeometry& g, const DirectPlan& p, cons
 #if ZT_S8_VNNI
 // channel_rows_image in quads with the pooling fused (channel_tile_max_pooled): one tile of
 // positions per pooled row, its rows to make_out(o0) (channel o0 the tile's first). Returns
-// range_bits of the convolution's sums.
-template <class MakeOut>
+// range_bits of the convolution's sums with kRanges (0 without).
+template <bool kRanges, class MakeOut>
 ZT_S8 int channel_rows_image_max_pooled(const Conv2dGeometry& g, const DirectPlan& p,
                                         const Pool2dGeometry& pool, const int8_t* x,
                                         const Scratch& s, const MakeOut& make_out) {
@@ -651,12 +653,12 @@ ZT_S8 int channel_rows_image_max_pooled(const Conv2dGeometry& g, const DirectPla
     const int32_t* xq = s.expanded + ph * kQuadRowNR;
     int64_t o0 = 0;
     for (; o0 + kMR <= g.out_c; o0 += kMR)
-      channel_tile_max_pooled<kMR>(g, p, pool, xq, w + o0 * 2 * p.pairs, s.off, s.comp + o0, ph, e,
-                                   make_out(o0));
+      channel_tile_max_pooled<kMR, kRanges>(g, p, pool, xq, w + o0 * 2 * p.pairs, s.off,
+                                            s.comp + o0, ph, e, make_out(o0));
     if (o0 < g.out_c)
       with_rows<kMR - 1>(g.out_c - o0, [&]<int R>() {
-        channel_tile_max_pooled<R>(g, p, pool, xq, w + o0 * 2 * p.pairs, s.off, s.comp + o0, ph, e,
-                                   make_out(o0));
+        channel_tile_max_pooled<R, kRanges>(g, p, pool, xq, w + o0 * 2 * p.pairs, s.off,
+                                            s.comp + o0, ph, e, make_out(o0));
       });
   }
   return e.bits();
@@ -1026,10 +1028,10 @@ ZT_S8 void pixel_image_sums(const Conv2dGeometry& g, const DirectPlan& p, const 
 // One image in pixel quads with the 2x2 max pooling of stride 2 fused (conv2d_s8_direct_pools):
 // a tile's 12 pixels are 3 windows of 4, so each window's maximum is taken from the tile's sums
 // and only the maxima go to store(m, q, w0, count) (rows of m: windows w0.., count of them, the
-// rows past them zero; panel q's channels). Returns range_bits of all the
-// convolution's sums: its largest value is a window's maximum, its smallest is taken from every
-// sum; a last tile's windows past the plane are neither computed nor taken.
-template <class Store>
+// rows past them zero; panel q's channels). With kRanges, returns range_bits of all the
+// convolution's sums (0 without): its largest value is a window's maximum, its smallest is taken
+// from every sum; a last tile's windows past the plane are neither computed nor taken.
+template <bool kRanges, class Store>
 ZT_S8 int pixel_image_max_pooled(const Conv2dGeometry& g, const DirectPlan& p,
                                  const Pool2dGeometry& pool, const int8_t* x, const Scratch& s,
                                  Store&& store) {
@@ -1063,8 +1065,10 @@ ZT_S8 int pixel_image_max_pooled(const Conv2dGeometry& g, const DirectPlan& p,
         Lanes v[4];
         __builtin_memcpy(v, t[4 * j], sizeof v);
         const Lanes most = lanes_max(lanes_max(v[0], v[1]), lanes_max(v[2], v[3]));
-        e.lo = lanes_min(e.lo, lanes_min(lanes_min(v[0], v[1]), lanes_min(v[2], v[3])));
-        e.hi = lanes_max(e.hi, most);
+        if constexpr (kRanges) {
+          e.lo = lanes_min(e.lo, lanes_min(lanes_min(v[0], v[1]), lanes_min(v[2], v[3])));
+          e.hi = lanes_max(e.hi, most);
+        }
         __builtin_memcpy(m[j], &most, sizeof most);
       }
       store(m, q, w0, count);
@@ -1131,8 +1135,7 @@ ZT_S8 bool linear_tiles(int64_t m, int64_t n, int64_t k, const int8_t* a, const 
                         void* work, uint64_t weights_key, const Store& store) {
   // Whole steps only: the last row's broadcasts would read past it. Rows of A in [0, 127].
   if (k % 4 != 0 || k == 0) return false;
-  for (int64_t r = 0; r < m; ++r)
-    if (!all_nonneg_s8(a + r * k, k)) return false;
+  if (!all_nonneg_s8(a, m * k)) return false;  // the rows are contiguous
   const LinearPlan p = linear_plan(n, k);
   int8_t* packed = static_cast<int8_t*>(work) + kKeyBytes;
   auto* off = reinterpret_cast<int32_t*>(packed + p.packed_bytes());
@@ -1145,7 +1148,12 @@ ZT_S8 bool linear_tiles(int64_t m, int64_t n, int64_t k, const int8_t* a, const 
         for (int64_t j = 0; j < kNR; ++j) {
           int8_t* dst = packed + ((q * p.steps + s) * kNR + j) * 4;
           const int64_t col = q * kNR + j;
-          for (int e = 0; e < 4; ++e) dst[e] = col < n ? b[col * k + 4 * s + e] : 0;
+          // 4-byte copies: a byte loop (through the stack) took a third of the linear layers'
+          // time in LeNet-5's NPU forward, with the scan of A's rows one by one.
+          if (col < n)
+            __builtin_memcpy(dst, b + col * k + 4 * s, 4);
+          else
+            __builtin_memset(dst, 0, 4);
         }
     for (int64_t s = 0; s < p.steps; ++s) off[s] = static_cast<int32_t>(4 * s);
     for (int64_t j = 0; j < kNR; ++j) zero[j] = 0;
@@ -1227,8 +1235,8 @@ ZT_S8 void conv2d_s8_direct_max_pooled(const Conv2dGeometry& g, const Pool2dGeom
       const int64_t channels = g.out_c - q * kNR < kNR ? g.out_c - q * kNR : kNR;
       store_pixel_tile(m, channels, count, w0 + 8 <= windows, windows, yn + q * kNR * windows + w0);
     };
-    const int range = p.channel_rows ? channel_rows_image_max_pooled(g, p, pool, xn, s, rows)
-                                     : pixel_image_max_pooled(g, p, pool, xn, s, tile);
+    const int range = p.channel_rows ? channel_rows_image_max_pooled<true>(g, p, pool, xn, s, rows)
+                                     : pixel_image_max_pooled<true>(g, p, pool, xn, s, tile);
     if (ranges) ranges[n] = range;
   }
 }
@@ -1262,7 +1270,7 @@ ZT_S8 void conv2d_s8_direct_requantized(const Conv2dGeometry& g, const Pool2dGeo
       if (!pool) {
         pixel_image<int8_t>(g, p, xn, s, tile);
       } else if (p.channel_rows) {
-        channel_rows_image_max_pooled(g, p, *pool, xn, s, [&](int64_t o0) {
+        channel_rows_image_max_pooled<false>(g, p, *pool, xn, s, [&](int64_t o0) {
           return PooledRowRequant<kWide>{&r,
                                          r.bias ? r.bias + o0 : nullptr,
                                          yn + o0 * plane,
@@ -1271,7 +1279,7 @@ ZT_S8 void conv2d_s8_direct_requantized(const Conv2dGeometry& g, const Pool2dGeo
                                          static_cast<__mmask16>((1u << pool->out_w) - 1)};
         });
       } else {
-        pixel_image_max_pooled(g, p, *pool, xn, s, tile);
+        pixel_image_max_pooled<false>(g, p, *pool, xn, s, tile);
       }
     }
   });
