@@ -774,8 +774,9 @@ ZT_S8_INLINE void store_lane_channels(const __m512i (&c)[4], int64_t channels, _
 // requantized with the panel's bias vector and narrowed by saturating packs (the clamp within
 // int8 keeps its result), a byte shuffle makes dword c of each 4 pixels channel c's (one per
 // 128-bit lane L: c = 4L + j), and two rounds of unpacks give each channel its 12 pixels, one
-// 16-byte store per channel. With `whole`, the 4 bytes past the tile's pixels are stored too (as
-// store_pixel_tile's lanes). Not inlined, as store_pixel_tile.
+// 16-byte store per channel. With `whole`, all 16 bytes are stored, those past the tile's pixels
+// belonging to pixels stored after (as store_pixel_tile's lanes). Not inlined, as
+// store_pixel_tile.
 template <bool kWide>
 __attribute__((noinline)) ZT_S8 void store_pixel_tile_s8(const int32_t (&t)[kQuadMR][kNR],
                                                          const TileRequant& r, int64_t o0,
@@ -1027,8 +1028,8 @@ ZT_S8 void pixel_image_sums(const Conv2dGeometry& g, const DirectPlan& p, const 
 #if ZT_S8_VNNI
 // One image in pixel quads with the 2x2 max pooling of stride 2 fused (conv2d_s8_direct_pools):
 // a tile's 12 pixels are 3 windows of 4, so each window's maximum is taken from the tile's sums
-// and only the maxima go to store(m, q, w0, count) (rows of m: windows w0.., count of them, the
-// rows past them zero; panel q's channels). With kRanges, returns range_bits of all the
+// and only the maxima go to store(m, q, w0, count) (rows of m: windows w0.., count of them, to be
+// stored alone; panel q's channels). With kRanges, returns range_bits of all the
 // convolution's sums (0 without): its largest value is a window's maximum, its smallest is taken
 // from every sum; a last tile's windows past the plane are neither computed nor taken.
 template <bool kRanges, class Store>
@@ -1041,7 +1042,7 @@ ZT_S8 int pixel_image_max_pooled(const Conv2dGeometry& g, const DirectPlan& p,
   copy_pixel_image(g, p, x, xh);
   const int64_t windows = pool.out_plane();
   Extremes e;
-  alignas(64) int32_t m[kQuadMR][kNR] = {};  // the windows' maxima; rows past kWindows stay zero
+  alignas(64) int32_t m[kQuadMR][kNR] = {};  // the windows' maxima (kQuadMR rows: a whole tile)
   int64_t wh0 = 0, ww0 = 0;                  // window w0's row and column
   for (int64_t w0 = 0; w0 < windows; w0 += kWindows) {
     const int8_t* pix[kQuadMR];

@@ -60,7 +60,8 @@ struct NpuConvGeometry {
 // y[n, o] = clamp(requantize(bias[o] + sum w[o, .] * x[n, .], mult), lo, hi) for n < rows.
 // w: [out_c, in_c / groups, k, k]; bias may be null; work: work_bytes() of scratch. The sums
 // are the int8 path's (kernels/int8.h: conv2d_s8_forward, gemm_s8 for a linear layer), so the
-// active instruction set's kernels run them; integer sums are exact, so every set gives the same y.
+// active instruction set's kernels run them, requantized in their tiles' epilogue where the set
+// has such kernels (kernel_set.h); integer sums are exact, so every set gives the same y.
 // With `pool` (conv_s8_pools says when), y is instead that max pooling of the output, the
 // same values: the int32 sums are pooled first and only the maxima requantized.
 void conv_s8(const NpuConvGeometry& g, int64_t rows, const int8_t* x, const int8_t* w,
