@@ -343,4 +343,8 @@ const char* npu_staging_kernels_name() {
   return set_running(active_kernels().gather_bytes != nullptr);
 }
 
+bool npu_requantizes_in_epilogue() {
+  return active_kernels().conv2d_s8_direct_requantized != nullptr;
+}
+
 }  // namespace zotrain::kernels

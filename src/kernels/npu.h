@@ -94,7 +94,10 @@ void clamp_s8(int64_t n, const int8_t* x, int32_t lo, int32_t hi, int8_t* y);
 // Which kernel set's depthwise taps, requantization and residual add run (the active set's name,
 // or "portable" where it has none), for `zotrain info`;
 const char* npu_kernels_name();
-// and which one's the depthwise convolution's staging plans (byte_gather.h).
+// and which one's the depthwise convolution's staging plans (byte_gather.h);
 const char* npu_staging_kernels_name();
+// whether the active set's convolution and linear kernels requantize in their tiles' epilogue
+// (where their plans take it), not from int32 sums after.
+bool npu_requantizes_in_epilogue();
 
 }  // namespace zotrain::kernels

@@ -35,9 +35,12 @@ void run_info() {
   std::printf("int8 kernels: %s\n", kernels::int8_kernels_name());
   std::printf("perturbation kernels: %s\n", kernels::perturbation_kernels_name());
   std::printf(
-      "npu int8 kernels (--precision int8-npu): conv, linear = int32 sums of the int8 kernels "
-      "above; depthwise taps, requantization, residual add = %s; depthwise staging = %s 16-byte "
+      "npu int8 kernels (--precision int8-npu): conv, linear = the int8 kernels above, %s; "
+      "depthwise taps, requantization, residual add = %s; depthwise staging = %s 16-byte "
       "shuffle plans; pooling = portable%s\n",
+      kernels::npu_requantizes_in_epilogue()
+          ? "requantized in their tiles' epilogue (pixel quads, fused pooling, linear quads)"
+          : "their int32 sums requantized after",
       kernels::npu_kernels_name(), kernels::npu_staging_kernels_name(),
 #if defined(__x86_64__)
       " (avx2 clone on avx2 cpus)"
