@@ -21,10 +21,6 @@ namespace zotrain::kernels::avx512 {
 
 namespace {
 
-// 64 outputs at a time: four vectors narrowed by saturating packs (int16, then int8: the clamp
-// to [lo, hi] within int8 keeps its result), put back in order by one permutation and stored
-// whole (GCC makes a masked narrowing store, vpmovdb to memory, of the one-vector form, a third
-// of the kernel's time on Zen 4); the rest 16 at a time, the last under a lane mask.
 // The 16 int32 at p (zero past the mask) plus bias, requantized.
 template <bool kWide>
 ZT_AVX512_INLINE __m512i requantized(const Requant16& rq, const int32_t* p, __mmask16 k,
@@ -32,6 +28,10 @@ ZT_AVX512_INLINE __m512i requantized(const Requant16& rq, const int32_t* p, __mm
   return rq.template lanes<kWide>(_mm512_add_epi32(_mm512_maskz_loadu_epi32(k, p), bias));
 }
 
+// 64 outputs at a time: four vectors narrowed by saturating packs (int16, then int8: the clamp
+// to [lo, hi] within int8 keeps its result), put back in order by one permutation and stored
+// whole (GCC makes a masked narrowing store, vpmovdb to memory, of the one-vector form, a third
+// of the kernel's time on Zen 4); the rest 16 at a time, the last under a lane mask.
 template <bool kWide>
 ZT_AVX512 void requantize_lanes(int64_t n, const int32_t* acc, const Requant16& rq, __m512i bias,
                                 int32_t lo, int32_t hi, int8_t* y) {
