@@ -23,6 +23,7 @@
 //   rounded up to whole steps with zero weights. The weights are packed in panels of 16
 //   channels. In quads, a 2x2 max pooling of stride 2 may be fused: the tile's pixels are then
 //   3 windows of 4, and only the windows' maxima are stored.
+#include <algorithm>
 #include <type_traits>
 #include <utility>
 
@@ -461,15 +462,6 @@ struct TileRequant {
     return lanes_min(lanes_max((Lanes)rq.lanes<kWide>(_mm512_add_epi32(sums, b)), lo32), hi32);
   }
 };
-
-// f(std::bool_constant<r.rq.wide>{}): the requantization's shift form as a template argument.
-template <class F>
-ZT_S8_INLINE void with_shift_form(const TileRequant& r, F&& f) {
-  if (r.rq.wide)
-    f(std::true_type{});
-  else
-    f(std::false_type{});
-}
 
 // Where channel_tile_max_pooled's pooled rows go (tile row i, pooled row ph): int32 maxima into
 // the pooled planes [channels, pool plane] at y (the tile's first channel's);
@@ -965,9 +957,14 @@ ZT_S8 void copy_pixel_image(const Conv2dGeometry& g, const DirectPlan& p, const 
   }
 }
 
+// The output channels of panel q (kNR, or fewer in the last).
+int64_t panel_channels(const Conv2dGeometry& g, int64_t q) {
+  return std::min(g.out_c - q * kNR, kNR);
+}
+
 // One image in pixel rows: T = int16_t (pairs) or int8_t (quads); each tile t (MR pixels x kNR
-// channels: panel q's, from output pixel m0 on, the first `pixels` of them the plane's) goes to
-// store(t, q, m0, pixels).
+// channels: panel q's, the first `channels` of them out_c's; from output pixel m0 on, the first
+// `pixels` of them the plane's) goes to store(t, q, channels, m0, pixels).
 template <typename T, class Store>
 ZT_S8 void pixel_image(const Conv2dGeometry& g, const DirectPlan& p, const int8_t* x,
                        const Scratch& s, Store&& store) {
@@ -1004,7 +1001,7 @@ ZT_S8 void pixel_image(const Conv2dGeometry& g, const DirectPlan& p, const int8_
           for (int v = 0; v < 2; ++v)
             _mm256_store_si256(reinterpret_cast<__m256i*>(t[i] + 8 * v), acc[i][v]);
       }
-      store(t, q, m0, pixels);
+      store(t, q, panel_channels(g, q), m0, pixels);
     }
   }
 }
@@ -1014,22 +1011,23 @@ template <typename T>
 ZT_S8 void pixel_image_sums(const Conv2dGeometry& g, const DirectPlan& p, const int8_t* x,
                             const Scratch& s, int32_t* y) {
   const int64_t plane = g.out_plane();
-  pixel_image<T>(g, p, x, s, [&](const auto& t, int64_t q, int64_t m0, int64_t pixels) {
-    const int64_t channels = g.out_c - q * kNR < kNR ? g.out_c - q * kNR : kNR;
-    // kMR pixels at a time; a whole store's lanes past them go to pixels stored after.
-    for (int64_t h = 0; h < pixels; h += kMR) {
-      const int64_t n = pixels - h < kMR ? pixels - h : kMR;
-      store_pixel_tile(t + h, channels, n, m0 + h + 8 <= plane, plane,
-                       y + q * kNR * plane + m0 + h);
-    }
-  });
+  pixel_image<T>(g, p, x, s,
+                 [&](const auto& t, int64_t q, int64_t channels, int64_t m0, int64_t pixels) {
+                   // kMR pixels at a time; a whole store's lanes past them go to pixels stored
+                   // after.
+                   for (int64_t h = 0; h < pixels; h += kMR) {
+                     const int64_t n = pixels - h < kMR ? pixels - h : kMR;
+                     store_pixel_tile(t + h, channels, n, m0 + h + 8 <= plane, plane,
+                                      y + q * kNR * plane + m0 + h);
+                   }
+                 });
 }
 
 #if ZT_S8_VNNI
 // One image in pixel quads with the 2x2 max pooling of stride 2 fused (conv2d_s8_direct_pools):
 // a tile's 12 pixels are 3 windows of 4, so each window's maximum is taken from the tile's sums
-// and only the maxima go to store(m, q, w0, count) (rows of m: windows w0.., count of them, to be
-// stored alone; panel q's channels). With kRanges, returns range_bits of all the
+// and only the maxima go to store(m, q, channels, w0, count) (rows of m: windows w0.., count of
+// them, to be stored alone; panel q's channels). With kRanges, returns range_bits of all the
 // convolution's sums (0 without): its largest value is a window's maximum, its smallest is taken
 // from every sum; a last tile's windows past the plane are neither computed nor taken.
 template <bool kRanges, class Store>
@@ -1072,7 +1070,7 @@ ZT_S8 int pixel_image_max_pooled(const Conv2dGeometry& g, const DirectPlan& p,
         }
         __builtin_memcpy(m[j], &most, sizeof most);
       }
-      store(m, q, w0, count);
+      store(m, q, panel_channels(g, q), w0, count);
     }
   }
   return e.bits();
@@ -1168,7 +1166,7 @@ ZT_S8 bool linear_tiles(int64_t m, int64_t n, int64_t k, const int8_t* a, const 
     for (int64_t q = 0; q < p.panels; ++q) {
       alignas(64) int32_t t[kQuadMR][kNR];
       pixel_quad_sums(count, p.steps, rows, off, packed + q * p.steps * kNR * 4, zero, t);
-      store(t, i0, count, q, n - q * kNR < kNR ? n - q * kNR : kNR);
+      store(t, i0, count, q, std::min(n - q * kNR, kNR));
     }
   }
   return true;
@@ -1184,7 +1182,7 @@ ZT_S8 bool linear_s8_requantized(int64_t m, int64_t n, int64_t k, const int8_t* 
                                  uint64_t weights_key) {
   const TileRequant r(rq);
   bool done = false;
-  with_shift_form(r, [&]<bool kWide>(std::bool_constant<kWide>) {
+  with_shift_form(r.rq, [&]<bool kWide>(std::bool_constant<kWide>) {
     done = linear_tiles(m, n, k, a, b, work, weights_key, LinearRequant<kWide>{&r, c, n});
   });
   return done;
@@ -1232,8 +1230,8 @@ ZT_S8 void conv2d_s8_direct_max_pooled(const Conv2dGeometry& g, const Pool2dGeom
       return PooledRowSums{yn + o0 * windows, windows, pool.out_w,
                            static_cast<__mmask16>((1u << pool.out_w) - 1)};
     };
-    const auto tile = [&](const int32_t(&m)[kQuadMR][kNR], int64_t q, int64_t w0, int64_t count) {
-      const int64_t channels = g.out_c - q * kNR < kNR ? g.out_c - q * kNR : kNR;
+    const auto tile = [&](const int32_t(&m)[kQuadMR][kNR], int64_t q, int64_t channels, int64_t w0,
+                          int64_t count) {
       store_pixel_tile(m, channels, count, w0 + 8 <= windows, windows, yn + q * kNR * windows + w0);
     };
     const int range = p.channel_rows ? channel_rows_image_max_pooled<true>(g, p, pool, xn, s, rows)
@@ -1257,14 +1255,13 @@ ZT_S8 void conv2d_s8_direct_requantized(const Conv2dGeometry& g, const Pool2dGeo
   const TileRequant r(rq);
   // The plane the output is stored in (pooled or not) and its tiles' pixels (or windows).
   const int64_t plane = pool ? pool->out_plane() : g.out_plane();
-  with_shift_form(r, [&]<bool kWide>(std::bool_constant<kWide>) {
+  with_shift_form(r.rq, [&]<bool kWide>(std::bool_constant<kWide>) {
     for (int64_t n = 0; n < images; ++n) {
       const int8_t* xn = x + n * g.in_numel();
       int8_t* yn = y + n * g.out_c * plane;
-      const auto tile = [&](const int32_t(&t)[kQuadMR][kNR], int64_t q, int64_t m0,
-                            int64_t pixels) {
+      const auto tile = [&](const int32_t(&t)[kQuadMR][kNR], int64_t q, int64_t channels,
+                            int64_t m0, int64_t pixels) {
         const int64_t o0 = q * kNR;
-        const int64_t channels = g.out_c - o0 < kNR ? g.out_c - o0 : kNR;
         store_pixel_tile_s8<kWide>(t, r, o0, channels, pixels, m0 + 16 <= plane, plane,
                                    yn + o0 * plane + m0);
       };

@@ -33,8 +33,9 @@ ZT_AVX512_INLINE __m512i requantized(const Requant16& rq, const int32_t* p, __mm
 // whole (GCC makes a masked narrowing store, vpmovdb to memory, of the one-vector form, a third
 // of the kernel's time on Zen 4); the rest 16 at a time, the last under a lane mask.
 template <bool kWide>
-ZT_AVX512 void requantize_lanes(int64_t n, const int32_t* acc, const Requant16& rq, __m512i bias,
+ZT_AVX512 void requantize_lanes(int64_t n, const int32_t* acc, const Requant16& rq, int32_t b,
                                 int32_t lo, int32_t hi, int8_t* y) {
+  const __m512i bias = _mm512_set1_epi32(b);
   const __m512i low = _mm512_set1_epi32(lo), high = _mm512_set1_epi32(hi);
   const __m512i low8 = _mm512_set1_epi8(static_cast<char>(lo)),
                 high8 = _mm512_set1_epi8(static_cast<char>(hi));
@@ -134,9 +135,9 @@ ZT_AVX512 void round_shift_s16(const int16_t* stage, int64_t n, int s, int8_t* o
 ZT_AVX512 void requantize_s8(int64_t n, const int32_t* acc, int32_t bias, FixedMultiplier mult,
                              int32_t lo, int32_t hi, int8_t* y) {
   const Requant16 rq(mult);
-  const __m512i b = _mm512_set1_epi32(bias);
-  if (rq.wide) return requantize_lanes<true>(n, acc, rq, b, lo, hi, y);
-  requantize_lanes<false>(n, acc, rq, b, lo, hi, y);
+  with_shift_form(rq, [&]<bool kWide>(std::bool_constant<kWide>) {
+    requantize_lanes<kWide>(n, acc, rq, bias, lo, hi, y);
+  });
 }
 
 }  // namespace zotrain::kernels::avx512
