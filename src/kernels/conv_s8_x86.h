@@ -723,7 +723,8 @@ ZT_S8_INLINE void pixel_quad_sums(int64_t rows, int64_t steps, const int8_t* con
 // Stores a pixel-rows tile (kMR pixels x kNR channels, t) into the [channels, plane] output at y
 // (its first pixel and channel): transposed in registers, each channel's pixels one vector
 // store. With `whole`, the 8 - kMR lanes past the tile's pixels are stored too: they belong to
-// the next tile, stored after this one (the last tile of a plane stores only its pixels). The
+// the next tile, stored after this one (the last tile of a plane stores only its pixels, and
+// reads only them: pixel_quad_sums leaves a short tile's other rows unwritten). The
 // tile comes through memory and the function is not inlined: inlined, the transposition's
 // registers made GCC spill or shuffle the accumulators of the loop that fills the tile.
 __attribute__((noinline)) ZT_S8 void store_pixel_tile(const int32_t (*t)[kNR], int64_t channels,
@@ -734,8 +735,9 @@ __attribute__((noinline)) ZT_S8 void store_pixel_tile(const int32_t (*t)[kNR], i
     __m256i r[8];
 #pragma GCC unroll 8
     for (int i = 0; i < 8; ++i)
-      r[i] = i < kMR ? _mm256_load_si256(reinterpret_cast<const __m256i*>(t[i] + 8 * v))
-                     : _mm256_setzero_si256();
+      r[i] = i < kMR && (whole || i < pixels)
+                 ? _mm256_load_si256(reinterpret_cast<const __m256i*>(t[i] + 8 * v))
+                 : _mm256_setzero_si256();
     transpose_8x8_s32(r);
     const int64_t n = channels - 8 * v < 8 ? channels - 8 * v : 8;
     for (int64_t j = 0; j < n; ++j) {
