@@ -236,14 +236,14 @@ ZT_S8_INLINE void add_step(Acc<MR>& acc, __m256i x0, __m256i x1, const int16_t* 
   }
 }
 
-// acc[i] = the sums of output channel i (weights w + i * 2 pairs) over all tap pairs, for
-// positions xq.. + 15 (acc[i][0]: 0-7, acc[i][1]: 8-15).
+// acc[i] = the sums of output channel i (weights w + i * 2 pairs) over tap pairs first .. last - 1,
+// for positions xq.. + 15 (acc[i][0]: 0-7, acc[i][1]: 8-15).
 template <int MR>
-ZT_S8_INLINE void channel_sums(int64_t pairs, const int8_t* xq, const int16_t* w,
-                               const int32_t* off, Acc<MR>& acc) {
+ZT_S8_INLINE void channel_sums(int64_t first, int64_t last, int64_t pairs, const int8_t* xq,
+                               const int16_t* w, const int32_t* off, Acc<MR>& acc) {
 #pragma GCC unroll 8
   for (int i = 0; i < MR; ++i) acc[i][0] = acc[i][1] = _mm256_setzero_si256();
-  for (int64_t t = 0; t < pairs; ++t) {
+  for (int64_t t = first; t < last; ++t) {
     const __m256i x0 =
         _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(xq + off[2 * t])));
     const __m256i x1 = _mm256_cvtepi8_epi16(
@@ -407,8 +407,16 @@ ZT_S8 void channel_tile(const Conv2dGeometry& g, const DirectPlan& p, const void
     return store_channel_rows<MR>(acc, g, p, o0, oh, ow, y);
   }
 #endif
+  // Kernel rows lo .. hi - 1 read an image row for one of the tile's output rows oh .. bottom at
+  // least: the others read padding alone, so their taps are skipped (a data gradient by
+  // convolution, padded by k - 1 on each side, skips a quarter of LeNet-5 conv2's). A pair
+  // across the range's ends keeps its skipped tap, which adds zeros.
+  const int64_t bottom = oh + (ow + kNR - 1) / p.wp, row = g.in_c * g.k;
+  const int64_t lo = g.pad > bottom ? g.pad - bottom : 0;
+  const int64_t hi = std::max(lo, std::min(g.k, g.pad + g.in_h - oh));
   Acc<MR> acc;
-  channel_sums<MR>(p.pairs, static_cast<const int8_t*>(xq), w, off, acc);
+  channel_sums<MR>(lo * row / 2, (hi * row + 1) / 2, p.pairs, static_cast<const int8_t*>(xq), w,
+                   off, acc);
   store_channel_rows<MR>(acc, g, p, o0, oh, ow, y);
 }
 
@@ -526,10 +534,11 @@ ZT_S8 void channel_tile_max_pooled(const Conv2dGeometry& g, const DirectPlan& p,
 }
 #endif
 
-// Tap pair t is weights 2t and 2t + 1 of a row; an odd last tap pairs with a zero weight (and a
-// copy of its own offset). In quads, window (c, ki, j) is taps kj = 4j .. 4j + 3 of kernel row
-// (c, ki), and column (c, kj, h) taps ki = 4h .. 4h + 3 of tail column kj of channel c; zero
-// weights past k.
+// In pairs, the taps go kernel row by kernel row ki (channel c, then column kj within it), so that
+// a tile may take the taps of some kernel rows only; tap pair t is taps 2t and 2t + 1, an odd
+// last tap paired with a zero weight (and a copy of its own offset). In quads, window (c, ki, j)
+// is taps kj = 4j .. 4j + 3 of kernel row (c, ki), and column (c, kj, h) taps ki = 4h .. 4h + 3
+// of tail column kj of channel c; zero weights past k.
 ZT_S8 void pack_channel_rows(const Conv2dGeometry& g, const DirectPlan& p, const int8_t* w,
                              const Scratch& s) {
   const int64_t taps = g.patch_size();
@@ -562,13 +571,15 @@ ZT_S8 void pack_channel_rows(const Conv2dGeometry& g, const DirectPlan& p, const
     return;
   }
   for (int64_t o = 0; o < g.out_c; ++o) {
-    int16_t* row = s.weights + o * 2 * p.pairs;
-    for (int64_t t = 0; t < taps; ++t) row[t] = w[o * taps + t];
-    if (taps % 2) row[taps] = 0;
+    int16_t* next = s.weights + o * 2 * p.pairs;
+    for (int64_t ki = 0; ki < g.k; ++ki)
+      for (int64_t c = 0; c < g.in_c; ++c)
+        for (int64_t kj = 0; kj < g.k; ++kj) *next++ = w[o * taps + (c * g.k + ki) * g.k + kj];
+    if (taps % 2) *next = 0;
   }
   int32_t* next = s.off;
-  for (int64_t c = 0; c < g.in_c; ++c)
-    for (int64_t ki = 0; ki < g.k; ++ki)
+  for (int64_t ki = 0; ki < g.k; ++ki)
+    for (int64_t c = 0; c < g.in_c; ++c)
       for (int64_t kj = 0; kj < g.k; ++kj)
         *next++ = static_cast<int32_t>((c * p.hp + ki) * p.wp + kj);
   if (taps % 2) *next = next[-1];
