@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Twenty-ninth session (2026-12-06): LeNet-5 Fashion-MNIST Full ZO with more directions a step
 # (q = 8 at 1x, 4x and 8x the step; q doubling from 1 to 16 when validation stalls), then the
-# hybrids' Cls2 rows with q = 8. Binaries: 3f5e03b / d75402d (the f32 paths the same bits).
+# hybrids' Cls2 rows with q = 8. Binaries: b44daf2, 3f5e03b, d75402d (the f32 paths the same bits).
 A=configs/paper/ablation
 S=runs/explore/session29
 scripts/reproduce.sh -j 2 -s 0 -o $S $A/lenet5-fashion-zo-fp32-dim-lr4e-4-decay0.9-qsched16.toml \
