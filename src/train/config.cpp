@@ -186,6 +186,7 @@ void validate_precision(const TrainConfig& c) {
   if (c.precision == Precision::kInt8) {
     need(c.estimator == zo::Estimator::kSpsa, "estimator", "spsa with precision int8");
     need(c.zo_momentum == 0, "zo_momentum", "0 with precision int8");
+    need(c.q_lr_exponent == 0, "q_lr_exponent", "0 with precision int8 (its ZO steps are bits)");
     need(c.memory_budget == 0, "memory_budget", "0 with precision int8");
     need(c.train_layers == 0, "train_layers", "0 with precision int8 (NITI trains every layer)");
   }
@@ -267,6 +268,9 @@ void validate(const TrainConfig& c) {
   need(c.q_smoothing >= 0 && c.q_smoothing < 1, "q_smoothing", "a number in [0, 1)");
   need(c.q_max >= 1, "q_max", "an integer >= 1");
   need(c.q_budget >= 0, "q_budget", "an integer >= 0");
+  need(c.q_lr_exponent >= 0 && c.q_lr_exponent <= 1, "q_lr_exponent", "a number in [0, 1]");
+  need(c.q_lr_exponent == 0 || c.q_schedule != QSchedule::kFixed, "q_lr_exponent",
+       "0 for q_schedule fixed (set zo_lr for the fixed q)");
   need(c.q_schedule != QSchedule::kBudget || c.q_budget > 0, "q_budget",
        "a positive number of forward passes for q_schedule budget");
   need(c.q_schedule == QSchedule::kFixed || c.val_size > 0, "val_size",

@@ -378,7 +378,8 @@ NpuNetwork* Trainer::npu_network() {
 
 std::pair<double, double> Trainer::learning_rates(int epoch) const {
   const double decay = std::pow(cfg_.lr_decay, epoch / cfg_.lr_step);
-  return {cfg_.lr * decay, cfg_.zo_lr * decay};
+  const double q_growth = cfg_.q_schedule == QSchedule::kFixed ? 1.0 : double(q()) / cfg_.q0;
+  return {cfg_.lr * decay, cfg_.zo_lr * decay * std::pow(q_growth, cfg_.q_lr_exponent)};
 }
 
 int64_t Trainer::fill_input(const BatchSource& batches, int64_t index) {

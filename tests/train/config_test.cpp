@@ -117,6 +117,31 @@ TEST(Config, EmaDecayIsInZeroToOne) {
   }
 }
 
+// The step grows with a q schedule's q, from zo_lr at q0; NITI's integer steps have no zo_lr.
+TEST(Config, QLrExponentIsInZeroToOneForAQScheduleWithAZoLr) {
+  TrainConfig c;
+  c.method = Method::kZo;
+  c.q_schedule = QSchedule::kQScheduler;
+  c.val_size = 100;
+  c.q_lr_exponent = 0.5;
+  for (Precision p : {Precision::kF32, Precision::kInt8Npu}) {
+    c.precision = p;
+    EXPECT_NO_THROW(validate(c)) << name_of(p);
+  }
+  for (double bad : {-0.1, 1.5}) {
+    SCOPED_TRACE(bad);
+    TrainConfig b = c;
+    b.q_lr_exponent = bad;
+    expect_refused(b, {"q_lr_exponent", "[0, 1]"});
+  }
+  TrainConfig fixed = c;
+  fixed.q_schedule = QSchedule::kFixed;
+  expect_refused(fixed, {"q_lr_exponent", "fixed"});
+  TrainConfig niti = c;
+  niti.precision = Precision::kInt8;
+  expect_refused(niti, {"q_lr_exponent", "int8"});
+}
+
 TEST(Config, ChoicesAreEnumsWrittenByNameAndFlagsAreBooleans) {
   TrainConfig c;
   c.method = Method::kZo;

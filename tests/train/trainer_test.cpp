@@ -189,8 +189,8 @@ TEST(Trainer, PointNetElasticIsDeterministicAcrossThreadsAndResumesExactly) {
   expect_same_for_threads_and_resume(cfg);
 }
 
-// The q schedule: q per epoch in metrics.jsonl, forward passes counted with it, and a resumed run
-// continues the controller exactly.
+// The q schedule: q per epoch in metrics.jsonl, forward passes counted with it, the ZO step
+// zo_lr (q / q0)^q_lr_exponent with it, and a resumed run continues the controller exactly.
 TEST(Trainer, QSchedulerRecordsItsTrajectoryAndResumesExactly) {
   test::TempDir dir;
   test::write_synthetic_data(dir.file("data"), 200, 50, 6);
@@ -198,12 +198,18 @@ TEST(Trainer, QSchedulerRecordsItsTrajectoryAndResumesExactly) {
   cfg.method = Method::kZo;
   cfg.q_schedule = QSchedule::kQScheduler;
   cfg.q0 = 1, cfg.q_patience = 1, cfg.q_tau = 1.0, cfg.q_max = 4;  // tau 1: never improves
+  cfg.q_lr_exponent = 0.5;
+  cfg.lr_step = 2;
   cfg.epochs = 4;
   Trainer(cfg).run();
   const auto lines = metrics(dir.file("whole"));
   std::vector<int> qs;
   for (const json& l : lines) qs.push_back(l["q"].get<int>());
   EXPECT_EQ(qs, (std::vector<int>{1, 1, 2, 4}));  // the first epoch sets the best
+  for (size_t e = 0; e < lines.size(); ++e)
+    EXPECT_DOUBLE_EQ(lines[e]["zo_lr"].get<double>(),
+                     cfg.zo_lr * std::pow(cfg.lr_decay, e / 2) * std::sqrt(qs[e]))
+        << "epoch " << e + 1;
   const int64_t steps = (100 + 31) / 32;
   EXPECT_EQ(lines.back()["forward_passes"].get<int64_t>(), 2 * steps * (1 + 1 + 2 + 4));
   cfg.out = dir.file("parts");

@@ -89,11 +89,12 @@ struct TrainConfig {
   double q_tau = 0.0;
   double q_smoothing = 0.0;
   int q_max = 64;
-  int64_t q_budget = 0;      // budget: forward passes the whole run may spend
-  double eps = 1e-3;         // perturbation radius
-  double zo_lr = 5e-4;       // learning rate of the ZO-trained layers
-  double zo_momentum = 0.0;  // momentum of the ZO update (costs a buffer per ZO parameter)
-  double grad_clip = 1.0;    // clip the projected gradient to ±grad_clip (0: no clipping)
+  int64_t q_budget = 0;        // budget: forward passes the whole run may spend
+  double q_lr_exponent = 0.0;  // q schedule: ZO step zo_lr (q / q0)^e (docs/design.md)
+  double eps = 1e-3;           // perturbation radius
+  double zo_lr = 5e-4;         // learning rate of the ZO-trained layers
+  double zo_momentum = 0.0;    // momentum of the ZO update (costs a buffer per ZO parameter)
+  double grad_clip = 1.0;      // clip the projected gradient to ±grad_clip (0: no clipping)
   // f32 ZO estimators (issue 17): zo/estimator.h. The defaults are plain SPSA + SGD.
   zo::Optimizer zo_optimizer = zo::Optimizer::kSgd;  // adam: ZO-AdaMM (β1 = zo_momentum or 0.9)
   zo::LayerScale zo_layer_scale = zo::LayerScale::kNone;
@@ -224,6 +225,9 @@ void visit_config(Config& c, Visitor&& v) {
   v("q_budget", c.q_budget,
     "budget: forward passes of the whole run; q_max is the largest q0 alpha^k whose fixed-q run "
     "fits");
+  v("q_lr_exponent", c.q_lr_exponent,
+    "qscheduler, budget: the ZO step is zo_lr (q / q0)^q_lr_exponent, in [0, 1] (0: it stays as q "
+    "grows)");
   v("eps", c.eps, "ZO perturbation radius");
   v("zo_lr", c.zo_lr, "learning rate of the ZO-trained layers");
   v("zo_momentum", c.zo_momentum, "momentum of the ZO update");
