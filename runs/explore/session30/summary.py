@@ -1,6 +1,6 @@
-# Session 30 (issue 17): Fashion-MNIST Cls2 with q = 1, 8 and 16 directions a step, and q
-# growing on stalls with the step growing with it. Prints the
-# markdown rows of docs/reproduction.md (last epoch: test, validation, passes) and the last epochs.
+# Session 30 (issue 17): Fashion-MNIST Cls2 with q = 1, 8, 16 and 32 directions a step, and q
+# growing on stalls with the step growing with it. Prints the markdown rows of
+# docs/reproduction.md (last epoch: test, validation, passes) and the last five epochs.
 import sys
 
 sys.path.insert(0, "scripts")
