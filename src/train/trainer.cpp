@@ -378,8 +378,9 @@ NpuNetwork* Trainer::npu_network() {
 
 std::pair<double, double> Trainer::learning_rates(int epoch) const {
   const double decay = std::pow(cfg_.lr_decay, epoch / cfg_.lr_step);
-  const double q_growth = cfg_.q_schedule == QSchedule::kFixed ? 1.0 : double(q()) / cfg_.q0;
-  return {cfg_.lr * decay, cfg_.zo_lr * decay * std::pow(q_growth, cfg_.q_lr_exponent)};
+  // validate() keeps the exponent 0 for a fixed q, where q / q0 means nothing: pow(x, 0) is 1.
+  const double q_growth = std::pow(double(q()) / cfg_.q0, cfg_.q_lr_exponent);
+  return {cfg_.lr * decay, cfg_.zo_lr * decay * q_growth};
 }
 
 int64_t Trainer::fill_input(const BatchSource& batches, int64_t index) {
