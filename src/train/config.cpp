@@ -175,6 +175,7 @@ void validate_precision(const TrainConfig& c) {
     need(c.zo_layer_scale == zo::LayerScale::kNone ||
              (c.zo_layer_scale == zo::LayerScale::kCyclic && c.precision == Precision::kInt8),
          "zo_layer_scale", "none (or cyclic with precision int8)" + f32_only);
+    need(c.zo_cycle_power == 0, "zo_cycle_power", "0" + f32_only);
     need(!c.zo_normalize, "zo_normalize", "0" + f32_only);
     need(c.zo_mask == zo::Mask::kRandom, "zo_mask", "random" + f32_only);
   }
@@ -269,6 +270,9 @@ void validate(const TrainConfig& c) {
   need(c.q_max >= 1, "q_max", "an integer >= 1");
   need(c.q_budget >= 0, "q_budget", "an integer >= 0");
   need(c.q_lr_exponent >= 0 && c.q_lr_exponent <= 1, "q_lr_exponent", "a number in [0, 1]");
+  need(c.zo_cycle_power >= -1 && c.zo_cycle_power <= 1, "zo_cycle_power", "a number in [-1, 1]");
+  need(c.zo_cycle_power == 0 || c.zo_layer_scale == zo::LayerScale::kCyclic, "zo_cycle_power",
+       "0 unless zo_layer_scale is cyclic");
   need(c.q_lr_exponent == 0 || c.q_schedule != QSchedule::kFixed, "q_lr_exponent",
        "0 for q_schedule fixed (set zo_lr for the fixed q)");
   need(c.q_schedule != QSchedule::kBudget || c.q_budget > 0, "q_budget",

@@ -89,11 +89,32 @@ void normalize(Estimate& est, float decay, float state[2]) {
   for (float& g : est.g) g = static_cast<float>(g * inv);
 }
 
+namespace {
+
+// The layer of step `step` when layer l takes a share of the steps proportional to d_l^power:
+// where frac(step / golden ratio), a sequence that fills [0, 1) evenly whatever its length, falls
+// among the layers' cumulative shares. Stateless, so a resumed run picks the same layers.
+size_t weighted_turn(const std::vector<int64_t>& d, int64_t step, double power) {
+  std::vector<double> cumulative(d.size());
+  double total = 0;
+  for (size_t l = 0; l < d.size(); ++l)
+    cumulative[l] = total += std::pow(static_cast<double>(d[l]), power);
+  const double u = std::fmod(static_cast<double>(step) * 0.6180339887498949, 1.0) * total;
+  size_t l = 0;
+  while (l + 1 < d.size() && u >= cumulative[l]) ++l;
+  return l;
+}
+
+}  // namespace
+
 std::vector<float> layer_scales(LayerScale mode, const std::vector<int64_t>& d,
-                                const std::vector<double>& sum_sq, int64_t step) {
+                                const std::vector<double>& sum_sq, int64_t step,
+                                double cycle_power) {
   if (mode == LayerScale::kCyclic) {
     std::vector<float> s(d.size(), 0.0f);
-    if (!d.empty()) s[static_cast<size_t>(step % static_cast<int64_t>(d.size()))] = 1.0f;
+    if (d.empty()) return s;
+    s[cycle_power == 0 ? static_cast<size_t>(step % static_cast<int64_t>(d.size()))
+                       : weighted_turn(d, step, cycle_power)] = 1.0f;
     return s;
   }
   std::vector<double> raw(d.size(), 1.0);

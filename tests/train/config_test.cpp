@@ -22,6 +22,15 @@ void expect_refused(const TrainConfig& bad, const std::vector<std::string>& word
   }
 }
 
+// expect_refused for `c` with one field set to `value`.
+template <class T, class V>
+void expect_refused_with(TrainConfig c, T TrainConfig::*field, V value,
+                         const std::vector<std::string>& words) {
+  SCOPED_TRACE(::testing::PrintToString(value));
+  c.*field = value;
+  expect_refused(c, words);
+}
+
 TEST(Config, JsonRoundTripsEveryKey) {
   TrainConfig c;
   c.model = "mlp:5";
@@ -128,18 +137,23 @@ TEST(Config, QLrExponentIsInZeroToOneForAQScheduleWithAZoLr) {
     c.precision = p;
     EXPECT_NO_THROW(validate(c)) << name_of(p);
   }
-  for (double bad : {-0.1, 1.5}) {
-    SCOPED_TRACE(bad);
-    TrainConfig b = c;
-    b.q_lr_exponent = bad;
-    expect_refused(b, {"q_lr_exponent", "[0, 1]"});
-  }
-  TrainConfig fixed = c;
-  fixed.q_schedule = QSchedule::kFixed;
-  expect_refused(fixed, {"q_lr_exponent", "fixed"});
-  TrainConfig niti = c;
-  niti.precision = Precision::kInt8;
-  expect_refused(niti, {"q_lr_exponent", "int8"});
+  for (double bad : {-0.1, 1.5})
+    expect_refused_with(c, &TrainConfig::q_lr_exponent, bad, {"q_lr_exponent", "[0, 1]"});
+  expect_refused_with(c, &TrainConfig::q_schedule, QSchedule::kFixed, {"q_lr_exponent", "fixed"});
+  expect_refused_with(c, &TrainConfig::precision, Precision::kInt8, {"q_lr_exponent", "int8"});
+}
+
+TEST(Config, ZoCyclePowerIsInMinusOneToOneForCyclicF32) {
+  TrainConfig c;
+  c.method = Method::kZo;
+  c.zo_layer_scale = zo::LayerScale::kCyclic;
+  c.zo_cycle_power = 0.5;
+  EXPECT_NO_THROW(validate(c));
+  for (double bad : {-1.5, 1.5})
+    expect_refused_with(c, &TrainConfig::zo_cycle_power, bad, {"zo_cycle_power", "[-1, 1]"});
+  expect_refused_with(c, &TrainConfig::zo_layer_scale, zo::LayerScale::kDim,
+                      {"zo_cycle_power", "cyclic"});
+  expect_refused_with(c, &TrainConfig::precision, Precision::kInt8, {"zo_cycle_power", "f32"});
 }
 
 TEST(Config, ChoicesAreEnumsWrittenByNameAndFlagsAreBooleans) {

@@ -265,6 +265,8 @@ TEST(Trainer, ZoEstimatorOptionsAreDeterministicResumableAndPlanned) {
       {"dim", [](TrainConfig& c) { c.zo_layer_scale = zo::LayerScale::kDim; }},
       {"rms", [](TrainConfig& c) { c.zo_layer_scale = zo::LayerScale::kRms; }},
       {"cyclic", [](TrainConfig& c) { c.zo_layer_scale = zo::LayerScale::kCyclic; }},
+      {"cyclic-weighted",
+       [](TrainConfig& c) { c.zo_layer_scale = zo::LayerScale::kCyclic, c.zo_cycle_power = 0.5; }},
       {"normalize", [](TrainConfig& c) { c.zo_normalize = true; }},
       {"magnitude", [](TrainConfig& c) { c.zo_mask = zo::Mask::kMagnitude; }},
   };

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -226,6 +227,29 @@ TEST(ZoUpdate, LayerScalesShareTheEnergyAndKeepItsTotal) {
   EXPECT_EQ(layer_scales(LayerScale::kCyclic, d, sum_sq, 7), (std::vector<float>{0, 1}));
   // A layer of zeros keeps the unscaled radius.
   EXPECT_EQ(layer_scales(LayerScale::kRms, d, {0.0, 1.0}, 0)[0], 1.0f);
+}
+
+TEST(ZoUpdate, WeightedCyclicTurnsFollowTheLayersSizes) {
+  const std::vector<int64_t> d{100, 10000, 400};
+  for (double power : {-0.5, 0.5, 1.0}) {
+    std::vector<double> want(d.size());
+    double total = 0;
+    for (size_t l = 0; l < d.size(); ++l) total += want[l] = std::pow(double(d[l]), power);
+    std::vector<int64_t> turns(d.size(), 0);
+    const int64_t steps = 20000;
+    for (int64_t t = 0; t < steps; ++t) {
+      const std::vector<float> s = layer_scales(LayerScale::kCyclic, d, {}, t, power);
+      ASSERT_EQ(std::count(s.begin(), s.end(), 1.0f), 1) << t;  // one layer a step
+      ASSERT_EQ(std::count(s.begin(), s.end(), 0.0f), 2) << t;
+      ++turns[static_cast<size_t>(std::find(s.begin(), s.end(), 1.0f) - s.begin())];
+    }
+    // The golden-ratio sequence spreads the turns evenly: each share within 0.2 % of its size.
+    for (size_t l = 0; l < d.size(); ++l)
+      EXPECT_NEAR(double(turns[l]) / steps, want[l] / total, 2e-3) << power << " layer " << l;
+  }
+  // Power 0 is the plain turn, t mod L.
+  for (int64_t t = 0; t < 6; ++t)
+    EXPECT_EQ(layer_scales(LayerScale::kCyclic, d, {}, t, 0)[static_cast<size_t>(t % 3)], 1.0f);
 }
 
 TEST(ZoUpdate, NormalizationDividesByTheRunningRms) {

@@ -98,7 +98,8 @@ struct TrainConfig {
   // f32 ZO estimators (issue 17): zo/estimator.h. The defaults are plain SPSA + SGD.
   zo::Optimizer zo_optimizer = zo::Optimizer::kSgd;  // adam: ZO-AdaMM (β1 = zo_momentum or 0.9)
   zo::LayerScale zo_layer_scale = zo::LayerScale::kNone;
-  bool zo_normalize = false;                 // divide g by its running RMS (FZOO-style)
+  double zo_cycle_power = 0.0;  // cyclic: layer l's share of the steps ∝ d_l^p (0: in turn)
+  bool zo_normalize = false;    // divide g by its running RMS (FZOO-style)
   zo::Mask zo_mask = zo::Mask::kRandom;      // which elements `sparsity` zeroes
   ZoUpdate zo_update = ZoUpdate::kGradient;  // gradient: θ -= lr·g·z; sign: θ -= lr·sign(g)·z
   HeadGrad head_grad = HeadGrad::kPerturbed;  // elastic: head gradient from the perturbed passes,
@@ -240,6 +241,9 @@ void visit_config(Config& c, Visitor&& v) {
     "ZO: scale each layer's perturbation and step: none, dim (equal energy per layer), "
     "rms (proportional to the layer's weight RMS), f32 only, or cyclic (one layer per step, in "
     "turn; also int8)");
+  v("zo_cycle_power", c.zo_cycle_power,
+    "f32 ZO, zo_layer_scale cyclic: layer l takes a share of the steps proportional to its "
+    "size d_l^p, p in [-1, 1] (0: every layer in turn; below 0 the small layers more often)");
   v("zo_normalize", c.zo_normalize,
     "f32 ZO: 1 divides the projected gradient by its running RMS before grad_clip (FZOO-style)");
   v("zo_mask", c.zo_mask,

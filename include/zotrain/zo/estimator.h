@@ -83,17 +83,20 @@ enum class LayerScale {
   kNone,
   kDim,  // s_l² ∝ 1/d_l: every layer an equal share of the perturbation's energy
   kRms,  // s_l ∝ the RMS of the layer's parameters: every layer the same relative change
-  // Block-coordinate ZO: step t perturbs and moves layer t mod L only (s = 1, the others 0), so
-  // each layer's estimate carries no noise from the others' gradients.
+  // Block-coordinate ZO: step t perturbs and moves one layer only (s = 1, the others 0), so
+  // each layer's estimate carries no noise from the others' gradients: layer t mod L, or with
+  // cycle_power p != 0 layer l in a share of the steps proportional to d_l^p.
   kCyclic,
 };
 
 // s_l at step `step` for layers of d[l] elements whose parameters' squares sum to sum_sq[l]
 // (read for kRms). kDim and kRms are normalized so that Σ d_l s_l² = Σ d_l: the perturbation's
 // expected squared norm, and with it the meaning of ε and of the learning rate, stays that of
-// the unscaled one. A layer with s_l = 0 is neither perturbed nor moved.
+// the unscaled one. A layer with s_l = 0 is neither perturbed nor moved. `cycle_power` (kCyclic
+// only) weights the layers' turns by d_l^cycle_power.
 std::vector<float> layer_scales(LayerScale mode, const std::vector<int64_t>& d,
-                                const std::vector<double>& sum_sq, int64_t step);
+                                const std::vector<double>& sum_sq, int64_t step,
+                                double cycle_power = 0);
 
 // The threshold of the magnitude mask: the smallest value that at least a fraction `keep` of
 // |x| is at or below; `scratch` holds x.numel() floats.
