@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Thirty-first session (2026-12-06): LeNet-5 Fashion-MNIST Cls2. Block-coordinate ZO with the
-# layers' turns weighted by their sizes (zo_cycle_power, new in f8c6a04; binary of its working
+# layers' turns weighted by their sizes (zo_cycle_power, new in a28aecc; binary of its working
 # tree), and q = 16 over the paper's schedule stretched 2x to 200 epochs, with the average
 # (binary of cbeca79; no f32 code the runs use changed since). One thread per run, the 200-epoch
 # runs at nice 19 beside the others.
