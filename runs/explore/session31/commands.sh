@@ -6,5 +6,7 @@
 # runs at nice 19 beside the others.
 A=configs/paper/ablation
 scripts/reproduce.sh -j 2 -s "0 1" $A/lenet5-fashion-cls2-fp32-cyclic-q16-zolr8.5e-3-e200-ema.toml
+# seed 2 after them, beside the session's CI check
+scripts/reproduce.sh -j 1 -s 2 $A/lenet5-fashion-cls2-fp32-cyclic-q16-zolr8.5e-3-e200-ema.toml
 scripts/reproduce.sh -j 2 -s "0 1 2" $A/lenet5-fashion-cls2-fp32-cyclic-pow0.5.toml \
     $A/lenet5-fashion-cls2-fp32-cyclic-pow1.toml $A/lenet5-fashion-cls2-fp32-cyclic-pow-0.5.toml
