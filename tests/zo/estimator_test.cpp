@@ -243,7 +243,7 @@ TEST(ZoUpdate, WeightedCyclicTurnsFollowTheLayersSizes) {
       ASSERT_EQ(std::count(s.begin(), s.end(), 0.0f), 2) << t;
       ++turns[static_cast<size_t>(std::find(s.begin(), s.end(), 1.0f) - s.begin())];
     }
-    // The golden-ratio sequence spreads the turns evenly: each share within 0.2 % of its size.
+    // The golden-ratio sequence spreads the turns evenly: each share within 0.002 of its weight.
     for (size_t l = 0; l < d.size(); ++l)
       EXPECT_NEAR(double(turns[l]) / steps, want[l] / total, 2e-3) << power << " layer " << l;
   }
