@@ -270,9 +270,6 @@ void validate(const TrainConfig& c) {
   need(c.q_max >= 1, "q_max", "an integer >= 1");
   need(c.q_budget >= 0, "q_budget", "an integer >= 0");
   need(c.q_lr_exponent >= 0 && c.q_lr_exponent <= 1, "q_lr_exponent", "a number in [0, 1]");
-  need(c.zo_cycle_power >= -1 && c.zo_cycle_power <= 1, "zo_cycle_power", "a number in [-1, 1]");
-  need(c.zo_cycle_power == 0 || c.zo_layer_scale == zo::LayerScale::kCyclic, "zo_cycle_power",
-       "0 unless zo_layer_scale is cyclic");
   need(c.q_lr_exponent == 0 || c.q_schedule != QSchedule::kFixed, "q_lr_exponent",
        "0 for q_schedule fixed (set zo_lr for the fixed q)");
   need(c.q_schedule != QSchedule::kBudget || c.q_budget > 0, "q_budget",
@@ -280,6 +277,9 @@ void validate(const TrainConfig& c) {
   need(c.q_schedule == QSchedule::kFixed || c.val_size > 0, "val_size",
        "> 0 for a q schedule, which reads the validation accuracy");
   need(!c.out.empty(), "out", "a folder name");
+  need(c.zo_cycle_power >= -1 && c.zo_cycle_power <= 1, "zo_cycle_power", "a number in [-1, 1]");
+  need(c.zo_cycle_power == 0 || c.zo_layer_scale == zo::LayerScale::kCyclic, "zo_cycle_power",
+       "0 unless zo_layer_scale is cyclic");
   validate_precision(c);
   need(c.npu_calibration_batches >= 1, "npu_calibration_batches", "an integer >= 1");
   need(c.int_eps >= 1 && c.int_eps <= 127, "int_eps", "an integer in [1, 127]");
