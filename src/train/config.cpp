@@ -176,6 +176,7 @@ void validate_precision(const TrainConfig& c) {
              (c.zo_layer_scale == zo::LayerScale::kCyclic && c.precision == Precision::kInt8),
          "zo_layer_scale", "none (or cyclic with precision int8)" + f32_only);
     need(c.zo_cycle_power == 0, "zo_cycle_power", "0" + f32_only);
+    need(c.zo_cycle_scale_power == 0, "zo_cycle_scale_power", "0" + f32_only);
     need(!c.zo_normalize, "zo_normalize", "0" + f32_only);
     need(c.zo_mask == zo::Mask::kRandom, "zo_mask", "random" + f32_only);
   }
@@ -280,6 +281,10 @@ void validate(const TrainConfig& c) {
   need(c.zo_cycle_power >= -1 && c.zo_cycle_power <= 1, "zo_cycle_power", "a number in [-1, 1]");
   need(c.zo_cycle_power == 0 || c.zo_layer_scale == zo::LayerScale::kCyclic, "zo_cycle_power",
        "0 unless zo_layer_scale is cyclic");
+  need(c.zo_cycle_scale_power >= -1 && c.zo_cycle_scale_power <= 1, "zo_cycle_scale_power",
+       "a number in [-1, 1]");
+  need(c.zo_cycle_scale_power == 0 || c.zo_layer_scale == zo::LayerScale::kCyclic,
+       "zo_cycle_scale_power", "0 unless zo_layer_scale is cyclic");
   validate_precision(c);
   need(c.npu_calibration_batches >= 1, "npu_calibration_batches", "an integer >= 1");
   need(c.int_eps >= 1 && c.int_eps <= 127, "int_eps", "an integer in [1, 127]");

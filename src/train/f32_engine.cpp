@@ -185,8 +185,8 @@ class F32Engine : public Engine {
                       ? zo::magnitude_threshold(b.p->value, 1.0 - p_zero, magnitude_scratch_.data())
                       : 0.0f;
     }
-    scales_ =
-        zo::layer_scales(cfg_.zo_layer_scale, layer_numel_, sum_sq, in_->step, cfg_.zo_cycle_power);
+    scales_ = zo::layer_scales(cfg_.zo_layer_scale, layer_numel_, sum_sq, in_->step,
+                               cfg_.zo_cycle_power, cfg_.zo_cycle_scale_power);
   }
 
   StepResult bp_step() {

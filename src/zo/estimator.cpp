@@ -108,13 +108,20 @@ size_t weighted_turn(const std::vector<int64_t>& d, int64_t step, double power) 
 }  // namespace
 
 std::vector<float> layer_scales(LayerScale mode, const std::vector<int64_t>& d,
-                                const std::vector<double>& sum_sq, int64_t step,
-                                double cycle_power) {
+                                const std::vector<double>& sum_sq, int64_t step, double cycle_power,
+                                double cycle_scale_power) {
   if (mode == LayerScale::kCyclic) {
     std::vector<float> s(d.size(), 0.0f);
     if (d.empty()) return s;
-    s[cycle_power == 0 ? static_cast<size_t>(step % static_cast<int64_t>(d.size()))
-                       : weighted_turn(d, step, cycle_power)] = 1.0f;
+    const size_t l = cycle_power == 0 ? static_cast<size_t>(step % static_cast<int64_t>(d.size()))
+                                      : weighted_turn(d, step, cycle_power);
+    // (d̄ / d_l)^(a/2), d̄ the geometric mean: a layer of mean size keeps the unscaled step;
+    // a = 0 gives exactly 1.
+    double log_mean = 0;
+    for (int64_t n : d) log_mean += std::log(static_cast<double>(n));
+    log_mean /= static_cast<double>(d.size());
+    s[l] = static_cast<float>(
+        std::exp(0.5 * cycle_scale_power * (log_mean - std::log(static_cast<double>(d[l])))));
     return s;
   }
   std::vector<double> raw(d.size(), 1.0);

@@ -156,6 +156,21 @@ TEST(Config, ZoCyclePowerIsInMinusOneToOneForCyclicF32) {
   expect_refused_with(c, &TrainConfig::precision, Precision::kInt8, {"zo_cycle_power", "f32"});
 }
 
+TEST(Config, ZoCycleScalePowerIsInMinusOneToOneForCyclicF32) {
+  TrainConfig c;
+  c.method = Method::kZo;
+  c.zo_layer_scale = zo::LayerScale::kCyclic;
+  c.zo_cycle_scale_power = -0.5;
+  EXPECT_NO_THROW(validate(c));
+  for (double bad : {-1.5, 1.5})
+    expect_refused_with(c, &TrainConfig::zo_cycle_scale_power, bad,
+                        {"zo_cycle_scale_power", "[-1, 1]"});
+  expect_refused_with(c, &TrainConfig::zo_layer_scale, zo::LayerScale::kRms,
+                      {"zo_cycle_scale_power", "cyclic"});
+  expect_refused_with(c, &TrainConfig::precision, Precision::kInt8,
+                      {"zo_cycle_scale_power", "f32"});
+}
+
 TEST(Config, ChoicesAreEnumsWrittenByNameAndFlagsAreBooleans) {
   TrainConfig c;
   c.method = Method::kZo;

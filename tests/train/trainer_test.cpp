@@ -267,6 +267,10 @@ TEST(Trainer, ZoEstimatorOptionsAreDeterministicResumableAndPlanned) {
       {"cyclic", [](TrainConfig& c) { c.zo_layer_scale = zo::LayerScale::kCyclic; }},
       {"cyclic-weighted",
        [](TrainConfig& c) { c.zo_layer_scale = zo::LayerScale::kCyclic, c.zo_cycle_power = 0.5; }},
+      {"cyclic-scaled",
+       [](TrainConfig& c) {
+         c.zo_layer_scale = zo::LayerScale::kCyclic, c.zo_cycle_scale_power = 0.5;
+       }},
       {"normalize", [](TrainConfig& c) { c.zo_normalize = true; }},
       {"magnitude", [](TrainConfig& c) { c.zo_mask = zo::Mask::kMagnitude; }},
   };

@@ -252,6 +252,27 @@ TEST(ZoUpdate, WeightedCyclicTurnsFollowTheLayersSizes) {
     EXPECT_EQ(layer_scales(LayerScale::kCyclic, d, {}, t, 0)[static_cast<size_t>(t % 3)], 1.0f);
 }
 
+TEST(ZoUpdate, ScaledCyclicTurnsShrinkTheLargeLayersSteps) {
+  // Sizes 100, 10000, 400: geometric mean 1000^(2/3) · 4^(1/3) = 158.74...
+  const std::vector<int64_t> d{100, 10000, 400};
+  const double mean = std::cbrt(100.0 * 10000.0 * 400.0);
+  for (double a : {-1.0, 0.5, 1.0})
+    for (int64_t t = 0; t < 3; ++t) {
+      const std::vector<float> s = layer_scales(LayerScale::kCyclic, d, {}, t, 0, a);
+      const auto l = static_cast<size_t>(t);
+      // The turn is unchanged (layer t mod 3, the others 0); its s_l^2 is (mean / d_l)^a.
+      EXPECT_EQ(std::count(s.begin(), s.end(), 0.0f), 2) << a << " step " << t;
+      EXPECT_NEAR(double(s[l]) * s[l], std::pow(mean / double(d[l]), a), 1e-5 * s[l] * s[l])
+          << a << " layer " << l;
+    }
+  // With the weighted turns, the layer picked is the same as unscaled.
+  for (int64_t t = 0; t < 50; ++t) {
+    const std::vector<float> plain = layer_scales(LayerScale::kCyclic, d, {}, t, 0.5);
+    const std::vector<float> scaled = layer_scales(LayerScale::kCyclic, d, {}, t, 0.5, 1.0);
+    for (size_t k = 0; k < d.size(); ++k) EXPECT_EQ(plain[k] == 0, scaled[k] == 0) << t;
+  }
+}
+
 TEST(ZoUpdate, NormalizationDividesByTheRunningRms) {
   float state[2] = {0, 0};
   Estimate est{{1, 2}, {3.0f, -4.0f}};

@@ -98,8 +98,9 @@ struct TrainConfig {
   // f32 ZO estimators (issue 17): zo/estimator.h. The defaults are plain SPSA + SGD.
   zo::Optimizer zo_optimizer = zo::Optimizer::kSgd;  // adam: ZO-AdaMM (β1 = zo_momentum or 0.9)
   zo::LayerScale zo_layer_scale = zo::LayerScale::kNone;
-  double zo_cycle_power = 0.0;  // cyclic: layer l's share of the steps ∝ d_l^p (0: in turn)
-  bool zo_normalize = false;    // divide g by its running RMS (FZOO-style)
+  double zo_cycle_power = 0.0;        // cyclic: layer l's share of the steps ∝ d_l^p (0: in turn)
+  double zo_cycle_scale_power = 0.0;  // cyclic: the layer in turn's s_l² = (d̄ / d_l)^a
+  bool zo_normalize = false;          // divide g by its running RMS (FZOO-style)
   zo::Mask zo_mask = zo::Mask::kRandom;      // which elements `sparsity` zeroes
   ZoUpdate zo_update = ZoUpdate::kGradient;  // gradient: θ -= lr·g·z; sign: θ -= lr·sign(g)·z
   HeadGrad head_grad = HeadGrad::kPerturbed;  // elastic: head gradient from the perturbed passes,
@@ -244,6 +245,10 @@ void visit_config(Config& c, Visitor&& v) {
   v("zo_cycle_power", c.zo_cycle_power,
     "f32 ZO, zo_layer_scale cyclic: layer l takes a share of the steps proportional to its "
     "size d_l^p, p in [-1, 1] (0: every layer in turn; below 0 the small layers more often)");
+  v("zo_cycle_scale_power", c.zo_cycle_scale_power,
+    "f32 ZO, zo_layer_scale cyclic: the layer in turn is perturbed by eps s_l and moved by "
+    "lr s_l^2 with s_l^2 = (geometric mean of the layers' sizes / d_l)^a, a in [-1, 1] (0: "
+    "unscaled; 1: dim's split, the small layers' steps larger)");
   v("zo_normalize", c.zo_normalize,
     "f32 ZO: 1 divides the projected gradient by its running RMS before grad_clip (FZOO-style)");
   v("zo_mask", c.zo_mask,
