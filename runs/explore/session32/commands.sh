@@ -8,3 +8,7 @@ A=configs/paper/ablation
 nice -n 19 scripts/reproduce.sh -j 2 -s "0 1" $A/lenet5-fashion-cls2-fp32-cyclic-q16-zolr8.5e-3-e300-ema.toml
 scripts/reproduce.sh -j 2 -s "0 1 2" $A/lenet5-fashion-cls2-fp32-cyclic-scale0.5.toml \
     $A/lenet5-fashion-cls2-fp32-cyclic-scale1.toml
+# Not run yet (for the next session): seed 2 of the 300-epoch row, and Full BP over the same
+# 300-epoch schedule, the reference of its target
+# scripts/reproduce.sh -j 2 -s 2 $A/lenet5-fashion-cls2-fp32-cyclic-q16-zolr8.5e-3-e300-ema.toml
+# scripts/reproduce.sh -j 2 -s "0 1 2" $A/lenet5-fashion-bp-fp32-e300.toml
