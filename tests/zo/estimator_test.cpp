@@ -253,7 +253,7 @@ TEST(ZoUpdate, WeightedCyclicTurnsFollowTheLayersSizes) {
 }
 
 TEST(ZoUpdate, ScaledCyclicTurnsShrinkTheLargeLayersSteps) {
-  // Sizes 100, 10000, 400: geometric mean 1000^(2/3) · 4^(1/3) = 158.74...
+  // Sizes 100, 10000, 400: geometric mean (4 · 10^8)^(1/3) = 736.8...
   const std::vector<int64_t> d{100, 10000, 400};
   const double mean = std::cbrt(100.0 * 10000.0 * 400.0);
   for (double a : {-1.0, 0.5, 1.0})
