@@ -1,11 +1,13 @@
 #include "zotrain/train/config.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <stdexcept>
 #include <type_traits>
+#include <utility>
 
 #include "zotrain/core/error.h"
 
@@ -165,6 +167,11 @@ void need(bool ok, const std::string& key, const std::string& expected) {
   if (!ok) throw InputError("config key '" + key + "': expected " + expected);
 }
 
+// The two powers of block-coordinate ZO's turns, which share their checks.
+std::array<std::pair<const char*, double>, 2> cycle_powers(const TrainConfig& c) {
+  return {{{"zo_cycle_power", c.zo_cycle_power}, {"zo_cycle_scale_power", c.zo_cycle_scale_power}}};
+}
+
 // What each integer precision cannot run.
 void validate_precision(const TrainConfig& c) {
   if (c.precision != Precision::kF32) {
@@ -175,8 +182,7 @@ void validate_precision(const TrainConfig& c) {
     need(c.zo_layer_scale == zo::LayerScale::kNone ||
              (c.zo_layer_scale == zo::LayerScale::kCyclic && c.precision == Precision::kInt8),
          "zo_layer_scale", "none (or cyclic with precision int8)" + f32_only);
-    need(c.zo_cycle_power == 0, "zo_cycle_power", "0" + f32_only);
-    need(c.zo_cycle_scale_power == 0, "zo_cycle_scale_power", "0" + f32_only);
+    for (const auto& [key, value] : cycle_powers(c)) need(value == 0, key, "0" + f32_only);
     need(!c.zo_normalize, "zo_normalize", "0" + f32_only);
     need(c.zo_mask == zo::Mask::kRandom, "zo_mask", "random" + f32_only);
   }
@@ -278,13 +284,11 @@ void validate(const TrainConfig& c) {
   need(c.q_schedule == QSchedule::kFixed || c.val_size > 0, "val_size",
        "> 0 for a q schedule, which reads the validation accuracy");
   need(!c.out.empty(), "out", "a folder name");
-  need(c.zo_cycle_power >= -1 && c.zo_cycle_power <= 1, "zo_cycle_power", "a number in [-1, 1]");
-  need(c.zo_cycle_power == 0 || c.zo_layer_scale == zo::LayerScale::kCyclic, "zo_cycle_power",
-       "0 unless zo_layer_scale is cyclic");
-  need(c.zo_cycle_scale_power >= -1 && c.zo_cycle_scale_power <= 1, "zo_cycle_scale_power",
-       "a number in [-1, 1]");
-  need(c.zo_cycle_scale_power == 0 || c.zo_layer_scale == zo::LayerScale::kCyclic,
-       "zo_cycle_scale_power", "0 unless zo_layer_scale is cyclic");
+  for (const auto& [key, value] : cycle_powers(c)) {
+    need(value >= -1 && value <= 1, key, "a number in [-1, 1]");
+    need(value == 0 || c.zo_layer_scale == zo::LayerScale::kCyclic, key,
+         "0 unless zo_layer_scale is cyclic");
+  }
   validate_precision(c);
   need(c.npu_calibration_batches >= 1, "npu_calibration_batches", "an integer >= 1");
   need(c.int_eps >= 1 && c.int_eps <= 127, "int_eps", "an integer in [1, 127]");
