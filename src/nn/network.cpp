@@ -521,6 +521,20 @@ Tensor Network::forward_trained(int64_t rows, const ParamTransform* body) {
   return run(trained_input(rows), frozen_, num_layers(), body, lanes_[0]);
 }
 
+Tensor Network::forward_trained_tapped(int64_t rows, int layer, const OutputTap& tap) {
+  ZT_ASSERT(runs_ && rows > 0 && rows <= batch_ && layer >= frozen_ && layer < head_start_);
+  const GraphNode::Kind kind = fused_.node_at(layer).kind;
+  ZT_ASSERT(fused_.node_at(layer).first == layer &&
+                (kind == GraphNode::kLayer || kind == GraphNode::kActivated),
+            "a tap needs a layer that runs alone or with its activation only");
+  tap_layer_ = layer;
+  tap_ = &tap;
+  const Tensor logits = run(trained_input(rows), frozen_, num_layers(), nullptr, lanes_[0]);
+  tap_layer_ = -1;
+  tap_ = nullptr;
+  return logits;
+}
+
 std::vector<Tensor> Network::forward_lanes(int64_t rows,
                                            const std::vector<const ParamTransform*>& body) {
   const int n = static_cast<int>(body.size());
@@ -615,10 +629,18 @@ Tensor Network::run(Tensor x, int from, int to, const ParamTransform* body, Lane
         layers_[i]->forward(y, y, ctx);
         break;
       case GraphNode::kActivated:
-        layers_[i]->forward_relu(x, y, activation_cap(specs_[f.act].op), ctx);
+        if (i != tap_layer_) {
+          layers_[i]->forward_relu(x, y, activation_cap(specs_[f.act].op), ctx);
+          break;
+        }
+        // Tapped: the layer, the tap on its output, then its activation in place.
+        layers_[i]->forward(x, y, ctx);
+        (*tap_)(x, y);
+        layers_[f.act]->forward(y, y, context(f.act, lane));
         break;
       case GraphNode::kLayer:
         layers_[i]->forward(x, y, ctx);
+        if (i == tap_layer_) (*tap_)(x, y);
         break;
       case GraphNode::kFoldedNorm:
         ZT_ASSERT(false, "f32 passes keep batch norm a layer");

@@ -184,6 +184,7 @@ void validate_precision(const TrainConfig& c) {
          "zo_layer_scale", "none (or cyclic with precision int8)" + f32_only);
     for (const auto& [key, value] : cycle_powers(c)) need(value == 0, key, "0" + f32_only);
     need(!c.zo_normalize, "zo_normalize", "0" + f32_only);
+    need(!c.zo_activity, "zo_activity", "0" + f32_only);
     need(c.zo_mask == zo::Mask::kRandom, "zo_mask", "random" + f32_only);
   }
   if (c.precision == Precision::kInt8Npu) {
@@ -230,6 +231,14 @@ void validate(const TrainConfig& c) {
   need(c.zo_lr > 0, "zo_lr", "a positive number");
   need(c.zo_momentum >= 0 && c.zo_momentum < 1, "zo_momentum", "a number in [0, 1)");
   need(c.grad_clip >= 0, "grad_clip", "a number >= 0");
+  need(c.zo_activity_lr > 0, "zo_activity_lr", "a positive number");
+  // Activity perturbation needs the layer in turn alone and each example's ±ε pair of losses.
+  need(!c.zo_activity ||
+           (c.zo_layer_scale == zo::LayerScale::kCyclic && c.estimator == zo::Estimator::kSpsa &&
+            c.zo_lanes == 1 && c.distributed == Distributed::kNone),
+       "zo_activity",
+       "0 unless zo_layer_scale is cyclic, estimator spsa, zo_lanes 1 and "
+       "distributed none");
   need(c.epochs >= 1, "epochs", "an integer >= 1");
   need(c.batch >= 1, "batch", "an integer >= 1");
   need(c.lr > 0, "lr", "a positive number");

@@ -7,7 +7,9 @@
 #include "nn/loss.h"
 #include "step_split.h"
 #include "zo_step.h"
+#include "zotrain/core/error.h"
 #include "zotrain/train/trainer.h"
+#include "zotrain/zo/activity.h"
 #include "zotrain/zo/estimator.h"
 #include "zotrain/zo/perturbation.h"
 
@@ -28,6 +30,48 @@ struct ZoBuffers {
 ZoBuffers zo_buffers(const TrainConfig& cfg) {
   const bool adam = cfg.zo_optimizer == zo::Optimizer::kAdam;
   return {adam || cfg.zo_momentum > 0, adam, cfg.zo_mask == zo::Mask::kMagnitude, cfg.zo_normalize};
+}
+
+// Whether zo_activity estimates trained body layer l by its outputs (zo/activity.h): every
+// linear layer does, on its turn.
+bool activity_layer(const TrainConfig& cfg, const Network& net, int l) {
+  return cfg.zo_activity && net.spec(l).op == Op::kLinear;
+}
+
+// The buffers of activity perturbation, in floats: the largest linear body layer's input and
+// output gradient for a batch, and its parameters' gradient.
+struct ActivitySizes {
+  int64_t x = 0, v = 0, grad = 0;
+};
+ActivitySizes activity_sizes(const Network& net, const TrainConfig& cfg, int head, int frozen) {
+  ActivitySizes s;
+  for (int l = frozen; l < head; ++l) {
+    if (!activity_layer(cfg, net, l)) continue;
+    const int64_t in = net.input_shape(l, 1).numel(), out = net.input_shape(l + 1, 1).numel();
+    s.x = std::max(s.x, cfg.batch * in);
+    s.v = std::max(s.v, cfg.batch * out);
+    s.grad = std::max(s.grad, out * in + out);
+  }
+  return s;
+}
+
+// InputError unless every activity layer can be tapped and nothing after it mixes examples.
+void check_activity_layers(const Network& net, const TrainConfig& cfg, int head, int frozen) {
+  const Graph fused = net.fusions(head, frozen);
+  for (int l = frozen; l < head; ++l) {
+    if (!activity_layer(cfg, net, l)) continue;
+    const GraphNode::Kind kind = fused.node_at(l).kind;
+    if (kind != GraphNode::kLayer && kind != GraphNode::kActivated)
+      throw InputError("zo_activity: layer " + std::to_string(l) + " (" + net.layer(l).describe() +
+                       ") is fused with a batch norm; expected a linear layer alone or with its "
+                       "activation");
+    for (int j = l + 1; j < net.num_layers(); ++j)
+      if (net.spec(j).op == Op::kBatchNorm || net.spec(j).op == Op::kResidual)
+        throw InputError("zo_activity: layer " + std::to_string(j) + " (" +
+                         net.layer(j).describe() + ") after linear layer " + std::to_string(l) +
+                         " mixes a batch's examples; expected layers that treat each example "
+                         "apart (each example's loss difference estimates its own gradient)");
+  }
 }
 
 // Perturbation lanes of an f32 run: cfg.zo_lanes where it has a trained body to perturb.
@@ -81,6 +125,17 @@ class F32Engine : public Engine {
     if (buffers.magnitude_scratch && largest > 0)
       magnitude_scratch_ = a.arena.alloc(Bucket::kWorkspace, Shape{largest});
     if (buffers.normalize) normalize_ = a.arena.alloc(Bucket::kOptimizer, Shape{2});
+    if (cfg_.zo_activity) {
+      check_activity_layers(net_, cfg_, head_, frozen_);
+      const ActivitySizes act = activity_sizes(net_, cfg_, head_, frozen_);
+      if (act.grad > 0) {
+        activity_x_ = a.arena.alloc(Bucket::kWorkspace, Shape{act.x});
+        activity_v_ = a.arena.alloc(Bucket::kWorkspace, Shape{act.v});
+        activity_grad_ = a.arena.alloc(Bucket::kWorkspace, Shape{act.grad});
+      }
+      for (const BodyParam& b : body_)
+        if (b.offset == 0) activity_.push_back(activity_layer(cfg_, net_, b.p->layer));
+    }
     if (a.init) restore_params(a.init->file, a.init->path, net_);
     sparsity_ = parse_sparsity(cfg_.sparsity);
     // A normalized step clips (and takes signs) after the normalization, in update().
@@ -209,6 +264,8 @@ class F32Engine : public Engine {
     const zo::PerturbationSpec spec{
         cfg_.perturbation, cfg_.zo_mask == zo::Mask::kRandom ? static_cast<float>(p_zero) : 0.0f};
     prepare_body(p_zero);
+    for (size_t g = 0; g < activity_.size(); ++g)
+      if (activity_[g] && scales_[g] != 0.0f) return activity_step(static_cast<int>(g));
     const int q = in_->q;
     StepResult r;
     if (has_head) net_.zero_grad();
@@ -266,14 +323,10 @@ class F32Engine : public Engine {
         zo::normalize(est, kNormalizeDecay, normalize_.data());
         for (float& g : est.g) g = zo::limit(project_options(), g);
       }
-      const bool adam = cfg_.zo_optimizer == zo::Optimizer::kAdam;
       for (BodyParam& b : body_) {
         if (scales_[b.group] == 0.0f) continue;  // not this step's layer
-        zo::UpdateRule rule{
-            cfg_.zo_optimizer, static_cast<float>(in_->zo_lr) * scales_[b.group],
-            static_cast<float>(adam && cfg_.zo_momentum == 0 ? kAdamBeta1 : cfg_.zo_momentum)};
-        rule.t = in_->step + 1;
-        rule.max_abs = b.max_abs;
+        const zo::UpdateRule rule =
+            zo_rule(static_cast<float>(in_->zo_lr) * scales_[b.group], b.max_abs);
         zo::apply_update(spec, est, static_cast<uint32_t>(b.p->index), rule, b.p->value,
                          {b.m.empty() ? nullptr : &b.m, b.v.empty() ? nullptr : &b.v}, &pool_);
       }
@@ -288,6 +341,80 @@ class F32Engine : public Engine {
     }
     if (has_head) sgd_->step(in_->lr);
     return r;
+  }
+
+  // Activity perturbation (zo/activity.h) on the turn of the linear layer of body group `group`:
+  // q pairs of passes moving its outputs by ±ε u, each example's loss difference weighting its
+  // own u; the layers below it run unperturbed, so every pass sees the same input x.
+  StepResult activity_step(int group) {
+    const bool has_head = head_ < net_.num_layers();
+    const bool clean_head = cfg_.head_grad == HeadGrad::kClean;
+    const int q = in_->q;
+    const int64_t rows = in_->rows;
+    BodyParam* weight = nullptr;  // the layer's weight, then its bias
+    for (BodyParam& b : body_)
+      if (b.group == group && !weight) weight = &b;
+    BodyParam& bias = weight[1];
+    const int layer = weight->p->layer;
+    const int64_t out = weight->p->value.shape()[0], in = weight->p->value.numel() / out;
+    Tensor x(activity_x_.data(), Shape{rows, in});
+    Tensor v(activity_v_.data(), Shape{rows, out});
+    v.fill(0.0f);
+    StepResult r;
+    if (has_head) net_.zero_grad();
+    if (has_head && clean_head) r.loss = pass(nullptr, 1.0, &r, &r.correct);
+    const double head_weight = has_head && !clean_head ? 0.5 / q : 0.0;
+    // Dense: the sparsity schedule masks weights, not outputs.
+    const zo::PerturbationSpec spec{cfg_.perturbation, 0.0f};
+    const auto tensor = static_cast<uint32_t>(weight->p->index);
+    const auto eps = static_cast<float>(cfg_.eps);
+    row_loss_[0].resize(2 * rows), row_loss_[1].resize(2 * rows), coef_.resize(rows);
+    double perturbed_sum = 0;
+    for (int s = 0; s < q; ++s) {
+      const uint64_t seed = zo::sample_seed(cfg_.seed, in_->step, s);
+      for (int k = 0; k < 2; ++k) {
+        const auto scale = static_cast<float>(k == 0 ? eps : -eps);
+        const bool first = s == 0 && k == 0;
+        step_mode(stats_pass_);
+        stats_pass_ = false;
+        const Tensor logits =
+            net_.forward_trained_tapped(rows, layer, [&](const Tensor& input, Tensor& y) {
+              if (first) std::copy(input.data(), input.data() + x.numel(), x.data());
+              zo::add_perturbation(spec, seed, tensor, scale, y.data(), y.data(), 0, y.numel());
+            });
+        softmax_cross_entropy_rows(logits, in_->labels, row_loss_[k].data());
+        perturbed_sum +=
+            finish_pass(logits, head_weight, &r, first && !clean_head ? &r.correct : nullptr);
+      }
+      // d(mean loss)/d(output of example b) along u_b, over the q samples: each example's
+      // difference projected (and clipped) as SPSA's is.
+      const double share = 1.0 / (static_cast<double>(rows) * q);
+      for (int64_t b = 0; b < rows; ++b)
+        coef_[b] = static_cast<float>(
+            share * zo::project(project_options(), row_loss_[0][2 * b], row_loss_[1][2 * b]));
+      zo::add_weighted_directions(spec, seed, tensor, coef_.data(), v);
+    }
+    if (!(has_head && clean_head)) r.loss = perturbed_sum / (2.0 * q);
+    float* grad = activity_grad_.data();
+    zo::linear_gradient(v, x, grad, grad + out * in, &pool_);
+    const float lr = static_cast<float>(in_->zo_lr * cfg_.zo_activity_lr / cfg_.zo_lr);
+    for (BodyParam* b : {weight, &bias}) {
+      zo::apply_gradient(b == weight ? grad : grad + out * in, zo_rule(lr, 0.0f), b->p->value,
+                         {b->m.empty() ? nullptr : &b->m, b->v.empty() ? nullptr : &b->v}, &pool_);
+    }
+    if (has_head) sgd_->step(in_->lr);
+    return r;
+  }
+
+  // The ZO optimizer's rule of this step at learning rate `lr`.
+  zo::UpdateRule zo_rule(float lr, float max_abs) const {
+    const bool adam = cfg_.zo_optimizer == zo::Optimizer::kAdam;
+    zo::UpdateRule rule{
+        cfg_.zo_optimizer, lr,
+        static_cast<float>(adam && cfg_.zo_momentum == 0 ? kAdamBeta1 : cfg_.zo_momentum)};
+    rule.t = in_->step + 1;
+    rule.max_abs = max_abs;
+    return rule;
   }
 
   // The mode of the step's training passes: its dropout key; `stats` moves batch norm's
@@ -442,6 +569,13 @@ class F32Engine : public Engine {
   std::vector<float> scales_;         // this step's per-layer scale of z (1 without layer scaling)
   Tensor magnitude_scratch_{};        // |w| of the largest body tensor, for the magnitude mask
   Tensor normalize_{};                // zo::normalize's state
+  // zo_activity: per body group, whether its turns perturb its outputs; the layer's input x, its
+  // output gradient v, its parameters' gradient; each example's (loss, correct) at +εu and −εu
+  // and its weight in v.
+  std::vector<bool> activity_;
+  Tensor activity_x_{}, activity_v_{}, activity_grad_{};
+  std::vector<double> row_loss_[2];
+  std::vector<float> coef_;
   std::vector<std::pair<int, double>> sparsity_;
   zo::ProjectOptions project_;
   const StepInput* in_ = nullptr;  // the step being taken
@@ -492,6 +626,15 @@ MemoryPlan f32_plan(const Network& net, const TrainConfig& cfg, int head, int fr
   if (zo.magnitude_scratch && largest > 0)
     plan.add(-1, "magnitude mask scratch", Bucket::kWorkspace, largest * sizeof(float));
   if (zo.normalize) plan.add(-1, "normalized step state", Bucket::kOptimizer, 2 * sizeof(float));
+  const ActivitySizes act = activity_sizes(net, cfg, head, frozen);
+  if (act.grad > 0) {
+    plan.add(-1, "activity perturbation: linear layer input", Bucket::kWorkspace,
+             act.x * sizeof(float));
+    plan.add(-1, "activity perturbation: output gradient", Bucket::kWorkspace,
+             act.v * sizeof(float));
+    plan.add(-1, "activity perturbation: parameter gradient", Bucket::kWorkspace,
+             act.grad * sizeof(float));
+  }
   if (head < net.num_layers())
     add_dist_rows(plan, cfg, net.input_shape(head, 1).numel() * sizeof(float), "body outputs");
   return plan;

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 #include <string>
+#include <utility>
 
 #include "zotrain/core/error.h"
 
@@ -20,18 +21,43 @@ float limit(const ProjectOptions& o, double g) {
   return static_cast<float>(g);
 }
 
+namespace {
+
+// Adam's bias corrections 1 / (1 − β^t) of its two moments.
+std::pair<float, float> adam_corrections(const UpdateRule& rule) {
+  const auto t = static_cast<double>(rule.t);
+  return {static_cast<float>(1.0 / (1.0 - std::pow(double{rule.beta}, t))),
+          static_cast<float>(1.0 / (1.0 - std::pow(double{rule.beta2}, t)))};
+}
+
+// Adam's step of elements [0, n) from their gradient estimate d.
+void adam_elements(const UpdateRule& rule, std::pair<float, float> correct, const float* d,
+                   int64_t n, float* w, float* m, float* v) {
+  for (int64_t i = 0; i < n; ++i) {
+    m[i] = rule.beta * m[i] + (1.0f - rule.beta) * d[i];
+    v[i] = rule.beta2 * v[i] + (1.0f - rule.beta2) * d[i] * d[i];
+    w[i] -= rule.lr * (m[i] * correct.first) / (std::sqrt(v[i] * correct.second) + kAdamEps);
+  }
+}
+
+// The optimizer state's buffers (null where the rule has none).
+std::pair<float*, float*> moments(const UpdateRule& rule, UpdateState state) {
+  const bool adam = rule.optimizer == Optimizer::kAdam;
+  ZT_ASSERT(!adam || (state.m && state.v), "Adam needs both moments");
+  return {state.m && !state.m->empty() ? state.m->data() : nullptr,
+          adam ? state.v->data() : nullptr};
+}
+
+}  // namespace
+
 void apply_update(const PerturbationSpec& spec, const Estimate& est, uint32_t tensor,
                   const UpdateRule& rule, Tensor& value, UpdateState state, ThreadPool* pool) {
   constexpr int64_t kChunk = 512;
   const float inv_q = 1.0f / static_cast<float>(est.g.size());
   const bool adam = rule.optimizer == Optimizer::kAdam;
-  ZT_ASSERT(!adam || (state.m && state.v), "Adam needs both moments");
   float* w = value.data();
-  float* m = state.m && !state.m->empty() ? state.m->data() : nullptr;
-  float* v = adam ? state.v->data() : nullptr;
-  const auto t = static_cast<double>(rule.t);
-  const auto correct1 = static_cast<float>(1.0 / (1.0 - std::pow(double{rule.beta}, t)));
-  const auto correct2 = static_cast<float>(1.0 / (1.0 - std::pow(double{rule.beta2}, t)));
+  const auto [m, v] = moments(rule, state);
+  const std::pair<float, float> correct = adam_corrections(rule);
   parallel_for(pool, value.numel(), [&](int64_t b, int64_t e) {
     if (!adam && rule.max_abs <= 0.0f) {
       // Plain SGD, the common case: z straight into θ or m, no chunk buffers.
@@ -64,15 +90,29 @@ void apply_update(const PerturbationSpec& spec, const Estimate& est, uint32_t te
           if (keep[k]) acc[k] = acc[k] + scale * z[k];
       }
       if (adam) {
-        for (int64_t k = 0; k < n; ++k) {
-          const int64_t i = c0 + k;
-          m[i] = rule.beta * m[i] + (1.0f - rule.beta) * d[k];
-          v[i] = rule.beta2 * v[i] + (1.0f - rule.beta2) * d[k] * d[k];
-          w[i] -= rule.lr * (m[i] * correct1) / (std::sqrt(v[i] * correct2) + kAdamEps);
-        }
+        adam_elements(rule, correct, d, n, w + c0, m + c0, v + c0);
       } else if (m) {
         for (int64_t k = 0; k < n; ++k) w[c0 + k] -= rule.lr * m[c0 + k];
       }
+    }
+  });
+}
+
+void apply_gradient(const float* d, const UpdateRule& rule, Tensor& value, UpdateState state,
+                    ThreadPool* pool) {
+  float* w = value.data();
+  const auto [m, v] = moments(rule, state);
+  const std::pair<float, float> correct = adam_corrections(rule);
+  parallel_for(pool, value.numel(), [&](int64_t b, int64_t e) {
+    if (rule.optimizer == Optimizer::kAdam) {
+      adam_elements(rule, correct, d + b, e - b, w + b, m + b, v + b);
+    } else if (m) {
+      for (int64_t i = b; i < e; ++i) {
+        m[i] = rule.beta * m[i] + d[i];
+        w[i] -= rule.lr * m[i];
+      }
+    } else {
+      for (int64_t i = b; i < e; ++i) w[i] -= rule.lr * d[i];
     }
   });
 }

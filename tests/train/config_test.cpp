@@ -171,6 +171,20 @@ TEST(Config, ZoCycleScalePowerIsInMinusOneToOneForCyclicF32) {
                       {"zo_cycle_scale_power", "f32"});
 }
 
+TEST(Config, ZoActivityNeedsCyclicSpsaF32OnOneLane) {
+  TrainConfig c;
+  c.zo_layer_scale = zo::LayerScale::kCyclic;
+  c.zo_activity = true;
+  EXPECT_NO_THROW(validate(c));
+  expect_refused_with(c, &TrainConfig::zo_layer_scale, zo::LayerScale::kNone,
+                      {"zo_activity", "cyclic"});
+  expect_refused_with(c, &TrainConfig::estimator, zo::Estimator::kForward, {"zo_activity", "spsa"});
+  c.threads = 2;
+  expect_refused_with(c, &TrainConfig::zo_lanes, 2, {"zo_activity", "zo_lanes 1"});
+  expect_refused_with(c, &TrainConfig::precision, Precision::kInt8, {"zo_activity", "f32"});
+  expect_refused_with(c, &TrainConfig::zo_activity_lr, 0.0, {"zo_activity_lr", "positive"});
+}
+
 TEST(Config, ChoicesAreEnumsWrittenByNameAndFlagsAreBooleans) {
   TrainConfig c;
   c.method = Method::kZo;

@@ -271,6 +271,10 @@ TEST(Trainer, ZoEstimatorOptionsAreDeterministicResumableAndPlanned) {
        [](TrainConfig& c) {
          c.zo_layer_scale = zo::LayerScale::kCyclic, c.zo_cycle_scale_power = 0.5;
        }},
+      {"cyclic-activity",
+       [](TrainConfig& c) {
+         c.zo_layer_scale = zo::LayerScale::kCyclic, c.zo_activity = true, c.zo_activity_lr = 0.01;
+       }},
       {"normalize", [](TrainConfig& c) { c.zo_normalize = true; }},
       {"magnitude", [](TrainConfig& c) { c.zo_mask = zo::Mask::kMagnitude; }},
   };
@@ -284,6 +288,54 @@ TEST(Trainer, ZoEstimatorOptionsAreDeterministicResumableAndPlanned) {
     for (int b = 0; b < static_cast<int>(Bucket::kCount); ++b)
       EXPECT_EQ(t.arena().bytes(static_cast<Bucket>(b)), t.plan().bytes(static_cast<Bucket>(b)))
           << bucket_name(static_cast<Bucket>(b));
+  }
+}
+
+// zo_activity: a linear layer's turns run 2q passes as the weights' turns do, and change only
+// that layer; a model with batch norm after a linear body layer is refused, naming the layer.
+TEST(Trainer, ActivityTurnsMoveTheLinearLayerOnlyAndNeedExamplesApart) {
+  test::TempDir dir;
+  test::write_synthetic_data(dir.file("data"), 200, 50, 4);
+  TrainConfig cfg = elastic_config(dir, "activity");
+  cfg.zo_layer_scale = zo::LayerScale::kCyclic;
+  cfg.zo_activity = true;
+  cfg.zo_momentum = 0;
+  cfg.epochs = 1;
+  Trainer t(cfg);
+  auto batches = t.data().batches(Split::kTrain, cfg.batch, false, 0);
+  const auto values = [&] {
+    std::vector<std::vector<float>> v;
+    for (const ParamView& p : t.parameters())
+      v.emplace_back(static_cast<const float*>(p.data),
+                     static_cast<const float*>(p.data) + p.shape.numel());
+    return v;
+  };
+  // The body's turns: conv1, conv2, then fc1's (step 2) by its outputs.
+  for (int step = 0; step < 2; ++step) t.step(*batches, 0);
+  const std::vector<std::vector<float>> before = values();
+  t.step(*batches, 0);
+  EXPECT_EQ(t.state().forward_passes, 3 * 2 * cfg.q);
+  const std::vector<std::vector<float>> after = values();
+  const std::vector<ParamView> params = t.parameters();
+  for (size_t i = 0; i < params.size(); ++i) {
+    const int layer = std::stoi(params[i].name);
+    const bool fc1 = layer == t.network().param_layers()[2];
+    // The head (fc2, fc3) moves every step; the convolutions wait for their turns.
+    const bool head = layer >= t.head();
+    EXPECT_EQ(before[i] != after[i], fc1 || head) << params[i].name;
+  }
+  write_clouds(dir);
+  TrainConfig norm = pointnet_config(dir, "norm");
+  norm.method = Method::kElastic;
+  norm.bp_layers = 1;
+  norm.zo_layer_scale = zo::LayerScale::kCyclic;
+  norm.zo_activity = true;
+  try {
+    Trainer refused(norm);
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("mixes a batch's examples"), std::string::npos)
+        << e.what();
   }
 }
 

@@ -40,6 +40,10 @@ struct ParamRef {
 using ParamTransform =
     std::function<void(const ParamRef& p, float* dst, int64_t begin, int64_t end)>;
 
+// Called in a pass on one layer's output before its activation, with the layer's input; it may
+// change y (activity perturbation: zo/activity.h).
+using OutputTap = std::function<void(const Tensor& x, Tensor& y)>;
+
 // How the next passes run (see ExecContext): training or evaluation, the key of the step's
 // dropout masks, and whether the pass moves batch norm's running statistics.
 struct PassMode {
@@ -114,6 +118,10 @@ class Network {
   // on the kept output of the frozen layers (as often as the step needs).
   void forward_frozen(int64_t rows);
   Tensor forward_trained(int64_t rows, const ParamTransform* body = nullptr);
+  // forward_trained (unperturbed) with `tap` on the output of trained body layer `layer`, a
+  // layer that runs alone or fused with its activation only (a linear layer): it runs apart
+  // from its activation here, so the tap sees its output before the activation.
+  Tensor forward_trained_tapped(int64_t rows, int layer, const OutputTap& tap);
   // The trained body layers [frozen(), head()) of body.size() <= lanes() passes at once: pass k
   // reads its parameters through body[k] and runs on one worker, in lane k's buffers. Returns
   // each pass's body output (the logits in Full ZO), valid until the next pass; the values are
@@ -210,6 +218,8 @@ class Network {
   std::vector<Lane> lanes_;  // lanes_[0]: the network's own forward buffers
   Lane paired_;              // forward_pair's second pass: lane 0's but its own body outputs
   Tensor back_[2];           // backward: dx of the head's layers past its first, alternating
+  int tap_layer_ = -1;       // forward_trained_tapped's layer and tap, during its pass
+  const OutputTap* tap_ = nullptr;
 };
 
 }  // namespace zotrain

@@ -101,6 +101,11 @@ struct TrainConfig {
   double zo_cycle_power = 0.0;        // cyclic: layer l's share of the steps ∝ d_l^p (0: in turn)
   double zo_cycle_scale_power = 0.0;  // cyclic: the layer in turn's s_l² = (d̄ / d_l)^a
   bool zo_normalize = false;          // divide g by its running RMS (FZOO-style)
+  // cyclic: a linear layer's turns perturb its outputs per example (zo/activity.h; each
+  // example's difference projected and clipped as SPSA's g), stepped at zo_activity_lr (with
+  // zo_lr's schedule)
+  bool zo_activity = false;
+  double zo_activity_lr = 1e-3;
   zo::Mask zo_mask = zo::Mask::kRandom;      // which elements `sparsity` zeroes
   ZoUpdate zo_update = ZoUpdate::kGradient;  // gradient: θ -= lr·g·z; sign: θ -= lr·sign(g)·z
   HeadGrad head_grad = HeadGrad::kPerturbed;  // elastic: head gradient from the perturbed passes,
@@ -251,6 +256,13 @@ void visit_config(Config& c, Visitor&& v) {
     "unscaled; 1: dim's split, the small layers' steps larger)");
   v("zo_normalize", c.zo_normalize,
     "f32 ZO: 1 divides the projected gradient by its running RMS before grad_clip (FZOO-style)");
+  v("zo_activity", c.zo_activity,
+    "f32 ZO, zo_layer_scale cyclic, estimator spsa: 1 estimates each linear body layer on its "
+    "turn by perturbing its outputs per example (each example's loss difference weights its "
+    "own direction; the layer's input and gradient buffers more memory) instead of its weights");
+  v("zo_activity_lr", c.zo_activity_lr,
+    "zo_activity: learning rate of the linear layers' output-perturbation steps (decays with "
+    "zo_lr's schedule)");
   v("zo_mask", c.zo_mask,
     "f32 ZO: which elements sparsity zeroes: random, or magnitude (the largest |w|; the small "
     "weights are perturbed)");

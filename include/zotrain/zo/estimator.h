@@ -70,6 +70,11 @@ inline constexpr float kAdamEps = 1e-8f;
 void apply_update(const PerturbationSpec& spec, const Estimate& est, uint32_t tensor,
                   const UpdateRule& rule, Tensor& value, UpdateState state, ThreadPool* pool);
 
+// Applies a dense gradient estimate d (value's size) to `value` under `rule` (its max_abs
+// unused: nothing was masked), with the same optimizer rules as apply_update.
+void apply_gradient(const float* d, const UpdateRule& rule, Tensor& value, UpdateState state,
+                    ThreadPool* pool);
+
 // FZOO-style normalization of a step's samples: g_s ← g_s / σ with σ² the running mean of g²
 // (an exponential average with weight `decay` over steps, bias-corrected, this step's samples
 // included), so that the step's size no longer follows the loss's scale. `state` holds

@@ -1,0 +1,27 @@
+#include "zotrain/zo/activity.h"
+
+#include "kernels/gemm.h"
+
+namespace zotrain::zo {
+
+void add_weighted_directions(const PerturbationSpec& spec, uint64_t seed, uint32_t tensor,
+                             const float* coef, Tensor& v) {
+  const int64_t rows = v.shape()[0], out = v.numel() / rows;
+  for (int64_t b = 0; b < rows; ++b) {
+    float* row = v.data() + b * out;
+    add_perturbation(spec, seed, tensor, coef[b], row, row, b * out, (b + 1) * out);
+  }
+}
+
+void linear_gradient(const Tensor& v, const Tensor& x, float* dw, float* db, ThreadPool* pool) {
+  const int64_t rows = v.shape()[0], out = v.numel() / rows, in = x.numel() / rows;
+  parallel_for(pool, out, [&](int64_t o0, int64_t o1) {
+    kernels::gemm_f32(true, false, o1 - o0, in, rows, 1.0f, v.data() + o0, out, x.data(), in, 0.0f,
+                      dw + o0 * in, in);
+    for (int64_t o = o0; o < o1; ++o) db[o] = 0.0f;
+    for (int64_t b = 0; b < rows; ++b)
+      for (int64_t o = o0; o < o1; ++o) db[o] += v[b * out + o];
+  });
+}
+
+}  // namespace zotrain::zo
