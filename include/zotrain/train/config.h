@@ -101,9 +101,8 @@ struct TrainConfig {
   double zo_cycle_power = 0.0;        // cyclic: layer l's share of the steps ∝ d_l^p (0: in turn)
   double zo_cycle_scale_power = 0.0;  // cyclic: the layer in turn's s_l² = (d̄ / d_l)^a
   bool zo_normalize = false;          // divide g by its running RMS (FZOO-style)
-  // cyclic: a linear layer's turns perturb its outputs per example (zo/activity.h; each
-  // example's difference projected and clipped as SPSA's g), stepped at zo_activity_lr (with
-  // zo_lr's schedule)
+  // cyclic: a linear layer's turns perturb its outputs per example (zo/activity.h), stepped at
+  // zo_activity_lr (with zo_lr's schedule)
   bool zo_activity = false;
   double zo_activity_lr = 1e-3;
   zo::Mask zo_mask = zo::Mask::kRandom;      // which elements `sparsity` zeroes
