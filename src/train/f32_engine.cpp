@@ -38,8 +38,11 @@ bool activity_layer(const TrainConfig& cfg, const Network& net, int l) {
   return cfg.zo_activity && net.spec(l).op == Op::kLinear;
 }
 
+// Output rows of a linear layer's gradient made and applied at a time by activity perturbation.
+constexpr int64_t kActivityRows = 16;
+
 // The buffers of activity perturbation, in floats: the largest linear body layer's input and
-// output gradient for a batch, and its parameters' gradient.
+// output gradient for a batch, and its parameters' gradient for kActivityRows outputs.
 struct ActivitySizes {
   int64_t x = 0, v = 0, grad = 0;
 };
@@ -50,7 +53,7 @@ ActivitySizes activity_sizes(const Network& net, const TrainConfig& cfg, int hea
     const int64_t in = net.input_shape(l, 1).numel(), out = net.input_shape(l + 1, 1).numel();
     s.x = std::max(s.x, cfg.batch * in);
     s.v = std::max(s.v, cfg.batch * out);
-    s.grad = std::max(s.grad, out * in + out);
+    s.grad = std::max(s.grad, kActivityRows * (in + 1));
   }
   return s;
 }
@@ -328,7 +331,7 @@ class F32Engine : public Engine {
         const zo::UpdateRule rule =
             zo_rule(static_cast<float>(in_->zo_lr) * scales_[b.group], b.max_abs);
         zo::apply_update(spec, est, static_cast<uint32_t>(b.p->index), rule, b.p->value,
-                         {b.m.empty() ? nullptr : &b.m, b.v.empty() ? nullptr : &b.v}, &pool_);
+                         zo_state(b), &pool_);
       }
     };
     const std::vector<double> loss =
@@ -395,15 +398,23 @@ class F32Engine : public Engine {
       zo::add_weighted_directions(spec, seed, tensor, coef_.data(), v);
     }
     if (!(has_head && clean_head)) r.loss = perturbed_sum / (2.0 * q);
-    float* grad = activity_grad_.data();
-    zo::linear_gradient(v, x, grad, grad + out * in, &pool_);
-    const float lr = static_cast<float>(in_->zo_lr * cfg_.zo_activity_lr / cfg_.zo_lr);
-    for (BodyParam* b : {weight, &bias}) {
-      zo::apply_gradient(b == weight ? grad : grad + out * in, zo_rule(lr, 0.0f), b->p->value,
-                         {b->m.empty() ? nullptr : &b->m, b->v.empty() ? nullptr : &b->v}, &pool_);
+    // The gradient a block of output rows at a time, each applied as it is made.
+    const zo::UpdateRule rule =
+        zo_rule(static_cast<float>(in_->zo_lr * cfg_.zo_activity_lr / cfg_.zo_lr), 0.0f);
+    float* dw = activity_grad_.data();
+    float* db = dw + kActivityRows * in;
+    for (int64_t o0 = 0; o0 < out; o0 += kActivityRows) {
+      const int64_t o1 = std::min(out, o0 + kActivityRows);
+      zo::linear_gradient(v, x, o0, o1, dw, db, &pool_);
+      zo::apply_gradient(dw, o0 * in, o1 * in, rule, weight->p->value, zo_state(*weight), &pool_);
+      zo::apply_gradient(db, o0, o1, rule, bias.p->value, zo_state(bias), &pool_);
     }
     if (has_head) sgd_->step(in_->lr);
     return r;
+  }
+
+  static zo::UpdateState zo_state(BodyParam& b) {
+    return {b.m.empty() ? nullptr : &b.m, b.v.empty() ? nullptr : &b.v};
   }
 
   // The ZO optimizer's rule of this step at learning rate `lr`.
@@ -632,8 +643,9 @@ MemoryPlan f32_plan(const Network& net, const TrainConfig& cfg, int head, int fr
              act.x * sizeof(float));
     plan.add(-1, "activity perturbation: output gradient", Bucket::kWorkspace,
              act.v * sizeof(float));
-    plan.add(-1, "activity perturbation: parameter gradient", Bucket::kWorkspace,
-             act.grad * sizeof(float));
+    plan.add(-1,
+             "activity perturbation: gradient of " + std::to_string(kActivityRows) + " output rows",
+             Bucket::kWorkspace, act.grad * sizeof(float));
   }
   if (head < net.num_layers())
     add_dist_rows(plan, cfg, net.input_shape(head, 1).numel() * sizeof(float), "body outputs");

@@ -13,14 +13,15 @@ void add_weighted_directions(const PerturbationSpec& spec, uint64_t seed, uint32
   }
 }
 
-void linear_gradient(const Tensor& v, const Tensor& x, float* dw, float* db, ThreadPool* pool) {
+void linear_gradient(const Tensor& v, const Tensor& x, int64_t o0, int64_t o1, float* dw, float* db,
+                     ThreadPool* pool) {
   const int64_t rows = v.shape()[0], out = v.numel() / rows, in = x.numel() / rows;
-  parallel_for(pool, out, [&](int64_t o0, int64_t o1) {
-    kernels::gemm_f32(true, false, o1 - o0, in, rows, 1.0f, v.data() + o0, out, x.data(), in, 0.0f,
-                      dw + o0 * in, in);
-    for (int64_t o = o0; o < o1; ++o) db[o] = 0.0f;
-    for (int64_t b = 0; b < rows; ++b)
-      for (int64_t o = o0; o < o1; ++o) db[o] += v[b * out + o];
+  parallel_for(pool, o1 - o0, [&](int64_t a, int64_t b) {
+    kernels::gemm_f32(true, false, b - a, in, rows, 1.0f, v.data() + o0 + a, out, x.data(), in,
+                      0.0f, dw + a * in, in);
+    for (int64_t o = a; o < b; ++o) db[o] = 0.0f;
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t o = a; o < b; ++o) db[o] += v[r * out + o0 + o];
   });
 }
 

@@ -98,12 +98,14 @@ void apply_update(const PerturbationSpec& spec, const Estimate& est, uint32_t te
   });
 }
 
-void apply_gradient(const float* d, const UpdateRule& rule, Tensor& value, UpdateState state,
-                    ThreadPool* pool) {
-  float* w = value.data();
-  const auto [m, v] = moments(rule, state);
+void apply_gradient(const float* d, int64_t begin, int64_t end, const UpdateRule& rule,
+                    Tensor& value, UpdateState state, ThreadPool* pool) {
+  auto [m, v] = moments(rule, state);
+  float* w = value.data() + begin;
+  if (m) m += begin;
+  if (v) v += begin;
   const std::pair<float, float> correct = adam_corrections(rule);
-  parallel_for(pool, value.numel(), [&](int64_t b, int64_t e) {
+  parallel_for(pool, end - begin, [&](int64_t b, int64_t e) {
     if (rule.optimizer == Optimizer::kAdam) {
       adam_elements(rule, correct, d + b, e - b, w + b, m + b, v + b);
     } else if (m) {

@@ -275,6 +275,11 @@ TEST(Trainer, ZoEstimatorOptionsAreDeterministicResumableAndPlanned) {
        [](TrainConfig& c) {
          c.zo_layer_scale = zo::LayerScale::kCyclic, c.zo_activity = true, c.zo_activity_lr = 0.01;
        }},
+      {"cyclic-activity-adam",
+       [](TrainConfig& c) {
+         c.zo_layer_scale = zo::LayerScale::kCyclic, c.zo_activity = true;
+         c.zo_optimizer = zo::Optimizer::kAdam;
+       }},
       {"normalize", [](TrainConfig& c) { c.zo_normalize = true; }},
       {"magnitude", [](TrainConfig& c) { c.zo_mask = zo::Mask::kMagnitude; }},
   };

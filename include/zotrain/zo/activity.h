@@ -25,9 +25,10 @@ namespace zotrain::zo {
 void add_weighted_directions(const PerturbationSpec& spec, uint64_t seed, uint32_t tensor,
                              const float* coef, Tensor& v);
 
-// A linear layer's gradient from its output gradient v [rows, out] and input x [rows, in]:
-// dw [out, in] = v^T x, db [out] = Σ_b v_b. Threads split the outputs; the result does not
-// depend on how.
-void linear_gradient(const Tensor& v, const Tensor& x, float* dw, float* db, ThreadPool* pool);
+// Outputs [o0, o1) of a linear layer's gradient from its output gradient v [rows, out] and input
+// x [rows, in]: dw [o1 - o0, in] = (v^T x)[o0, o1), db [o1 - o0] = Σ_b v_b[o0, o1). Threads split
+// the outputs; the result does not depend on how, nor on the blocks a caller asks for.
+void linear_gradient(const Tensor& v, const Tensor& x, int64_t o0, int64_t o1, float* dw, float* db,
+                     ThreadPool* pool);
 
 }  // namespace zotrain::zo

@@ -70,10 +70,10 @@ inline constexpr float kAdamEps = 1e-8f;
 void apply_update(const PerturbationSpec& spec, const Estimate& est, uint32_t tensor,
                   const UpdateRule& rule, Tensor& value, UpdateState state, ThreadPool* pool);
 
-// Applies a dense gradient estimate d (value's size) to `value` under `rule` (its max_abs
-// unused: nothing was masked), with the same optimizer rules as apply_update.
-void apply_gradient(const float* d, const UpdateRule& rule, Tensor& value, UpdateState state,
-                    ThreadPool* pool);
+// Applies a dense gradient estimate of elements [begin, end) of `value`, d[0, end - begin), under
+// `rule` (its max_abs unused: nothing was masked), with the same optimizer rules as apply_update.
+void apply_gradient(const float* d, int64_t begin, int64_t end, const UpdateRule& rule,
+                    Tensor& value, UpdateState state, ThreadPool* pool);
 
 // FZOO-style normalization of a step's samples: g_s ← g_s / σ with σ² the running mean of g²
 // (an exponential average with weight `decay` over steps, bias-corrected, this step's samples
