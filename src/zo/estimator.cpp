@@ -56,7 +56,10 @@ void apply_update(const PerturbationSpec& spec, const Estimate& est, uint32_t te
   const float inv_q = 1.0f / static_cast<float>(est.g.size());
   const bool adam = rule.optimizer == Optimizer::kAdam;
   float* w = value.data();
-  const auto [m, v] = moments(rule, state);
+  // Plain pointers, not a structured binding: clang before 16 cannot capture one in a lambda.
+  const std::pair<float*, float*> moment = moments(rule, state);
+  float* m = moment.first;
+  float* v = moment.second;
   const std::pair<float, float> correct = adam_corrections(rule);
   parallel_for(pool, value.numel(), [&](int64_t b, int64_t e) {
     if (!adam && rule.max_abs <= 0.0f) {
@@ -100,10 +103,10 @@ void apply_update(const PerturbationSpec& spec, const Estimate& est, uint32_t te
 
 void apply_gradient(const float* d, int64_t begin, int64_t end, const UpdateRule& rule,
                     Tensor& value, UpdateState state, ThreadPool* pool) {
-  auto [m, v] = moments(rule, state);
+  const std::pair<float*, float*> moment = moments(rule, state);
   float* w = value.data() + begin;
-  if (m) m += begin;
-  if (v) v += begin;
+  float* m = moment.first ? moment.first + begin : nullptr;
+  float* v = moment.second ? moment.second + begin : nullptr;
   const std::pair<float, float> correct = adam_corrections(rule);
   parallel_for(pool, end - begin, [&](int64_t b, int64_t e) {
     if (rule.optimizer == Optimizer::kAdam) {
