@@ -20,3 +20,6 @@ nice -n 19 scripts/reproduce.sh -j 2 -s "0 1 2" $A/lenet5-fashion-cls1-fp32-cycl
     $A/lenet5-fashion-zo-fp32-cyclic-activity.toml
 # q = 16 over 200 epochs with the average: the output-perturbation step, seed 0
 nice -n 19 scripts/reproduce.sh -j 2 -s 0 $A/lenet5-fashion-cls2-fp32-cyclic-q16-e200-ema-activity{4e-3,8e-3}.toml
+# (4e-3 stopped at epoch 48; 8e-3 seed 0 ran its 200 epochs). Seeds 1 and 2 of 8e-3, one at a
+# time, started at the session's end (resume each with zotrain train --resume):
+nice -n 19 scripts/reproduce.sh -j 1 -s "1 2" $A/lenet5-fashion-cls2-fp32-cyclic-q16-e200-ema-activity8e-3.toml
