@@ -232,6 +232,10 @@ void validate(const TrainConfig& c) {
   need(c.zo_momentum >= 0 && c.zo_momentum < 1, "zo_momentum", "a number in [0, 1)");
   need(c.grad_clip >= 0, "grad_clip", "a number >= 0");
   need(c.zo_activity_lr > 0, "zo_activity_lr", "a positive number");
+  need(c.zo_activity_scale_power >= 0 && c.zo_activity_scale_power <= 1, "zo_activity_scale_power",
+       "a number in [0, 1]");
+  need(c.zo_activity_scale_power == 0 || c.zo_activity, "zo_activity_scale_power",
+       "0 unless zo_activity is 1");
   // Activity perturbation needs the layer in turn alone and each example's ±ε pair of losses.
   need(!c.zo_activity ||
            (c.zo_layer_scale == zo::LayerScale::kCyclic && c.estimator == zo::Estimator::kSpsa &&

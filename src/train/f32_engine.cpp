@@ -1,6 +1,7 @@
 // The f32 engine: the Network with SGD on its head and the ZO update on its body.
 #include <algorithm>
 #include <array>
+#include <cmath>
 
 #include "engine.h"
 #include "models/serialize.h"
@@ -136,8 +137,16 @@ class F32Engine : public Engine {
         activity_v_ = a.arena.alloc(Bucket::kWorkspace, Shape{act.v});
         activity_grad_ = a.arena.alloc(Bucket::kWorkspace, Shape{act.grad});
       }
+      // Each layer's output count m, then its step factor (m_max / m)^a.
       for (const BodyParam& b : body_)
-        if (b.offset == 0) activity_.push_back(activity_layer(cfg_, net_, b.p->layer));
+        if (b.offset == 0)
+          activity_.push_back(activity_layer(cfg_, net_, b.p->layer)
+                                  ? static_cast<double>(b.p->value.shape()[0])
+                                  : 0.0);
+      const double widest =
+          activity_.empty() ? 0.0 : *std::max_element(activity_.begin(), activity_.end());
+      for (double& f : activity_)
+        if (f > 0) f = std::pow(widest / f, cfg_.zo_activity_scale_power);
     }
     if (a.init) restore_params(a.init->file, a.init->path, net_);
     sparsity_ = parse_sparsity(cfg_.sparsity);
@@ -268,7 +277,7 @@ class F32Engine : public Engine {
         cfg_.perturbation, cfg_.zo_mask == zo::Mask::kRandom ? static_cast<float>(p_zero) : 0.0f};
     prepare_body(p_zero);
     for (size_t g = 0; g < activity_.size(); ++g)
-      if (activity_[g] && scales_[g] != 0.0f) return activity_step(static_cast<int>(g));
+      if (activity_[g] > 0 && scales_[g] != 0.0f) return activity_step(static_cast<int>(g));
     const int q = in_->q;
     StepResult r;
     if (has_head) net_.zero_grad();
@@ -399,8 +408,8 @@ class F32Engine : public Engine {
     }
     if (!(has_head && clean_head)) r.loss = perturbed_sum / (2.0 * q);
     // The gradient a block of output rows at a time, each applied as it is made.
-    const zo::UpdateRule rule =
-        zo_rule(static_cast<float>(in_->zo_lr * cfg_.zo_activity_lr / cfg_.zo_lr), 0.0f);
+    const zo::UpdateRule rule = zo_rule(
+        static_cast<float>(in_->zo_lr * cfg_.zo_activity_lr * activity_[group] / cfg_.zo_lr), 0.0f);
     float* dw = activity_grad_.data();
     float* db = dw + kActivityRows * in;
     for (int64_t o0 = 0; o0 < out; o0 += kActivityRows) {
@@ -580,10 +589,10 @@ class F32Engine : public Engine {
   std::vector<float> scales_;         // this step's per-layer scale of z (1 without layer scaling)
   Tensor magnitude_scratch_{};        // |w| of the largest body tensor, for the magnitude mask
   Tensor normalize_{};                // zo::normalize's state
-  // zo_activity: per body group, whether its turns perturb its outputs; the layer's input x, its
-  // output gradient v, its parameters' gradient; each example's (loss, correct) at +εu and −εu
-  // and its weight in v.
-  std::vector<bool> activity_;
+  // zo_activity: per body group, the step factor of its output turns (0: its turns perturb its
+  // weights); the layer's input x, its output gradient v, its parameters' gradient; each
+  // example's (loss, correct) at +εu and −εu and its weight in v.
+  std::vector<double> activity_;
   Tensor activity_x_{}, activity_v_{}, activity_grad_{};
   std::vector<double> row_loss_[2];
   std::vector<float> coef_;

@@ -183,6 +183,12 @@ TEST(Config, ZoActivityNeedsCyclicSpsaF32OnOneLane) {
   expect_refused_with(c, &TrainConfig::zo_lanes, 2, {"zo_activity", "zo_lanes 1"});
   expect_refused_with(c, &TrainConfig::precision, Precision::kInt8, {"zo_activity", "f32"});
   expect_refused_with(c, &TrainConfig::zo_activity_lr, 0.0, {"zo_activity_lr", "positive"});
+  for (double bad : {-0.5, 1.5})
+    expect_refused_with(c, &TrainConfig::zo_activity_scale_power, bad,
+                        {"zo_activity_scale_power", "[0, 1]"});
+  c.zo_activity = false;
+  expect_refused_with(c, &TrainConfig::zo_activity_scale_power, 1.0,
+                      {"zo_activity_scale_power", "zo_activity is 1"});
 }
 
 TEST(Config, ChoicesAreEnumsWrittenByNameAndFlagsAreBooleans) {

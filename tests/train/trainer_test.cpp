@@ -344,6 +344,51 @@ TEST(Trainer, ActivityTurnsMoveTheLinearLayerOnlyAndNeedExamplesApart) {
   }
 }
 
+// zo_activity_scale_power: a linear layer of m outputs steps at zo_activity_lr (m_max / m)^a.
+// Full ZO on LeNet-5 turns through conv1, conv2, fc1 (120 outputs, the widest: its step
+// unchanged), fc2 (84) and fc3 (10); plain SGD, so fc2's move on its turn scales by 120 / 84.
+TEST(Trainer, ActivityStepScalesWithTheLayersOutputCount) {
+  test::TempDir dir;
+  test::write_synthetic_data(dir.file("data"), 200, 50, 4);
+  const auto moves = [&](double power) {
+    TrainConfig cfg = elastic_config(dir, "scale" + std::to_string(power));
+    cfg.method = Method::kZo;
+    cfg.zo_layer_scale = zo::LayerScale::kCyclic;
+    cfg.zo_activity = true;
+    cfg.zo_activity_scale_power = power;
+    cfg.zo_momentum = 0;
+    Trainer t(cfg);
+    auto batches = t.data().batches(Split::kTrain, cfg.batch, false, 0);
+    const auto values = [&] {
+      std::vector<float> v;
+      for (const ParamView& p : t.parameters())
+        v.insert(v.end(), static_cast<const float*>(p.data),
+                 static_cast<const float*>(p.data) + p.shape.numel());
+      return v;
+    };
+    for (int step = 0; step < 3; ++step) t.step(*batches, 0);
+    std::vector<float> before = values(), after = (t.step(*batches, 0), values());
+    // Only fc2's parameters moved.
+    const int fc2 = t.network().param_layers()[3];
+    size_t i = 0;
+    for (const ParamView& p : t.parameters()) {
+      bool moved = false;
+      for (int64_t k = 0; k < p.shape.numel(); ++k, ++i) moved |= after[i] != before[i];
+      EXPECT_EQ(moved, std::stoi(p.name) == fc2) << p.name;
+    }
+    std::vector<float> move(after.size());
+    for (i = 0; i < move.size(); ++i) move[i] = after[i] - before[i];
+    return std::pair{before, move};
+  };
+  const auto [before0, move0] = moves(0.0);
+  const auto [before1, move1] = moves(1.0);
+  EXPECT_EQ(before0, before1);  // conv1, conv2 and fc1 moved as without the power
+  double dot = 0, norm0 = 0;
+  for (size_t i = 0; i < move0.size(); ++i)
+    dot += double{move0[i]} * move1[i], norm0 += double{move0[i]} * move0[i];
+  EXPECT_NEAR(dot / norm0, 120.0 / 84.0, 1e-3);
+}
+
 // ema_decay: training takes the same steps (the parameters and losses of the run without it);
 // the checkpoint holds the average of the parameters after every step, which the epochs'
 // accuracies, the checkpoint's evaluation and --init read; resuming continues it exactly; the

@@ -102,9 +102,10 @@ struct TrainConfig {
   double zo_cycle_scale_power = 0.0;  // cyclic: the layer in turn's s_l² = (d̄ / d_l)^a
   bool zo_normalize = false;          // divide g by its running RMS (FZOO-style)
   // cyclic: a linear layer's turns perturb its outputs per example (zo/activity.h), stepped at
-  // zo_activity_lr (with zo_lr's schedule)
+  // zo_activity_lr (with zo_lr's schedule) times (m_max / m_l)^zo_activity_scale_power
   bool zo_activity = false;
   double zo_activity_lr = 1e-3;
+  double zo_activity_scale_power = 0.0;
   zo::Mask zo_mask = zo::Mask::kRandom;      // which elements `sparsity` zeroes
   ZoUpdate zo_update = ZoUpdate::kGradient;  // gradient: θ -= lr·g·z; sign: θ -= lr·sign(g)·z
   HeadGrad head_grad = HeadGrad::kPerturbed;  // elastic: head gradient from the perturbed passes,
@@ -262,6 +263,10 @@ void visit_config(Config& c, Visitor&& v) {
   v("zo_activity_lr", c.zo_activity_lr,
     "zo_activity: learning rate of the linear layers' output-perturbation steps (decays with "
     "zo_lr's schedule)");
+  v("zo_activity_scale_power", c.zo_activity_scale_power,
+    "zo_activity: a linear layer of m outputs steps at zo_activity_lr (m_max / m)^a, m_max the "
+    "widest such layer's, a in [0, 1] (0: one step for all; 1: inversely proportional to m, as "
+    "the estimate's noise grows with m)");
   v("zo_mask", c.zo_mask,
     "f32 ZO: which elements sparsity zeroes: random, or magnitude (the largest |w|; the small "
     "weights are perturbed)");
