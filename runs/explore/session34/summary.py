@@ -10,6 +10,9 @@ steps = [("off", "weights (the default)")] + [
     (f"act{lr}", f"fc by outputs at {lr}") for lr in ("2e-3", "1e-3", "5e-4", "2.5e-4")]
 for bp, name in ((2, "Cls1"), (1, "Cls2")):
     seed_rows.print_rows([(f"main job {name}, {label}", f"bp{bp}-{v}") for v, label in steps])
+seed_rows.print_rows([(f"main job Full ZO, {label}", f"zo-{v}") for v, label in (
+    ("off", "the zo f32 defaults"), ("alr8e-3", "fc by outputs, steps by output count at 8e-3"),
+    ("alr1.6e-2", "the same at 1.6e-2"))])
 print()
 seed_rows.RUNS = "runs/repro/"
 rows = [("Fashion Cls2 cyclic, q = 16, 200 epochs, with the average (the row)", "lenet5-fashion-cls2-fp32-cyclic-q16-zolr8.5e-3-e200-ema"),
