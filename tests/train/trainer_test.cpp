@@ -51,6 +51,15 @@ std::vector<float> params_of(const std::string& checkpoint) {
   return all;
 }
 
+// The values of a trainer's parameters, one vector per parameter.
+std::vector<std::vector<float>> values_of(Trainer& t) {
+  std::vector<std::vector<float>> v;
+  for (const ParamView& p : t.parameters())
+    v.emplace_back(static_cast<const float*>(p.data),
+                   static_cast<const float*>(p.data) + p.shape.numel());
+  return v;
+}
+
 // Runs `cfg` for one epoch, resumes it from its checkpoint up to cfg.epochs, and expects the
 // parameters and metrics of the uninterrupted run in `reference` (a folder).
 void expect_resume_matches(TrainConfig cfg, const std::string& reference) {
@@ -308,19 +317,12 @@ TEST(Trainer, ActivityTurnsMoveTheLinearLayerOnlyAndNeedExamplesApart) {
   cfg.epochs = 1;
   Trainer t(cfg);
   auto batches = t.data().batches(Split::kTrain, cfg.batch, false, 0);
-  const auto values = [&] {
-    std::vector<std::vector<float>> v;
-    for (const ParamView& p : t.parameters())
-      v.emplace_back(static_cast<const float*>(p.data),
-                     static_cast<const float*>(p.data) + p.shape.numel());
-    return v;
-  };
   // The body's turns: conv1, conv2, then fc1's (step 2) by its outputs.
   for (int step = 0; step < 2; ++step) t.step(*batches, 0);
-  const std::vector<std::vector<float>> before = values();
+  const std::vector<std::vector<float>> before = values_of(t);
   t.step(*batches, 0);
   EXPECT_EQ(t.state().forward_passes, 3 * 2 * cfg.q);
-  const std::vector<std::vector<float>> after = values();
+  const std::vector<std::vector<float>> after = values_of(t);
   const std::vector<ParamView> params = t.parameters();
   for (size_t i = 0; i < params.size(); ++i) {
     const int layer = std::stoi(params[i].name);
@@ -359,25 +361,17 @@ TEST(Trainer, ActivityStepScalesWithTheLayersOutputCount) {
     cfg.zo_momentum = 0;
     Trainer t(cfg);
     auto batches = t.data().batches(Split::kTrain, cfg.batch, false, 0);
-    const auto values = [&] {
-      std::vector<float> v;
-      for (const ParamView& p : t.parameters())
-        v.insert(v.end(), static_cast<const float*>(p.data),
-                 static_cast<const float*>(p.data) + p.shape.numel());
-      return v;
-    };
     for (int step = 0; step < 3; ++step) t.step(*batches, 0);
-    std::vector<float> before = values(), after = (t.step(*batches, 0), values());
+    const std::vector<std::vector<float>> before = values_of(t);
+    t.step(*batches, 0);
+    std::vector<std::vector<float>> move = values_of(t);
     // Only fc2's parameters moved.
     const int fc2 = t.network().param_layers()[3];
-    size_t i = 0;
-    for (const ParamView& p : t.parameters()) {
-      bool moved = false;
-      for (int64_t k = 0; k < p.shape.numel(); ++k, ++i) moved |= after[i] != before[i];
-      EXPECT_EQ(moved, std::stoi(p.name) == fc2) << p.name;
+    const std::vector<ParamView> params = t.parameters();
+    for (size_t i = 0; i < move.size(); ++i) {
+      EXPECT_EQ(move[i] != before[i], std::stoi(params[i].name) == fc2) << params[i].name;
+      for (size_t k = 0; k < move[i].size(); ++k) move[i][k] -= before[i][k];
     }
-    std::vector<float> move(after.size());
-    for (i = 0; i < move.size(); ++i) move[i] = after[i] - before[i];
     return std::pair{before, move};
   };
   const auto [before0, move0] = moves(0.0);
@@ -385,7 +379,8 @@ TEST(Trainer, ActivityStepScalesWithTheLayersOutputCount) {
   EXPECT_EQ(before0, before1);  // conv1, conv2 and fc1 moved as without the power
   double dot = 0, norm0 = 0;
   for (size_t i = 0; i < move0.size(); ++i)
-    dot += double{move0[i]} * move1[i], norm0 += double{move0[i]} * move0[i];
+    for (size_t k = 0; k < move0[i].size(); ++k)
+      dot += double{move0[i][k]} * move1[i][k], norm0 += double{move0[i][k]} * move0[i][k];
   EXPECT_NEAR(dot / norm0, 120.0 / 84.0, 1e-3);
 }
 
