@@ -19,9 +19,11 @@ BIN="$BUILD/zotrain"
 torch=1
 /usr/bin/python3 -c "import torch" 2>/dev/null || torch=0
 [[ -n "$JSON" ]] && : >"$JSON"
-# name | flags after the model
-STEPS=("bp|--method bp" "zo|--method zo" "zo rademacher|--method zo --perturbation rademacher"
-       "zo paired|--method zo --zo-pair-passes 1" "elastic|--method elastic --zo-layer-scale none --bp-layers 2"
+# name | flags after the model. The f32 zo steps pin --zo-layer-scale dim: every layer perturbed
+# each step, the Full ZO f32 defaults until 2026-12-07 (since then one layer per step, in turn).
+ZO="--method zo --zo-layer-scale dim"
+STEPS=("bp|--method bp" "zo|$ZO" "zo rademacher|$ZO --perturbation rademacher"
+       "zo paired|$ZO --zo-pair-passes 1" "elastic|--method elastic --zo-layer-scale none --bp-layers 2"
        "INT8* zo|--precision int8 --method zo" "int8-npu zo|--precision int8-npu --method zo")
 header="| batch |"
 for s in "${STEPS[@]}"; do header+=" ${s%%|*} |"; done

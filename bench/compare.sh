@@ -25,8 +25,12 @@ for c in "${CASES[@]}"; do
     peer="$(/usr/bin/python3 "$ROOT/bench/peers/torch_peer.py" --model "$model" --input "$input" \
       --batch "$batch" --threads "$threads" --steps "$steps")"
     for step in $methods; do
+      # Full ZO perturbs every layer each step, as the peer does (--zo-layer-scale dim: the f32
+      # defaults until 2026-12-07, since then one layer per step, in turn).
+      extra=()
+      [[ $step == zo ]] && extra=(--zo-layer-scale dim)
       ours="$("$BIN" bench --json --model "$model" --input "$input" --method "$step" --q 1 \
-        --batch "$batch" --threads "$threads" --steps "$steps" --lr 0.01 --zo-lr 1e-4)"
+        --batch "$batch" --threads "$threads" --steps "$steps" --lr 0.01 --zo-lr 1e-4 "${extra[@]}")"
       /usr/bin/python3 - "$model $input" "$batch" "$step" "$threads" "$ours" "$peer" <<'PY'
 import json, sys
 name, batch, step, threads = sys.argv[1:5]

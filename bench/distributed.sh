@@ -28,15 +28,17 @@ WORK="$(mktemp -d)"
 trap 'rm -rf "$WORK"' EXIT
 : >"$OUT"
 
-# name | mode | flags (data: Fashion-MNIST; 28×28 inputs for every model)
+# name | mode | flags (data: Fashion-MNIST; 28×28 inputs for every model). f32 Full ZO at
+# --zo-layer-scale dim, every layer perturbed each step: the f32 defaults until 2026-12-07 (since
+# then output turns, which a distributed run cannot take).
 CASES=(
-  "lenet5-zo|data|--model lenet5 --method zo --batch 256 --train-limit 12800"
-  "lenet5-zo-b64|data|--model lenet5 --method zo --batch 64 --train-limit 12800"
+  "lenet5-zo|data|--model lenet5 --method zo --zo-layer-scale dim --batch 256 --train-limit 12800"
+  "lenet5-zo-b64|data|--model lenet5 --method zo --zo-layer-scale dim --batch 64 --train-limit 12800"
   "lenet5-elastic|data|--model lenet5 --method elastic --batch 256 --train-limit 12800"
   "lenet5-elastic|directions|--model lenet5 --method elastic --batch 256 --train-limit 12800 --q 4"
   "lenet5-int8-elastic|data|--model lenet5 --precision int8 --method elastic --batch 256 --train-limit 12800"
-  "mobilenetv2-zo|directions|--model mobilenetv2:0.35 --method zo --batch 64 --q 4 --train-limit 1024"
-  "resnet18-zo|directions|--model resnet18 --method zo --batch 64 --q 4 --train-limit 256"
+  "mobilenetv2-zo|directions|--model mobilenetv2:0.35 --method zo --zo-layer-scale dim --batch 64 --q 4 --train-limit 1024"
+  "resnet18-zo|directions|--model resnet18 --method zo --zo-layer-scale dim --batch 64 --q 4 --train-limit 256"
   "resnet18-npu-zo|directions|--model resnet18:0.25 --precision int8-npu --method zo --batch 64 --q 8 --train-limit 1024"
 )
 

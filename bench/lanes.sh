@@ -12,7 +12,11 @@ BIN="${1:-$ROOT/build}/zotrain"
 ROUNDS="${2:-2}"
 [[ -x "$BIN" ]] || { echo "lanes: $BIN not built" >&2; exit 2; }
 step() {  # method batch lanes -> "min median"
-  "$BIN" bench --json --model lenet5 --input 1,28,28 --method "$1" --q 4 --batch "$2" \
+  # Full ZO at --zo-layer-scale dim, every layer perturbed each step (the f32 defaults until
+  # 2026-12-07; since then one layer per step, which lanes cannot run by outputs).
+  local scale=()
+  [[ $1 == zo ]] && scale=(--zo-layer-scale dim)
+  "$BIN" bench --json --model lenet5 --input 1,28,28 --method "$1" "${scale[@]}" --q 4 --batch "$2" \
     --threads 2 --zo-lanes "$3" --steps $((2000 / ($2 < 16 ? 4 : $2 / 4))) --warmup 5 \
     --lr 0.01 --zo-lr 1e-4 |
     /usr/bin/python3 -c 'import json,sys; j=json.load(sys.stdin); print(j["ms_min"], j["ms_median"])'

@@ -91,13 +91,10 @@ void set_key(TrainConfig& cfg, const std::string& key, py::handle value) {
 }
 
 TrainConfig resolve_config(const std::string& file, const py::dict& keys) {
-  const auto apply = [&](TrainConfig cfg) {
+  return resolve_with_defaults([&](TrainConfig& cfg) {
     if (!file.empty()) tools::apply_config_file(file, cfg);
     for (const auto& [k, v] : keys) set_key(cfg, py::str(k), v);
-    return cfg;
-  };
-  const TrainConfig chosen = apply(TrainConfig{});
-  return apply(defaults_for(chosen.method, chosen.precision));
+  });
 }
 
 void bind_config(py::module_& m) {

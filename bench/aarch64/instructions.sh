@@ -40,7 +40,7 @@ instructions() {
 
 CASES=(
   "f32 Full BP|--method bp"
-  "f32 Full ZO (Gaussian)|--method zo"
+  "f32 Full ZO (Gaussian)|--method zo --zo-layer-scale dim"
   "f32 ElasticZO Cls1|--method elastic"
   "INT8 Full BP|--precision int8 --method bp"
   "INT8* Full ZO|--precision int8 --method zo"

@@ -49,7 +49,7 @@ void run_train(const TrainArgs& a) {
                 cfg.memory_budget ? " (the most that fit --memory-budget)" : "");
   // The defaults the run started from, those of its method and precision (then the config file
   // and the flags).
-  const std::string note = defaults_note(cfg.method, cfg.precision);
+  const std::string note = defaults_note(cfg);
   std::printf(", precision %s (defaults of %s %s%s%s)", name_of(cfg.precision), name_of(cfg.method),
               name_of(cfg.precision), note.empty() ? "" : ": ", note.c_str());
   std::printf(", %d epochs, batch %lld, %d thread(s)%s, %zu bytes planned -> %s\n", cfg.epochs,

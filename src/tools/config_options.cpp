@@ -73,8 +73,7 @@ TrainConfig ConfigOptions::resolve(const TrainConfig& base) const {
 }
 
 TrainConfig ConfigOptions::resolve() const {
-  const TrainConfig chosen = resolve(TrainConfig{});
-  return resolve(defaults_for(chosen.method, chosen.precision));
+  return resolve_with_defaults([&](TrainConfig& cfg) { cfg = resolve(cfg); });
 }
 
 }  // namespace zotrain::tools

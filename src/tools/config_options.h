@@ -21,8 +21,8 @@ struct ConfigOptions {
   bool given(const std::string& key) const { return options.at(key)->count() > 0; }
   // `base` (a resumed run's config), then --config FILE, then the flags given.
   TrainConfig resolve(const TrainConfig& base) const;
-  // A new run: the defaults of its method and precision (defaults_for; as the file or the
-  // flags set them), then --config FILE, then the flags given.
+  // A new run: the defaults of its method and precision (as the file or the flags set them),
+  // then --config FILE, then the flags given (resolve_with_defaults).
   TrainConfig resolve() const;
 };
 

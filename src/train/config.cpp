@@ -111,7 +111,12 @@ constexpr const char* kElasticInt8Keys =
 #undef ZT_INT8_KEYS
 constexpr DefaultsRow kDefaults[] = {
     {Method::kBp, Precision::kF32, R"({"lr": 0.01})"},
-    {Method::kZo, Precision::kF32, R"({"zo_lr": 2e-4, "zo_layer_scale": "dim"})"},
+    // Block-coordinate ZO with the linear layers estimated by their outputs, each stepping by
+    // its output count: validation 68.57 against 62.56 % for {zo_lr 2e-4, zo_layer_scale dim} on
+    // the main job's 10 epochs, 83.78 % test over 100 epochs (3 seeds each, LeNet-5).
+    {Method::kZo, Precision::kF32,
+     R"({"zo_layer_scale": "cyclic", "zo_lr": 1.5e-3, "zo_activity": true,
+         "zo_activity_scale_power": 1, "zo_activity_lr": 8e-3})"},
     // Block-coordinate ZO at its tuned step: +0.5 (Cls1) and +1.1 (Cls2) points on the paper's
     // schedule, +0.5 / +0.6 at 20 epochs, +0.5 on the main job's 10 epochs (3 seeds each), and
     // a cheaper step (one layer perturbed). Evaluated on the parameters' average: +2.0 points of
@@ -140,16 +145,38 @@ TrainConfig defaults_for(Method method, Precision precision) {
   return config_from_json(j.dump(), "defaults");
 }
 
-std::string defaults_note(Method method, Precision precision) {
-  const DefaultsRow* r = defaults_row(method, precision);
+namespace {
+
+// Whether a run can estimate layers by their outputs (zo_activity): each example's ±ε pair of
+// losses (SPSA on one lane, every row on this process) for the one layer in turn.
+bool activity_fits(const TrainConfig& c) {
+  return c.zo_layer_scale == zo::LayerScale::kCyclic && c.estimator == zo::Estimator::kSpsa &&
+         c.zo_lanes == 1 && c.distributed == Distributed::kNone;
+}
+
+}  // namespace
+
+TrainConfig resolve_with_defaults(FunctionRef<void(TrainConfig&)> set_keys) {
+  TrainConfig users;
+  set_keys(users);
+  TrainConfig cfg = defaults_for(users.method, users.precision);
+  set_keys(cfg);
+  // Refusing a key the user never set would make them undo our default; one they set is refused.
+  if (cfg.zo_activity && !users.zo_activity && !activity_fits(cfg)) cfg.zo_activity = false;
+  return cfg;
+}
+
+std::string defaults_note(const TrainConfig& cfg) {
+  const DefaultsRow* r = defaults_row(cfg.method, cfg.precision);
   std::string note;
   if (!r) return note;
-  const json keys = json::parse(r->keys);
+  const auto text = [](const json& value) {
+    return value.is_string() ? value.get<std::string>() : value.dump();
+  };
+  const json keys = json::parse(r->keys), run = json::parse(config_to_json(cfg));
   for (auto it = keys.begin(); it != keys.end(); ++it) {
-    const std::string& key = it.key();
-    const json& value = it.value();
-    note += (note.empty() ? "" : ", ") + key + " " +
-            (value.is_string() ? value.get<std::string>() : value.dump());
+    note += (note.empty() ? "" : ", ") + it.key() + " " + text(it.value());
+    if (run[it.key()] != it.value()) note += " (this run: " + text(run[it.key()]) + ")";
   }
   return note;
 }
@@ -234,13 +261,7 @@ void validate(const TrainConfig& c) {
   need(c.zo_activity_lr > 0, "zo_activity_lr", "a positive number");
   need(c.zo_activity_scale_power >= 0 && c.zo_activity_scale_power <= 1, "zo_activity_scale_power",
        "a number in [0, 1]");
-  need(c.zo_activity_scale_power == 0 || c.zo_activity, "zo_activity_scale_power",
-       "0 unless zo_activity is 1");
-  // Activity perturbation needs the layer in turn alone and each example's ±ε pair of losses.
-  need(!c.zo_activity ||
-           (c.zo_layer_scale == zo::LayerScale::kCyclic && c.estimator == zo::Estimator::kSpsa &&
-            c.zo_lanes == 1 && c.distributed == Distributed::kNone),
-       "zo_activity",
+  need(!c.zo_activity || activity_fits(c), "zo_activity",
        "0 unless zo_layer_scale is cyclic, estimator spsa, zo_lanes 1 and "
        "distributed none");
   need(c.epochs >= 1, "epochs", "an integer >= 1");

@@ -33,49 +33,61 @@ ZoBuffers zo_buffers(const TrainConfig& cfg) {
   return {adam || cfg.zo_momentum > 0, adam, cfg.zo_mask == zo::Mask::kMagnitude, cfg.zo_normalize};
 }
 
-// Whether zo_activity estimates trained body layer l by its outputs (zo/activity.h): every
-// linear layer does, on its turn.
-bool activity_layer(const TrainConfig& cfg, const Network& net, int l) {
-  return cfg.zo_activity && net.spec(l).op == Op::kLinear;
+// Why zo_activity cannot estimate linear layer l by its outputs ("" when it can): the layer must
+// be tapped alone or with its activation, and every layer after it treat each example apart (each
+// example's loss difference estimates its own gradient).
+std::string activity_refusal(const Network& net, const Graph& fused, int l) {
+  const GraphNode::Kind kind = fused.node_at(l).kind;
+  if (kind != GraphNode::kLayer && kind != GraphNode::kActivated) return "fused with a batch norm";
+  for (int j = l + 1; j < net.num_layers(); ++j)
+    if (net.spec(j).op == Op::kBatchNorm || net.spec(j).op == Op::kResidual)
+      return "layer " + std::to_string(j) + " (" + net.layer(j).describe() +
+             ") after it mixes a batch's examples";
+  return "";
+}
+
+// The trained body layers zo_activity estimates by their outputs, on their turns: every linear
+// layer it can (activity_refusal); the others perturb their weights. InputError when zo_activity
+// is on for a trained body of which no layer qualifies, naming why each linear layer does not.
+std::vector<int> activity_layers(const Network& net, const TrainConfig& cfg, int head, int frozen) {
+  std::vector<int> tapped;
+  if (!cfg.zo_activity) return tapped;
+  const Graph fused = net.fusions(head, frozen);
+  std::string refused;
+  for (int l = frozen; l < head; ++l) {
+    if (net.spec(l).op != Op::kLinear) continue;
+    const std::string why = activity_refusal(net, fused, l);
+    if (why.empty())
+      tapped.push_back(l);
+    else
+      refused += "; layer " + std::to_string(l) + " (" + net.layer(l).describe() + "): " + why;
+  }
+  if (tapped.empty() && frozen < head)
+    throw InputError("zo_activity: no trained body layer can be estimated by its outputs" +
+                     (refused.empty() ? std::string("; the body has no linear layer") : refused) +
+                     "; expected a linear layer alone or with its activation, followed only by "
+                     "layers that treat each example apart (or zo_activity 0)");
+  return tapped;
 }
 
 // Output rows of a linear layer's gradient made and applied at a time by activity perturbation.
 constexpr int64_t kActivityRows = 16;
 
-// The buffers of activity perturbation, in floats: the largest linear body layer's input and
-// output gradient for a batch, and its parameters' gradient for kActivityRows outputs.
+// The buffers of activity perturbation, in floats: the largest tapped layer's input and output
+// gradient for a batch, and its parameters' gradient for kActivityRows outputs.
 struct ActivitySizes {
   int64_t x = 0, v = 0, grad = 0;
 };
-ActivitySizes activity_sizes(const Network& net, const TrainConfig& cfg, int head, int frozen) {
+ActivitySizes activity_sizes(const Network& net, const TrainConfig& cfg,
+                             const std::vector<int>& tapped) {
   ActivitySizes s;
-  for (int l = frozen; l < head; ++l) {
-    if (!activity_layer(cfg, net, l)) continue;
+  for (int l : tapped) {
     const int64_t in = net.input_shape(l, 1).numel(), out = net.input_shape(l + 1, 1).numel();
     s.x = std::max(s.x, cfg.batch * in);
     s.v = std::max(s.v, cfg.batch * out);
     s.grad = std::max(s.grad, kActivityRows * (in + 1));
   }
   return s;
-}
-
-// InputError unless every activity layer can be tapped and nothing after it mixes examples.
-void check_activity_layers(const Network& net, const TrainConfig& cfg, int head, int frozen) {
-  const Graph fused = net.fusions(head, frozen);
-  for (int l = frozen; l < head; ++l) {
-    if (!activity_layer(cfg, net, l)) continue;
-    const GraphNode::Kind kind = fused.node_at(l).kind;
-    if (kind != GraphNode::kLayer && kind != GraphNode::kActivated)
-      throw InputError("zo_activity: layer " + std::to_string(l) + " (" + net.layer(l).describe() +
-                       ") is fused with a batch norm; expected a linear layer alone or with its "
-                       "activation");
-    for (int j = l + 1; j < net.num_layers(); ++j)
-      if (net.spec(j).op == Op::kBatchNorm || net.spec(j).op == Op::kResidual)
-        throw InputError("zo_activity: layer " + std::to_string(j) + " (" +
-                         net.layer(j).describe() + ") after linear layer " + std::to_string(l) +
-                         " mixes a batch's examples; expected layers that treat each example "
-                         "apart (each example's loss difference estimates its own gradient)");
-  }
 }
 
 // Perturbation lanes of an f32 run: cfg.zo_lanes where it has a trained body to perturb.
@@ -130,9 +142,9 @@ class F32Engine : public Engine {
       magnitude_scratch_ = a.arena.alloc(Bucket::kWorkspace, Shape{largest});
     if (buffers.normalize) normalize_ = a.arena.alloc(Bucket::kOptimizer, Shape{2});
     if (cfg_.zo_activity) {
-      check_activity_layers(net_, cfg_, head_, frozen_);
-      const ActivitySizes act = activity_sizes(net_, cfg_, head_, frozen_);
-      if (act.grad > 0) {
+      const std::vector<int> tapped = activity_layers(net_, cfg_, head_, frozen_);
+      if (!tapped.empty()) {
+        const ActivitySizes act = activity_sizes(net_, cfg_, tapped);
         activity_x_ = a.arena.alloc(Bucket::kWorkspace, Shape{act.x});
         activity_v_ = a.arena.alloc(Bucket::kWorkspace, Shape{act.v});
         activity_grad_ = a.arena.alloc(Bucket::kWorkspace, Shape{act.grad});
@@ -140,7 +152,7 @@ class F32Engine : public Engine {
       // Each layer's output count m, then its step factor (m_max / m)^a.
       for (const BodyParam& b : body_)
         if (b.offset == 0)
-          activity_.push_back(activity_layer(cfg_, net_, b.p->layer)
+          activity_.push_back(std::find(tapped.begin(), tapped.end(), b.p->layer) != tapped.end()
                                   ? static_cast<double>(b.p->value.shape()[0])
                                   : 0.0);
       const double widest =
@@ -646,10 +658,12 @@ MemoryPlan f32_plan(const Network& net, const TrainConfig& cfg, int head, int fr
   if (zo.magnitude_scratch && largest > 0)
     plan.add(-1, "magnitude mask scratch", Bucket::kWorkspace, largest * sizeof(float));
   if (zo.normalize) plan.add(-1, "normalized step state", Bucket::kOptimizer, 2 * sizeof(float));
-  const ActivitySizes act = activity_sizes(net, cfg, head, frozen);
-  if (act.grad > 0) {
-    plan.add(-1, "activity perturbation: linear layer input", Bucket::kWorkspace,
-             act.x * sizeof(float));
+  if (const std::vector<int> tapped = activity_layers(net, cfg, head, frozen); !tapped.empty()) {
+    const ActivitySizes act = activity_sizes(net, cfg, tapped);
+    std::string layers;
+    for (int l : tapped) layers += (layers.empty() ? "" : ", ") + std::to_string(l);
+    plan.add(-1, "activity perturbation: linear layer input (layers " + layers + " by outputs)",
+             Bucket::kWorkspace, act.x * sizeof(float));
     plan.add(-1, "activity perturbation: output gradient", Bucket::kWorkspace,
              act.v * sizeof(float));
     plan.add(-1,

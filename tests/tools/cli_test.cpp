@@ -155,10 +155,21 @@ TEST_F(Cli, DefaultsFollowTheMethodAndPrecisionAndYieldToKeysAndFlags) {
   std::ofstream(dir.file("zo.toml")) << "model = \"mlp:16\"\nmethod = \"zo\"\n";
   std::ofstream(dir.file("zo-lr.toml")) << "model = \"mlp:16\"\nmethod = \"zo\"\nzo_lr = 1e-4\n";
   ASSERT_EQ(run(train_args("zo") + " --config " + dir.file("zo.toml")).code, 0);
-  EXPECT_EQ(config_of("zo")["zo_lr"], 2e-4);
-  EXPECT_EQ(config_of("zo")["zo_layer_scale"], "dim");
+  EXPECT_EQ(config_of("zo")["zo_lr"], 1.5e-3);
+  EXPECT_EQ(config_of("zo")["zo_layer_scale"], "cyclic");
+  EXPECT_EQ(config_of("zo")["zo_activity"], true);
+  EXPECT_EQ(config_of("zo")["zo_activity_lr"], 8e-3);
   ASSERT_EQ(run(train_args("zo-lr") + " --config " + dir.file("zo-lr.toml")).code, 0);
   EXPECT_EQ(config_of("zo-lr")["zo_lr"], 1e-4);
+  // A default the user's keys rule out yields to them; the same key set by the user is refused.
+  Result forward = run(train_args("zo-fwd") + " --model mlp:16 --method zo --estimator forward");
+  ASSERT_EQ(forward.code, 0) << forward.err;
+  EXPECT_EQ(config_of("zo-fwd")["zo_activity"], false);
+  EXPECT_NE(forward.out.find("zo_activity true (this run: false)"), std::string::npos)
+      << forward.out;
+  EXPECT_EQ(config_of("zo-fwd")["zo_layer_scale"], "cyclic");
+  expect_usage_error(train_args("x") + " --method zo --estimator forward --zo-activity 1",
+                     "'zo_activity'");
   Result int8 = run(train_args("int8") + " --model mlp:16 --precision int8");
   ASSERT_EQ(int8.code, 0) << int8.err;
   EXPECT_EQ(config_of("int8")["int_eps"], 15);

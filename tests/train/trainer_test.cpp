@@ -306,7 +306,8 @@ TEST(Trainer, ZoEstimatorOptionsAreDeterministicResumableAndPlanned) {
 }
 
 // zo_activity: a linear layer's turns run 2q passes as the weights' turns do, and change only
-// that layer; a model with batch norm after a linear body layer is refused, naming the layer.
+// that layer; a linear layer with batch norm after it perturbs its weights instead, and a body
+// with no linear layer to estimate by its outputs is refused, naming why.
 TEST(Trainer, ActivityTurnsMoveTheLinearLayerOnlyAndNeedExamplesApart) {
   test::TempDir dir;
   test::write_synthetic_data(dir.file("data"), 200, 50, 4);
@@ -331,7 +332,27 @@ TEST(Trainer, ActivityTurnsMoveTheLinearLayerOnlyAndNeedExamplesApart) {
     const bool head = layer >= t.head();
     EXPECT_EQ(before[i] != after[i], fc1 || head) << params[i].name;
   }
+  // PointNet: batch norm follows fc 512 and fc 256, so Full ZO estimates only the last linear
+  // layer by its outputs and the others by their weights, each on its turn.
   write_clouds(dir);
+  TrainConfig full = pointnet_config(dir, "full");
+  full.method = Method::kZo;
+  full.zo_layer_scale = zo::LayerScale::kCyclic;
+  full.zo_activity = true;
+  Trainer pointnet(full);
+  const std::vector<int> layers = pointnet.network().param_layers();
+  const std::string tapped = "(layers " + std::to_string(layers.back()) + " by outputs)";
+  EXPECT_TRUE(
+      std::any_of(pointnet.plan().rows.begin(), pointnet.plan().rows.end(),
+                  [&](const MemoryRow& r) { return r.what.find(tapped) != std::string::npos; }))
+      << tapped;
+  auto clouds = pointnet.data().batches(Split::kTrain, full.batch, false, 0);
+  const std::vector<std::vector<float>> start = values_of(pointnet);
+  for (size_t step = 0; step < layers.size(); ++step) pointnet.step(*clouds, 0);
+  const std::vector<std::vector<float>> cycled = values_of(pointnet);
+  for (size_t i = 0; i < start.size(); ++i)
+    EXPECT_NE(start[i], cycled[i]) << pointnet.parameters()[i].name;
+  // The hybrid's body holds only those two: refused, naming why.
   TrainConfig norm = pointnet_config(dir, "norm");
   norm.method = Method::kElastic;
   norm.bp_layers = 1;
@@ -341,8 +362,9 @@ TEST(Trainer, ActivityTurnsMoveTheLinearLayerOnlyAndNeedExamplesApart) {
     Trainer refused(norm);
     FAIL();
   } catch (const InputError& e) {
-    EXPECT_NE(std::string(e.what()).find("mixes a batch's examples"), std::string::npos)
-        << e.what();
+    const std::string what = e.what();
+    EXPECT_NE(what.find("no trained body layer"), std::string::npos) << what;
+    EXPECT_NE(what.find("mixes a batch's examples"), std::string::npos) << what;
   }
 }
 

@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "zotrain/core/function_ref.h"
 #include "zotrain/core/names.h"
 #include "zotrain/zo/estimator.h"
 #include "zotrain/zo/perturbation.h"
@@ -259,7 +260,8 @@ void visit_config(Config& c, Visitor&& v) {
   v("zo_activity", c.zo_activity,
     "f32 ZO, zo_layer_scale cyclic, estimator spsa: 1 estimates each linear body layer on its "
     "turn by perturbing its outputs per example (each example's loss difference weights its "
-    "own direction; the layer's input and gradient buffers more memory) instead of its weights");
+    "own direction; the layer's input and gradient buffers more memory) instead of its weights, "
+    "where no batch norm or residual block follows it");
   v("zo_activity_lr", c.zo_activity_lr,
     "zo_activity: learning rate of the linear layers' output-perturbation steps (decays with "
     "zo_lr's schedule)");
@@ -373,8 +375,14 @@ double schedule_at(const std::vector<std::pair<int, double>>& schedule, int epoc
 // row changed (BP's learning rate, the int8 bit widths, ...). The CLI starts a run from them;
 // config keys and flags still override them.
 TrainConfig defaults_for(Method method, Precision precision);
-// What defaults_for changes, as "key value, key value" ("" for none): the run's first line.
-std::string defaults_note(Method method, Precision precision);
+// A new run's config from the user's keys, which `set_keys` writes (a config file, flags):
+// over TrainConfig{} they choose the method and precision, then over that pair's defaults they
+// make the run. A default the user's keys rule out yields: zo_activity where they choose a
+// layer scale, estimator, lane count or distribution it cannot run with.
+TrainConfig resolve_with_defaults(FunctionRef<void(TrainConfig&)> set_keys);
+// What defaults_for changes for cfg's method and precision, as "key value, key value" ("" for
+// none), with cfg's own value after a key it differs in: the run's first line.
+std::string defaults_note(const TrainConfig& cfg);
 
 // The names of every key, for --help and error messages.
 std::vector<std::string> config_keys();
