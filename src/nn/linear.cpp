@@ -38,13 +38,10 @@ void Linear::backward(const Tensor& x, const Tensor&, const Tensor& dy, Tensor& 
   if (has_grads()) {
     float* dw = grads_[0].data();
     float* db = grads_[1].data();
-    // dW += dy^T x and db += sum of dy rows; threads take blocks of output features, so every
-    // element sums over the batch in the same order whatever the thread count.
+    // Threads take blocks of output features: the same bits whatever the thread count.
     parallel_for(ctx.pool, out_, [&](int64_t o0, int64_t o1) {
-      kernels::gemm_f32(true, false, o1 - o0, in_, batch, 1.0f, dy.data() + o0, out_, x.data(), in_,
-                        1.0f, dw + o0 * in_, in_);
-      for (int64_t r = 0; r < batch; ++r)
-        for (int64_t o = o0; o < o1; ++o) db[o] += dy[r * out_ + o];
+      kernels::linear_param_grad_f32(dy.data(), out_, x.data(), in_, batch, o0, o1, true,
+                                     dw + o0 * in_, db + o0);
     });
   }
   if (!dx.empty()) {

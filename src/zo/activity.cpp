@@ -17,11 +17,8 @@ void linear_gradient(const Tensor& v, const Tensor& x, int64_t o0, int64_t o1, f
                      ThreadPool* pool) {
   const int64_t rows = v.shape()[0], out = v.numel() / rows, in = x.numel() / rows;
   parallel_for(pool, o1 - o0, [&](int64_t a, int64_t b) {
-    kernels::gemm_f32(true, false, b - a, in, rows, 1.0f, v.data() + o0 + a, out, x.data(), in,
-                      0.0f, dw + a * in, in);
-    for (int64_t o = a; o < b; ++o) db[o] = 0.0f;
-    for (int64_t r = 0; r < rows; ++r)
-      for (int64_t o = a; o < b; ++o) db[o] += v[r * out + o0 + o];
+    kernels::linear_param_grad_f32(v.data(), out, x.data(), in, rows, o0 + a, o0 + b, false,
+                                   dw + a * in, db + a);
   });
 }
 
