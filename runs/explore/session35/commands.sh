@@ -18,3 +18,7 @@ done
 for s in 0 1 2; do
   $ZOTRAIN train $common --seed $s --zo-activity 0 --out $out/cyclic-only/s$s > /dev/null
 done
+# The Full ZO f32 defaults' output turns on MNIST over the paper's 100-epoch schedule, q = 1,
+# one run at a time beside CI (results in runs/repro/<config>/s<seed>/).
+ZOTRAIN_BIN="$ZOTRAIN" scripts/reproduce.sh -j 1 -s "0 1 2" \
+  configs/paper/ablation/lenet5-mnist-zo-fp32-cyclic-activity-scaled-alr8e-3.toml
