@@ -74,9 +74,10 @@ std::vector<int> activity_layers(const Network& net, const TrainConfig& cfg, int
 constexpr int64_t kActivityRows = 16;
 
 // The buffers of activity perturbation, in floats: the largest tapped layer's input and output
-// gradient for a batch, and its parameters' gradient for kActivityRows outputs.
+// gradient for a batch, and its parameters' gradient for kActivityRows outputs; distributed by
+// rows, also this rank's input rows (sent to every rank: the gradient sums over the batch).
 struct ActivitySizes {
-  int64_t x = 0, v = 0, grad = 0;
+  int64_t x = 0, v = 0, grad = 0, send = 0;
 };
 ActivitySizes activity_sizes(const Network& net, const TrainConfig& cfg,
                              const std::vector<int>& tapped) {
@@ -87,6 +88,7 @@ ActivitySizes activity_sizes(const Network& net, const TrainConfig& cfg,
     s.v = std::max(s.v, cfg.batch * out);
     s.grad = std::max(s.grad, kActivityRows * (in + 1));
   }
+  if (cfg.distributed == Distributed::kData) s.send = s.x;
   return s;
 }
 
@@ -148,6 +150,7 @@ class F32Engine : public Engine {
         activity_x_ = a.arena.alloc(Bucket::kWorkspace, Shape{act.x});
         activity_v_ = a.arena.alloc(Bucket::kWorkspace, Shape{act.v});
         activity_grad_ = a.arena.alloc(Bucket::kWorkspace, Shape{act.grad});
+        if (act.send > 0) activity_send_ = a.arena.alloc(Bucket::kWorkspace, Shape{act.send});
       }
       // Each layer's output count m, then its step factor (m_max / m)^a.
       for (const BodyParam& b : body_)
@@ -393,30 +396,60 @@ class F32Engine : public Engine {
     const auto tensor = static_cast<uint32_t>(weight->p->index);
     const double eps = cfg_.eps;
     row_loss_[0].resize(2 * rows), row_loss_[1].resize(2 * rows), coef_.resize(rows);
+    // Distributed by rows, each rank runs its rows (their perturbation elements of the batch's
+    // u) and every rank gets every row's losses and input, to make one process's gradient.
+    const RowRange mine = split_.rows(rows);
+    float* x_mine = split_.by_rows() ? activity_send_.data() : x.data();
     double perturbed_sum = 0;
     for (int s = 0; s < q; ++s) {
       const uint64_t seed = zo::sample_seed(cfg_.seed, in_->step, s);
-      for (int k = 0; k < 2; ++k) {
+      // Pass k of the sample (k = 0: +ε u, 1: −ε u) on the first `local` rows.
+      const auto tapped_pass = [&](size_t k, int64_t local) {
         const auto scale = static_cast<float>(k == 0 ? eps : -eps);
         const bool first = s == 0 && k == 0;
         step_mode(stats_pass_);
         stats_pass_ = false;
-        const Tensor logits =
-            net_.forward_trained_tapped(rows, layer, [&](const Tensor& input, Tensor& y) {
-              if (first) std::copy(input.data(), input.data() + x.numel(), x.data());
-              zo::add_perturbation(spec, seed, tensor, scale, y.data(), y.data(), 0, y.numel());
-            });
-        softmax_cross_entropy_rows(logits, in_->labels, row_loss_[k].data());
-        perturbed_sum +=
-            finish_pass(logits, head_weight, &r, first && !clean_head ? &r.correct : nullptr);
+        return net_.forward_trained_tapped(local, layer, [&](const Tensor& input, Tensor& y) {
+          if (first) std::copy(input.data(), input.data() + input.numel(), x_mine);
+          const int64_t at = mine.begin * out;
+          zo::add_perturbation(spec, seed, tensor, scale, y.data(), y.data(), at, at + y.numel());
+        });
+      };
+      const double* row_loss[2] = {row_loss_[0].data(), row_loss_[1].data()};
+      if (split_.by_rows()) {
+        double loss[2];
+        const auto run = [&](size_t a, size_t b, int64_t local, const auto& emit) {
+          for (size_t k = a; k < b; ++k) emit(k, tapped_pass(k, local));
+        };
+        exchange_losses(split_, 2, 2, 2, rows, in_->labels, loss_send_, loss_gathered_, run, loss,
+                        s == 0 && !clean_head ? &r.correct : nullptr);
+        r.forward_passes += 2;
+        perturbed_sum += loss[0];
+        perturbed_sum += loss[1];
+        // Both passes in one round: pass k's (loss, correct) pairs of the batch at 2 k rows.
+        row_loss[0] = loss_gathered_.data(), row_loss[1] = loss_gathered_.data() + 2 * rows;
+      } else {
+        for (size_t k = 0; k < 2; ++k) {
+          const Tensor logits = tapped_pass(k, rows);
+          softmax_cross_entropy_rows(logits, in_->labels, row_loss_[k].data());
+          perturbed_sum += finish_pass(logits, head_weight, &r,
+                                       s == 0 && k == 0 && !clean_head ? &r.correct : nullptr);
+        }
       }
       // d(mean loss)/d(output of example b) along u_b, over the q samples. Not clipped:
       // grad_clip bounds the batch's mean difference, and an example's own is larger (clipping
       // it at 1 cost 3 points on Fashion Cls2).
       for (int64_t b = 0; b < rows; ++b)
-        coef_[b] = static_cast<float>((row_loss_[0][2 * b] - row_loss_[1][2 * b]) /
+        coef_[b] = static_cast<float>((row_loss[0][2 * b] - row_loss[1][2 * b]) /
                                       (2.0 * eps * static_cast<double>(rows) * q));
       zo::add_weighted_directions(spec, seed, tensor, coef_.data(), v);
+    }
+    if (split_.by_rows()) {
+      std::vector<size_t> counts(static_cast<size_t>(split_.ranks()));
+      for (size_t i = 0; i < counts.size(); ++i)
+        counts[i] = static_cast<size_t>(split_.rows_of(static_cast<int>(i), rows).size() * in) *
+                    sizeof(float);
+      split_.world().allgather(x_mine, counts, x.data());
     }
     if (!(has_head && clean_head)) r.loss = perturbed_sum / (2.0 * q);
     // The gradient a block of output rows at a time, each applied as it is made.
@@ -605,7 +638,7 @@ class F32Engine : public Engine {
   // weights); the layer's input x, its output gradient v, its parameters' gradient; each
   // example's (loss, correct) at +εu and −εu and its weight in v.
   std::vector<double> activity_;
-  Tensor activity_x_{}, activity_v_{}, activity_grad_{};
+  Tensor activity_x_{}, activity_v_{}, activity_grad_{}, activity_send_{};
   std::vector<double> row_loss_[2];
   std::vector<float> coef_;
   std::vector<std::pair<int, double>> sparsity_;
@@ -669,6 +702,9 @@ MemoryPlan f32_plan(const Network& net, const TrainConfig& cfg, int head, int fr
     plan.add(-1,
              "activity perturbation: gradient of " + std::to_string(kActivityRows) + " output rows",
              Bucket::kWorkspace, act.grad * sizeof(float));
+    if (act.send > 0)
+      plan.add(-1, "activity perturbation: this rank's linear layer input", Bucket::kWorkspace,
+               act.send * sizeof(float));
   }
   if (head < net.num_layers())
     add_dist_rows(plan, cfg, net.input_shape(head, 1).numel() * sizeof(float), "body outputs");

@@ -113,10 +113,11 @@ class Distributed : public ::testing::Test {
   test::TempDir dir;
 };
 
-// Full ZO's default output turns need every row on one process: distributed runs go without
-// them (zo_activity yields), so the one-process run is told to as well.
+// Full ZO's defaults: the linear layers by their outputs (each rank's rows' losses and inputs
+// go to every rank), the convolutions by their weights; then weight perturbation alone.
 TEST_F(Distributed, FullZoByRowsEqualsOneProcess) {
-  expect_any_ranks_same("--method zo --zo-activity 0 --epochs 2", "data", {2, 3, 4});
+  expect_any_ranks_same("--method zo --epochs 2", "data", {2, 3, 4});
+  expect_any_ranks_same("--method zo --zo-activity 0 --epochs 1", "data", {2});
 }
 
 TEST_F(Distributed, ElasticByRowsEqualsOneProcess) {
@@ -132,6 +133,7 @@ TEST_F(Distributed, ElasticPairedForwardDifferenceAndCleanHeadByRows) {
 TEST_F(Distributed, DirectionsEqualOneProcess) {
   // q = 5 on 2 and 3 ranks: rounds with fewer samples than ranks.
   expect_any_ranks_same("--method elastic --bp-layers 2 --epochs 1 --q 5", "directions");
+  // Full ZO's default output turns yield to directions mode: the one-process run goes without.
   expect_any_ranks_same("--method zo --zo-activity 0 --epochs 1 --q 4 --zo-pair-passes 1",
                         "directions");
   // Batch norm's running statistics, moved by the step's first pass on rank 0.
