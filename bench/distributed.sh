@@ -30,7 +30,7 @@ trap 'rm -rf "$WORK"' EXIT
 
 # name | mode | flags (data: Fashion-MNIST; 28×28 inputs for every model). f32 Full ZO at
 # --zo-layer-scale dim, every layer perturbed each step: the f32 defaults until 2026-12-07 (since
-# then output turns, which a distributed run cannot take).
+# then one layer per step, in turn, the linear ones by their outputs).
 CASES=(
   "lenet5-zo|data|--model lenet5 --method zo --zo-layer-scale dim --batch 256 --train-limit 12800"
   "lenet5-zo-b64|data|--model lenet5 --method zo --zo-layer-scale dim --batch 64 --train-limit 12800"
