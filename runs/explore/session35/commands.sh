@@ -22,3 +22,6 @@ done
 # one run at a time beside CI (results in runs/repro/<config>/s<seed>/).
 ZOTRAIN_BIN="$ZOTRAIN" scripts/reproduce.sh -j 1 -s "0 1 2" \
   configs/paper/ablation/lenet5-mnist-zo-fp32-cyclic-activity-scaled-alr8e-3.toml
+# The same at Fashion-MNIST's best output step, 1.6e-2.
+ZOTRAIN_BIN="$ZOTRAIN" scripts/reproduce.sh -j 1 -s "0 1 2" \
+  configs/paper/ablation/lenet5-mnist-zo-fp32-cyclic-activity-scaled-alr1.6e-2.toml

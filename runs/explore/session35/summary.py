@@ -19,4 +19,6 @@ seed_rows.print_rows([
      "lenet5-mnist-zo-fp32-dim-decay0.9-e150"),
     ("LeNet-5 FP32 MNIST Full ZO, the new defaults' output turns, 100 epochs (`-cyclic-activity-scaled-alr8e-3`)",
      "lenet5-mnist-zo-fp32-cyclic-activity-scaled-alr8e-3"),
+    ("LeNet-5 FP32 MNIST Full ZO, the same at 1.6e-2 (`-cyclic-activity-scaled-alr1.6e-2`)",
+     "lenet5-mnist-zo-fp32-cyclic-activity-scaled-alr1.6e-2"),
 ])
