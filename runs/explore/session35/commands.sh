@@ -25,3 +25,6 @@ ZOTRAIN_BIN="$ZOTRAIN" scripts/reproduce.sh -j 1 -s "0 1 2" \
 # The same at Fashion-MNIST's best output step, 1.6e-2.
 ZOTRAIN_BIN="$ZOTRAIN" scripts/reproduce.sh -j 1 -s "0 1 2" \
   configs/paper/ablation/lenet5-mnist-zo-fp32-cyclic-activity-scaled-alr1.6e-2.toml
+# PointNet's Table 2 Full ZO row (15 epochs, configs/pointnet/pointnet-standin-zo.toml) with the
+# new Full ZO f32 defaults.
+ZOTRAIN_BIN="$ZOTRAIN" scripts/reproduce.sh -j 1 -s "0 1 2" configs/pointnet/ablation/pointnet-standin-zo-defaults.toml

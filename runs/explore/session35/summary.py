@@ -22,3 +22,8 @@ seed_rows.print_rows([
     ("LeNet-5 FP32 MNIST Full ZO, the same at 1.6e-2 (`-cyclic-activity-scaled-alr1.6e-2`)",
      "lenet5-mnist-zo-fp32-cyclic-activity-scaled-alr1.6e-2"),
 ])
+print()
+seed_rows.print_rows([
+    ("PointNet FP32 Full ZO, Table 2's row (15 epochs)", "pointnet-standin-zo"),
+    ("PointNet FP32 Full ZO, Table 2's row with the new defaults", "pointnet-standin-zo-defaults"),
+])
