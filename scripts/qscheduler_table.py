@@ -3,17 +3,22 @@
 accuracy mean ± std over seeds, forward passes (mean, and the range when seeds differ), the
 final q of each seed and seed 0's q trajectory (q x epochs).
 
-    python3 scripts/qscheduler_table.py CONFIG_NAME...   (e.g. resnet18-npu-q8 resnet18-npu-qsched)
+    python3 scripts/qscheduler_table.py [--root DIR] CONFIG_NAME...   (e.g. resnet18-npu-q8)
+
+--root reads DIR/<name>/s<seed>/ instead (an exploration's folder).
 """
 import json
 import statistics
 import sys
 from pathlib import Path
 
+args = sys.argv[1:]
 root = Path("runs/repro")
+if args[:1] == ["--root"]:
+    root, args = Path(args[1]), args[2:]
 print("| config | seeds | final test acc (%) | forward passes | final q per seed | q trajectory, seed 0 |")
 print("|---|---|---|---|---|---|")
-for name in sys.argv[1:]:
+for name in args:
     seeds = sorted((root / name).glob("s*/summary.json"))
     if not seeds:
         print(f"| {name} | 0 | not run | | | |")
