@@ -148,13 +148,11 @@ TrainConfig defaults_for(Method method, Precision precision) {
 namespace {
 
 // Whether a run can estimate layers by their outputs (zo_activity): each example's ±ε pair of
-// losses (SPSA on one lane; distributed, each rank's rows with no head to backprop) for the one
-// layer in turn.
+// losses (SPSA on one lane; distributed, with no head to backprop from the ranks' passes) for
+// the one layer in turn.
 bool activity_fits(const TrainConfig& c) {
   return c.zo_layer_scale == zo::LayerScale::kCyclic && c.estimator == zo::Estimator::kSpsa &&
-         c.zo_lanes == 1 &&
-         (c.distributed == Distributed::kNone ||
-          (c.distributed == Distributed::kData && c.method == Method::kZo));
+         c.zo_lanes == 1 && (c.distributed == Distributed::kNone || c.method == Method::kZo);
 }
 
 }  // namespace
@@ -266,7 +264,7 @@ void validate(const TrainConfig& c) {
        "a number in [0, 1]");
   need(!c.zo_activity || activity_fits(c), "zo_activity",
        "0 unless zo_layer_scale is cyclic, estimator spsa, zo_lanes 1 and "
-       "distributed none (or data with method zo)");
+       "distributed none (or method zo)");
   need(c.epochs >= 1, "epochs", "an integer >= 1");
   need(c.batch >= 1, "batch", "an integer >= 1");
   need(c.lr > 0, "lr", "a positive number");

@@ -396,60 +396,77 @@ class F32Engine : public Engine {
     const auto tensor = static_cast<uint32_t>(weight->p->index);
     const double eps = cfg_.eps;
     row_loss_[0].resize(2 * rows), row_loss_[1].resize(2 * rows), coef_.resize(rows);
-    // Distributed by rows, each rank runs its rows (their perturbation elements of the batch's
-    // u) and every rank gets every row's losses and input, to make one process's gradient.
+    // Distributed, each rank runs its rows of every pass (data: with their elements of the
+    // batch's u) or its samples' passes on the whole batch (directions), and every rank gets
+    // every pass's row losses and the layer's input, to make one process's gradient.
     const RowRange mine = split_.rows(rows);
     float* x_mine = split_.by_rows() ? activity_send_.data() : x.data();
+    // Pass p = 2 s + k of sample s (k = 0: +ε u, 1: −ε u) on the first `local` rows.
+    const auto tapped_pass = [&](int64_t p, int64_t local) {
+      const uint64_t seed = zo::sample_seed(cfg_.seed, in_->step, static_cast<int>(p / 2));
+      const auto scale = static_cast<float>(p % 2 == 0 ? eps : -eps);
+      step_mode(stats_pass_ && p == 0);
+      return net_.forward_trained_tapped(local, layer, [&](const Tensor& input, Tensor& y) {
+        if (p == 0) std::copy(input.data(), input.data() + input.numel(), x_mine);
+        const int64_t at = mine.begin * out;
+        zo::add_perturbation(spec, seed, tensor, scale, y.data(), y.data(), at, at + y.numel());
+      });
+    };
+    // d(mean loss)/d(output of example b) along sample s's u_b, over the q samples, from its
+    // passes' (loss, correct) row pairs. Not clipped: grad_clip bounds the batch's mean
+    // difference, and an example's own is larger (clipping it at 1 cost 3 points on Fashion Cls2).
+    const auto add_sample = [&](int64_t s, const double* plus, const double* minus) {
+      for (int64_t b = 0; b < rows; ++b)
+        coef_[b] = static_cast<float>((plus[2 * b] - minus[2 * b]) /
+                                      (2.0 * eps * static_cast<double>(rows) * q));
+      zo::add_weighted_directions(spec, zo::sample_seed(cfg_.seed, in_->step, static_cast<int>(s)),
+                                  tensor, coef_.data(), v);
+    };
     double perturbed_sum = 0;
-    for (int s = 0; s < q; ++s) {
-      const uint64_t seed = zo::sample_seed(cfg_.seed, in_->step, s);
-      // Pass k of the sample (k = 0: +ε u, 1: −ε u) on the first `local` rows.
-      const auto tapped_pass = [&](size_t k, int64_t local) {
-        const auto scale = static_cast<float>(k == 0 ? eps : -eps);
-        const bool first = s == 0 && k == 0;
-        step_mode(stats_pass_);
-        stats_pass_ = false;
-        return net_.forward_trained_tapped(local, layer, [&](const Tensor& input, Tensor& y) {
-          if (first) std::copy(input.data(), input.data() + input.numel(), x_mine);
-          const int64_t at = mine.begin * out;
-          zo::add_perturbation(spec, seed, tensor, scale, y.data(), y.data(), at, at + y.numel());
-        });
+    if (split_.on()) {
+      const auto ranks = static_cast<size_t>(split_.ranks());
+      loss_send_.resize(2 * 2 * static_cast<size_t>(rows));
+      loss_gathered_.resize(2 * 2 * static_cast<size_t>(rows) * (split_.by_samples() ? ranks : 1));
+      const auto run = [&](size_t a, size_t b, int64_t local, double* pairs) {
+        for (size_t p = a; p < b; ++p)
+          softmax_cross_entropy_rows(tapped_pass(static_cast<int64_t>(p), local),
+                                     in_->labels + mine.begin,
+                                     pairs + 2 * static_cast<int64_t>(p - a) * local);
       };
-      const double* row_loss[2] = {row_loss_[0].data(), row_loss_[1].data()};
+      const auto finish = [&](size_t p, double* pairs) {
+        perturbed_sum += mean_row_loss(pairs, rows);
+        if (p == 0 && !clean_head)
+          for (int64_t b = 0; b < rows; ++b) r.correct += static_cast<int64_t>(pairs[2 * b + 1]);
+        if (p % 2 == 0)
+          std::copy(pairs, pairs + 2 * rows, row_loss_[0].data());
+        else
+          add_sample(static_cast<int64_t>(p / 2), row_loss_[0].data(), pairs);
+      };
+      run_passes(split_, 2 * static_cast<size_t>(q), 2, 2, rows, 2, loss_send_.data(),
+                 loss_gathered_.data(), run, finish);
+      r.forward_passes += 2 * q;
+      stats_pass_ = false;
+      step_mode(false);
       if (split_.by_rows()) {
-        double loss[2];
-        const auto run = [&](size_t a, size_t b, int64_t local, const auto& emit) {
-          for (size_t k = a; k < b; ++k) emit(k, tapped_pass(k, local));
-        };
-        exchange_losses(split_, 2, 2, 2, rows, in_->labels, loss_send_, loss_gathered_, run, loss,
-                        s == 0 && !clean_head ? &r.correct : nullptr);
-        r.forward_passes += 2;
-        perturbed_sum += loss[0];
-        perturbed_sum += loss[1];
-        // Both passes in one round: pass k's (loss, correct) pairs of the batch at 2 k rows.
-        row_loss[0] = loss_gathered_.data(), row_loss[1] = loss_gathered_.data() + 2 * rows;
-      } else {
-        for (size_t k = 0; k < 2; ++k) {
-          const Tensor logits = tapped_pass(k, rows);
+        std::vector<size_t> counts(ranks);
+        for (size_t i = 0; i < ranks; ++i)
+          counts[i] = static_cast<size_t>(split_.rows_of(static_cast<int>(i), rows).size() * in) *
+                      sizeof(float);
+        split_.world().allgather(x_mine, counts, x.data());
+      } else {  // rank 0 ran sample 0 on the whole batch
+        split_.world().broadcast(x.data(), static_cast<size_t>(x.numel()) * sizeof(float), 0);
+      }
+    } else {
+      for (int64_t s = 0; s < q; ++s) {
+        for (int64_t k = 0; k < 2; ++k) {
+          const Tensor logits = tapped_pass(2 * s + k, rows);
           softmax_cross_entropy_rows(logits, in_->labels, row_loss_[k].data());
           perturbed_sum += finish_pass(logits, head_weight, &r,
                                        s == 0 && k == 0 && !clean_head ? &r.correct : nullptr);
         }
+        add_sample(s, row_loss_[0].data(), row_loss_[1].data());
       }
-      // d(mean loss)/d(output of example b) along u_b, over the q samples. Not clipped:
-      // grad_clip bounds the batch's mean difference, and an example's own is larger (clipping
-      // it at 1 cost 3 points on Fashion Cls2).
-      for (int64_t b = 0; b < rows; ++b)
-        coef_[b] = static_cast<float>((row_loss[0][2 * b] - row_loss[1][2 * b]) /
-                                      (2.0 * eps * static_cast<double>(rows) * q));
-      zo::add_weighted_directions(spec, seed, tensor, coef_.data(), v);
-    }
-    if (split_.by_rows()) {
-      std::vector<size_t> counts(static_cast<size_t>(split_.ranks()));
-      for (size_t i = 0; i < counts.size(); ++i)
-        counts[i] = static_cast<size_t>(split_.rows_of(static_cast<int>(i), rows).size() * in) *
-                    sizeof(float);
-      split_.world().allgather(x_mine, counts, x.data());
+      stats_pass_ = false;
     }
     if (!(has_head && clean_head)) r.loss = perturbed_sum / (2.0 * q);
     // The gradient a block of output rows at a time, each applied as it is made.

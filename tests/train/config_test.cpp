@@ -181,15 +181,14 @@ TEST(Config, ZoActivityNeedsCyclicSpsaF32OnOneLane) {
   expect_refused_with(c, &TrainConfig::estimator, zo::Estimator::kForward, {"zo_activity", "spsa"});
   c.threads = 2;
   expect_refused_with(c, &TrainConfig::zo_lanes, 2, {"zo_activity", "zo_lanes 1"});
-  // Distributed: by rows in Full ZO only (no head to backprop on each rank's rows).
-  expect_refused_with(c, &TrainConfig::distributed, Distributed::kData,
-                      {"zo_activity", "data with method zo"});
-  expect_refused_with(c, &TrainConfig::distributed, Distributed::kDirections,
-                      {"zo_activity", "distributed none"});
-  c.method = Method::kZo;
-  c.distributed = Distributed::kData;
-  EXPECT_NO_THROW(validate(c));
-  c.distributed = Distributed::kNone;
+  // Distributed: in Full ZO only (no head to backprop from the ranks' passes).
+  for (Distributed mode : {Distributed::kData, Distributed::kDirections}) {
+    expect_refused_with(c, &TrainConfig::distributed, mode, {"zo_activity", "method zo"});
+    TrainConfig full = c;
+    full.method = Method::kZo;
+    full.distributed = mode;
+    EXPECT_NO_THROW(validate(full));
+  }
   expect_refused_with(c, &TrainConfig::precision, Precision::kInt8, {"zo_activity", "f32"});
   expect_refused_with(c, &TrainConfig::zo_activity_lr, 0.0, {"zo_activity_lr", "positive"});
   for (double bad : {-0.5, 1.5})

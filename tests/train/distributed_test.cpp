@@ -133,13 +133,15 @@ TEST_F(Distributed, ElasticPairedForwardDifferenceAndCleanHeadByRows) {
 TEST_F(Distributed, DirectionsEqualOneProcess) {
   // q = 5 on 2 and 3 ranks: rounds with fewer samples than ranks.
   expect_any_ranks_same("--method elastic --bp-layers 2 --epochs 1 --q 5", "directions");
-  // Full ZO's default output turns yield to directions mode: the one-process run goes without.
-  expect_any_ranks_same("--method zo --zo-activity 0 --epochs 1 --q 4 --zo-pair-passes 1",
-                        "directions");
+  // Full ZO's defaults: each pass's row losses to every rank, fc's input from rank 0.
+  expect_any_ranks_same("--method zo --epochs 1 --q 5 --zo-pair-passes 1", "directions");
   // Batch norm's running statistics, moved by the step's first pass on rank 0.
   expect_any_ranks_same(
       "--model resnet18:0.25 --method elastic --bp-layers 1 --epochs 1 --q 2 --train-limit 70 "
       "--test-limit 20",
+      "directions", {2});
+  expect_any_ranks_same(
+      "--model resnet18:0.25 --method zo --epochs 1 --q 2 --train-limit 70 --test-limit 20",
       "directions", {2});
 }
 

@@ -378,7 +378,7 @@ TrainConfig defaults_for(Method method, Precision precision);
 // A new run's config from the user's keys, which `set_keys` writes (a config file, flags):
 // over TrainConfig{} they choose the method and precision, then over that pair's defaults they
 // make the run. A default the user's keys rule out yields: zo_activity where they choose a
-// layer scale, estimator, lane count or distribution it cannot run with.
+// layer scale, estimator or lane count it cannot run with (or distribute ElasticZO).
 TrainConfig resolve_with_defaults(FunctionRef<void(TrainConfig&)> set_keys);
 // What defaults_for changes for cfg's method and precision, as "key value, key value" ("" for
 // none), with cfg's own value after a key it differs in: the run's first line.
