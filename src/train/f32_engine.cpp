@@ -424,9 +424,9 @@ class F32Engine : public Engine {
     };
     double perturbed_sum = 0;
     if (split_.on()) {
-      const auto ranks = static_cast<size_t>(split_.ranks());
       loss_send_.resize(2 * 2 * static_cast<size_t>(rows));
-      loss_gathered_.resize(2 * 2 * static_cast<size_t>(rows) * (split_.by_samples() ? ranks : 1));
+      loss_gathered_.resize(2 * 2 * static_cast<size_t>(rows) *
+                            (split_.by_samples() ? static_cast<size_t>(split_.ranks()) : 1));
       const auto run = [&](size_t a, size_t b, int64_t local, double* pairs) {
         for (size_t p = a; p < b; ++p)
           softmax_cross_entropy_rows(tapped_pass(static_cast<int64_t>(p), local),
@@ -435,8 +435,7 @@ class F32Engine : public Engine {
       };
       const auto finish = [&](size_t p, double* pairs) {
         perturbed_sum += mean_row_loss(pairs, rows);
-        if (p == 0 && !clean_head)
-          for (int64_t b = 0; b < rows; ++b) r.correct += static_cast<int64_t>(pairs[2 * b + 1]);
+        if (p == 0 && !clean_head) r.correct += correct_rows(pairs, rows);
         if (p % 2 == 0)
           std::copy(pairs, pairs + 2 * rows, row_loss_[0].data());
         else
@@ -445,14 +444,9 @@ class F32Engine : public Engine {
       run_passes(split_, 2 * static_cast<size_t>(q), 2, 2, rows, 2, loss_send_.data(),
                  loss_gathered_.data(), run, finish);
       r.forward_passes += 2 * q;
-      stats_pass_ = false;
       step_mode(false);
       if (split_.by_rows()) {
-        std::vector<size_t> counts(ranks);
-        for (size_t i = 0; i < ranks; ++i)
-          counts[i] = static_cast<size_t>(split_.rows_of(static_cast<int>(i), rows).size() * in) *
-                      sizeof(float);
-        split_.world().allgather(x_mine, counts, x.data());
+        split_.world().allgather(x_mine, row_counts(split_, rows, in * sizeof(float)), x.data());
       } else {  // rank 0 ran sample 0 on the whole batch
         split_.world().broadcast(x.data(), static_cast<size_t>(x.numel()) * sizeof(float), 0);
       }
@@ -466,8 +460,8 @@ class F32Engine : public Engine {
         }
         add_sample(s, row_loss_[0].data(), row_loss_[1].data());
       }
-      stats_pass_ = false;
     }
+    stats_pass_ = false;
     if (!(has_head && clean_head)) r.loss = perturbed_sum / (2.0 * q);
     // The gradient a block of output rows at a time, each applied as it is made.
     const zo::UpdateRule rule = zo_rule(

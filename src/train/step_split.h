@@ -51,6 +51,22 @@ class StepSplit {
   dist::World& world_;
 };
 
+// Each rank's share of a batch of `rows` in bytes, `row_bytes` a row (data mode), in rank order:
+// the counts of an all-gather that puts every rank's rows in row order.
+inline std::vector<size_t> row_counts(const StepSplit& split, int64_t rows, size_t row_bytes) {
+  std::vector<size_t> counts(static_cast<size_t>(split.ranks()));
+  for (size_t r = 0; r < counts.size(); ++r)
+    counts[r] = static_cast<size_t>(split.rows_of(static_cast<int>(r), rows).size()) * row_bytes;
+  return counts;
+}
+
+// The correct rows among `n` (loss, correct) pairs.
+inline int64_t correct_rows(const double* pairs, int64_t n) {
+  int64_t correct = 0;
+  for (int64_t r = 0; r < n; ++r) correct += static_cast<int64_t>(pairs[2 * r + 1]);
+  return correct;
+}
+
 // Runs a step's passes [0, n) over the ranks, in rounds: a `unit` of passes on every rank's rows
 // (data), or one sample of `per_sample` passes per rank on the whole batch (directions).
 // run(a, b, local_rows, out) runs passes [a, b) of this rank's share, writing their outputs
@@ -82,8 +98,7 @@ void run_passes(const StepSplit& split, size_t n, size_t unit, size_t per_sample
       }
       split.world().allgather(send, counts, gathered);
     } else {
-      for (size_t r = 0; r < ranks; ++r)
-        counts[r] = bytes(split.rows_of(static_cast<int>(r), rows).size() * row);
+      counts = row_counts(split, rows, bytes(row));
       for (size_t k = 0; k < m; ++k)
         split.world().allgather(send + static_cast<int64_t>(k) * local * row, counts,
                                 gathered + static_cast<int64_t>(k) * rows * row);
@@ -119,9 +134,7 @@ void exchange_losses(const StepSplit& split, size_t n, size_t unit, size_t per_s
   };
   const auto finish = [&](size_t k, double* pairs) {
     loss[k] = by_rows ? mean_row_loss(pairs, rows) : pairs[0];
-    if (k != 0 || !correct) return;
-    for (int64_t r = 0; r < (by_rows ? rows : 1); ++r)
-      *correct += static_cast<int64_t>(pairs[2 * r + 1]);
+    if (k == 0 && correct) *correct += correct_rows(pairs, by_rows ? rows : 1);
   };
   run_passes(split, n, unit, per_sample, by_rows ? rows : 1, 2, send.data(), gathered.data(),
              run_share, finish);
