@@ -564,6 +564,84 @@ ZT_S8 void channel_tile_max_pooled(const Conv2dGeometry& g, const DirectPlan& p,
 }
 #endif
 
+// ---- Channel rows in pairs with the 2x2 max pooling fused ----
+
+// The extremes of int32 sums lane by lane (range_bits of all of them); both start at zero, and
+// lanes masked out (as zeros) change neither.
+struct PairExtremes {
+  __m256i lo, hi;
+  ZT_S8_INLINE PairExtremes() : lo(_mm256_setzero_si256()), hi(_mm256_setzero_si256()) {}
+  ZT_S8_INLINE int bits() const {
+    alignas(32) int32_t lanes[16];
+    _mm256_store_si256(reinterpret_cast<__m256i*>(lanes), lo);
+    _mm256_store_si256(reinterpret_cast<__m256i*>(lanes + 8), hi);
+    return range_bits(lanes, 16);
+  }
+};
+
+// The 8 bytes at a and at b as 8 pairs of int16 (a[j], b[j]).
+ZT_S8_INLINE __m256i interleaved_s16(const int8_t* a, const int8_t* b) {
+  return _mm256_cvtepi8_epi16(
+      _mm_unpacklo_epi8(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(a)),
+                        _mm_loadl_epi64(reinterpret_cast<const __m128i*>(b))));
+}
+
+// A channel-rows tile in pairs over two neighbouring output rows: acc[i][r] = channel i's sums
+// at columns ow .. ow + 7 of output row oh + r, in order (xq: the padded image at (oh, ow)). A
+// step reads 8 bytes at each of its two taps for each row, interleaved and widened to int16
+// pairs. Kernel rows that read padding alone for both output rows are skipped (channel_tile).
+// Not inlined: inlined into the pooled tile, GCC kept the accumulators on the stack.
+template <int MR>
+__attribute__((noinline)) ZT_S8 void channel_row_pair_sums(const Conv2dGeometry& g,
+                                                           const DirectPlan& p, const int8_t* xq,
+                                                           const int16_t* w, const int32_t* off,
+                                                           int64_t oh, Acc<MR>& out) {
+  const int64_t row = g.in_c * g.k, wp = p.wp, pairs = p.pairs;
+  const int64_t lo = g.pad > oh + 1 ? g.pad - oh - 1 : 0;
+  const int64_t hi = std::max(lo, std::min(g.k, g.pad + g.in_h - oh));
+  Acc<MR> acc;
+#pragma GCC unroll 8
+  for (int i = 0; i < MR; ++i) acc[i][0] = acc[i][1] = _mm256_setzero_si256();
+  for (int64_t t = lo * row / 2; t < (hi * row + 1) / 2; ++t) {
+    const int8_t *a = xq + off[2 * t], *b = xq + off[2 * t + 1];
+    add_step<MR>(acc, interleaved_s16(a, b), interleaved_s16(a + wp, b + wp), w + 2 * t, pairs);
+  }
+#pragma GCC unroll 8
+  for (int i = 0; i < MR; ++i) out[i][0] = acc[i][0], out[i][1] = acc[i][1];
+}
+
+// A pooled tile in pairs: output rows oh = 2 ph and oh + 1, columns ow .. ow + 7 (those below
+// out_w valid); the 2x2 maxima of its valid columns go to pooled row ph, columns ow / 2.., of
+// each channel's pooled plane at y (channel o0's) and its valid sums into the extremes e.
+template <int MR>
+ZT_S8 void channel_pair_tile_max_pooled(const Conv2dGeometry& g, const DirectPlan& p,
+                                        const Pool2dGeometry& pool, const int8_t* xq,
+                                        const int16_t* w, const int32_t* off, int64_t ph,
+                                        int64_t ow, PairExtremes& e, int32_t* y) {
+  Acc<MR> acc;
+  channel_row_pair_sums<MR>(g, p, xq, w, off, 2 * ph, acc);
+  const int64_t valid = std::min<int64_t>(8, g.out_w - ow);  // even, as out_w and ow
+  const __m256i lanes = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+  const __m256i kept = _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(valid)), lanes);
+  // The windows' maxima in lanes 0, 2, 4 and 6, gathered into the low 4.
+  const __m256i evens = _mm256_setr_epi32(0, 2, 4, 6, 0, 2, 4, 6);
+  const int64_t plane = pool.out_plane();
+  int32_t* yo = y + ph * pool.out_w + ow / 2;
+#pragma GCC unroll 8
+  for (int i = 0; i < MR; ++i) {
+    const __m256i top = acc[i][0], bottom = acc[i][1];
+    const __m256i most = _mm256_max_epi32(top, bottom);
+    const __m256i pooled = _mm256_max_epi32(most, _mm256_shuffle_epi32(most, 0xB1));
+    e.lo = _mm256_min_epi32(e.lo, _mm256_and_si256(_mm256_min_epi32(top, bottom), kept));
+    e.hi = _mm256_max_epi32(e.hi, _mm256_and_si256(pooled, kept));
+    const __m128i four = _mm256_castsi256_si128(_mm256_permutevar8x32_epi32(pooled, evens));
+    if (valid == 8)
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(yo + i * plane), four);
+    else
+      store_first_s32(yo + i * plane, valid / 2, _mm256_castsi128_si256(four));
+  }
+}
+
 // In pairs, the taps go kernel row by kernel row ki (channel c, then column kj within it), so that
 // a tile may take the taps of some kernel rows only; tap pair t is taps 2t and 2t + 1, an odd
 // last tap paired with a zero weight (and a copy of its own offset). In quads, window (c, ki, j)
@@ -703,6 +781,32 @@ ZT_S8 int channel_rows_image_max_pooled(const Conv2dGeometry& g, const DirectPla
   return e.bits();
 }
 #endif
+
+// One image in channel rows in pairs with the pooling fused (channel_pair_tile_max_pooled): tiles
+// of 8 columns of two output rows; returns range_bits of the convolution's sums.
+ZT_S8 int channel_pairs_image_max_pooled(const Conv2dGeometry& g, const DirectPlan& p,
+                                         const Pool2dGeometry& pool, const int8_t* x,
+                                         const Scratch& s, int32_t* y) {
+  copy_channel_image(g, p, x, s);
+  const int8_t* xp = static_cast<const int8_t*>(s.image);
+  const int16_t* w = s.weights;
+  const int64_t plane = pool.out_plane();
+  PairExtremes e;
+  for (int64_t ph = 0; ph < pool.out_h; ++ph)
+    for (int64_t ow = 0; ow < g.out_w; ow += 8) {
+      const int8_t* xq = xp + 2 * ph * p.wp + ow;
+      int64_t o0 = 0;
+      for (; o0 + kMR <= g.out_c; o0 += kMR)
+        channel_pair_tile_max_pooled<kMR>(g, p, pool, xq, w + o0 * 2 * p.pairs, s.off, ph, ow, e,
+                                          y + o0 * plane);
+      if (o0 < g.out_c)
+        with_rows<kMR - 1>(g.out_c - o0, [&]<int R>() {
+          channel_pair_tile_max_pooled<R>(g, p, pool, xq, w + o0 * 2 * p.pairs, s.off, ph, ow, e,
+                                          y + o0 * plane);
+        });
+    }
+  return e.bits();
+}
 
 // ---- Pixel rows ----
 
@@ -1256,13 +1360,15 @@ ZT_S8 void prepare_scratch(const Conv2dGeometry& g, const DirectPlan& p, const i
 
 }  // namespace
 
-#if ZT_S8_VNNI
 bool conv2d_s8_direct_pools(const Conv2dGeometry& g, const Pool2dGeometry& pool) {
   const DirectPlan p = run_plan(g);
-  // Channel rows where a tile is two output rows; pixel rows in quads always.
-  const bool tiles = p.quads && (!p.channel_rows || 2 * p.wp == kQuadRowNR);
-  return tiles && pool.k == 2 && pool.stride == 2 && pool.pad == 0 && pool.in_h == g.out_h &&
-         pool.in_w == g.out_w && g.out_h % 2 == 0 && g.out_w % 2 == 0;
+  if (!(pool.k == 2 && pool.stride == 2 && pool.pad == 0 && pool.in_h == g.out_h &&
+        pool.in_w == g.out_w && g.out_h % 2 == 0 && g.out_w % 2 == 0))
+    return false;
+  // Channel rows in pairs where a row's last tile of 8 columns reads within the padded row (so
+  // within the copy); in quads, channel rows where a tile is two output rows, pixel rows always.
+  if (!p.quads) return p.channel_rows && round_up(g.out_w, 8) <= p.wp;
+  return !p.channel_rows || 2 * p.wp == kQuadRowNR;
 }
 
 ZT_S8 void conv2d_s8_direct_max_pooled(const Conv2dGeometry& g, const Pool2dGeometry& pool,
@@ -1275,6 +1381,12 @@ ZT_S8 void conv2d_s8_direct_max_pooled(const Conv2dGeometry& g, const Pool2dGeom
   for (int64_t n = 0; n < images; ++n) {
     const int8_t* xn = x + n * g.in_numel();
     int32_t* yn = y + n * g.out_c * windows;
+    if (!p.quads) {
+      const int range = channel_pairs_image_max_pooled(g, p, pool, xn, s, yn);
+      if (ranges) ranges[n] = range;
+      continue;
+    }
+#if ZT_S8_VNNI
     const auto rows = [&](int64_t o0) {
       return PooledRowSums{yn + o0 * windows, windows, pool.out_w,
                            static_cast<__mmask16>((1u << pool.out_w) - 1)};
@@ -1286,12 +1398,14 @@ ZT_S8 void conv2d_s8_direct_max_pooled(const Conv2dGeometry& g, const Pool2dGeom
     const int range = p.channel_rows ? channel_rows_image_max_pooled<true>(g, p, pool, xn, s, rows)
                                      : pixel_image_max_pooled<true>(g, p, pool, xn, s, tile);
     if (ranges) ranges[n] = range;
+#endif
   }
 }
 
+#if ZT_S8_VNNI
 bool conv2d_s8_direct_requantizes(const Conv2dGeometry& g, const Pool2dGeometry* pool) {
   const DirectPlan p = run_plan(g);
-  return pool ? conv2d_s8_direct_pools(g, *pool) : p.quads && !p.channel_rows;
+  return p.quads && (pool ? conv2d_s8_direct_pools(g, *pool) : !p.channel_rows);
 }
 
 ZT_S8 void conv2d_s8_direct_requantized(const Conv2dGeometry& g, const Pool2dGeometry* pool,

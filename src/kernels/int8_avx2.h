@@ -42,6 +42,12 @@ namespace zotrain::kernels::avx2 {
 int64_t conv2d_s8_direct_work_bytes(const Conv2dGeometry& g);
 void conv2d_s8_direct(const Conv2dGeometry& g, int64_t images, const int8_t* x, const int8_t* w,
                       int32_t* y, void* work, uint64_t weights_key);
+// conv2d_s8_direct with the 2x2 max pooling fused (kernel_set.h), where
+// conv2d_s8_direct_pools says it runs: channel rows in pairs.
+bool conv2d_s8_direct_pools(const Conv2dGeometry& g, const Pool2dGeometry& pool);
+void conv2d_s8_direct_max_pooled(const Conv2dGeometry& g, const Pool2dGeometry& pool,
+                                 int64_t images, const int8_t* x, const int8_t* w, int32_t* y,
+                                 int32_t* ranges, void* work, uint64_t weights_key);
 
 // C (+)= A · B^T (gemm_s8 with op(A) = A, op(B) = B^T): rows of both operands contiguous;
 // u8 x s8 products (vpmaddubsw) where a scan finds A or B in [0, 127].

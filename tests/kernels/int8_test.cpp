@@ -639,6 +639,7 @@ TEST(Int8Conv2d, BlocksOfOnePassPackTheWeightsOnce) {
 // convolution's output and the range of that output, bit for bit, in every set that fuses them.
 // The VNNI sets fuse pixel rows in quads, and channel rows in quads whose tiles are two output
 // rows (padded rows of 32): LeNet-5's conv2 and conv1 (the first two cases) must take them there.
+// The AVX2 sets fuse channel rows in pairs (tiles of 8 columns of two rows): LeNet-5's conv1.
 // Pixel rows: window counts that leave a last tile part-filled (25, 16, 4, 1), channels past a
 // panel (20, 33, 7), stride 2 with padding. Channel rows: a last tile of fewer channels (9), 30
 // columns of 32 (3x3) and 28 of 32 unpadded.
@@ -656,6 +657,10 @@ TEST(Int8Conv2d, MaxPooledForwardIsThePoolingOfTheForward) {
     if (isa == kernels::KernelIsa::kAvx2FmaVnni || isa == kernels::KernelIsa::kAvx2FmaOnednnVnni) {
       EXPECT_TRUE(kernels::conv2d_s8_pools(geometry(cases[0]),
                                            kernels::Pool2dGeometry::make(10, 10, 2, 2)));
+      EXPECT_TRUE(kernels::conv2d_s8_pools(geometry(cases[1]),
+                                           kernels::Pool2dGeometry::make(28, 28, 2, 2)));
+    }
+    if (isa == kernels::KernelIsa::kAvx2Fma || isa == kernels::KernelIsa::kAvx2FmaOnednn) {
       EXPECT_TRUE(kernels::conv2d_s8_pools(geometry(cases[1]),
                                            kernels::Pool2dGeometry::make(28, 28, 2, 2)));
     }
@@ -686,8 +691,32 @@ TEST(Int8Conv2d, MaxPooledForwardIsThePoolingOfTheForward) {
     }
   });
   if (fused_cases == 0)
-    GTEST_SKIP() << "no kernel set of this CPU fuses the pooling (the +vnni sets: needs a CPU with "
-                    "AVX-512 VL and VNNI)";
+    GTEST_SKIP() << "no kernel set of this CPU fuses the pooling (the avx2 sets: needs a CPU with "
+                    "AVX2)";
+}
+
+// The range the fused convolution gives for one image of shape s (x, w) and the range_bits of its
+// unfused sums, in every kernel set that fuses this pooling; skips the test where none does.
+void expect_fused_range(const ref::ConvShape& s, const std::vector<int8_t>& x,
+                        const std::vector<int8_t>& w, int bits) {
+  const auto g = geometry(s);
+  const auto pool = kernels::Pool2dGeometry::make(g.out_h, g.out_w, 2, 2);
+  int fused_sets = 0;
+  test::for_each_kernel_isa([&] {
+    if (!kernels::conv2d_s8_pools(g, pool)) return;
+    ++fused_sets;
+    std::vector<int32_t> y(g.out_c * pool.out_plane()), sums(s.y_numel());
+    int32_t range = -1;
+    Work work(kernels::conv2d_s8_work_bytes(g));
+    kernels::conv2d_s8_forward_max_pooled(g, pool, 1, x.data(), w.data(), y.data(), &range,
+                                          work.data());
+    kernels::conv2d_s8_forward(g, 1, x.data(), w.data(), sums.data(), work.data());
+    EXPECT_EQ(kernels::range_bits(sums.data(), s.y_numel()), bits);
+    EXPECT_EQ(range, bits);
+  });
+  if (fused_sets == 0)
+    GTEST_SKIP() << "no kernel set of this CPU fuses this pooling (the avx2 sets: needs a CPU "
+                    "with AVX2)";
 }
 
 // Channel rows compute the positions past out_w of each padded row and drop them: they must stay
@@ -696,32 +725,26 @@ TEST(Int8Conv2d, MaxPooledForwardIsThePoolingOfTheForward) {
 // position of column 31 (column 31, then 0-3 of the next row) reaches more than 2^18.
 TEST(Int8Conv2d, MaxPooledRangeLeavesOutTheDroppedColumns) {
   const ref::ConvShape s{1, 1, 32, 32, 6, 5, 1, 0};
-  const auto g = geometry(s);
-  const auto pool = kernels::Pool2dGeometry::make(g.out_h, g.out_w, 2, 2);
-  int fused_sets = 0;
-  test::for_each_kernel_isa([&] {
-    if (!kernels::conv2d_s8_pools(g, pool)) return;
-    ++fused_sets;
-    std::vector<int8_t> x(s.x_numel(), 0);
-    for (int64_t r = 0; r < 32; ++r) {
-      for (int64_t c = 0; c < 4; ++c) x[r * 32 + c] = 103;
-      x[r * 32 + 31] = 127;
-    }
-    for (const int8_t sign : {int8_t{1}, int8_t{-1}}) {
-      const std::vector<int8_t> w(s.w_numel(), static_cast<int8_t>(127 * sign));
-      std::vector<int32_t> y(g.out_c * pool.out_plane()), sums(s.y_numel());
-      int32_t range = -1;
-      Work work(kernels::conv2d_s8_work_bytes(g));
-      kernels::conv2d_s8_forward_max_pooled(g, pool, 1, x.data(), w.data(), y.data(), &range,
-                                            work.data());
-      kernels::conv2d_s8_forward(g, 1, x.data(), w.data(), sums.data(), work.data());
-      EXPECT_EQ(kernels::range_bits(sums.data(), s.y_numel()), 18);
-      EXPECT_EQ(range, 18) << "weights of sign " << int{sign};
-    }
-  });
-  if (fused_sets == 0)
-    GTEST_SKIP() << "no kernel set of this CPU fuses the pooling (the +vnni sets: needs a CPU with "
-                    "AVX-512 VL and VNNI)";
+  std::vector<int8_t> x(s.x_numel(), 0);
+  for (int64_t r = 0; r < 32; ++r) {
+    for (int64_t c = 0; c < 4; ++c) x[r * 32 + c] = 103;
+    x[r * 32 + 31] = 127;
+  }
+  for (const int8_t sign : {int8_t{1}, int8_t{-1}}) {
+    SCOPED_TRACE(testing::Message() << "weights of sign " << int{sign});
+    expect_fused_range(s, x, std::vector<int8_t>(s.w_numel(), static_cast<int8_t>(127 * sign)), 18);
+  }
+}
+
+// The fused range takes both rows of every window: a 1x1 convolution whose one large sum lies
+// in an odd row (row 3), below a window's maximum, gives the range of all the sums.
+TEST(Int8Conv2d, MaxPooledRangeTakesBothRowsOfAWindow) {
+  const ref::ConvShape s{1, 1, 8, 8, 6, 1, 1, 0};
+  std::vector<int8_t> x(s.x_numel(), 1);
+  x[3 * 8 + 5] = 127;
+  std::vector<int8_t> w(s.w_numel());
+  for (int64_t o = 0; o < 6; ++o) w[o] = static_cast<int8_t>(-128 + o);
+  expect_fused_range(s, x, w, 14);  // -128 x 127
 }
 
 // ---- linear layers' forward ----
