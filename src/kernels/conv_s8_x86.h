@@ -24,7 +24,6 @@
 //   channels. In quads, a 2x2 max pooling of stride 2 may be fused: the tile's pixels are then
 //   3 windows of 4, and only the windows' maxima are stored.
 #include <algorithm>
-#include <array>
 #include <type_traits>
 #include <utility>
 
@@ -812,23 +811,15 @@ ZT_S8 int channel_pairs_image_max_pooled(const Conv2dGeometry& g, const DirectPl
 // ---- Pixel rows ----
 
 // The sums of pixels pix[i] (an HWC image of int16) over all steps, for the kNR output channels
-// of a packed panel [pairs, kNR, 2] of int16 (dot_pairs_s16), or of int8 (P = int8_t: the
-// linear layers' panels, widened as they are read): a pixel's step is one 32-bit broadcast.
-template <typename P>
+// of a packed panel [pairs, kNR, 2] of int16 (dot_pairs_s16): a pixel's step is one 32-bit
+// broadcast.
 ZT_S8_INLINE void pixel_sums(int64_t steps, const int16_t* const (&pix)[kMR], const int32_t* off,
-                             const P* panel, Acc<kMR>& acc) {
+                             const int16_t* panel, Acc<kMR>& acc) {
 #pragma GCC unroll 8
   for (int i = 0; i < kMR; ++i) acc[i][0] = acc[i][1] = _mm256_setzero_si256();
   for (int64_t t = 0; t < steps; ++t) {
-    __m256i b0, b1;
-    if constexpr (sizeof(P) == 2) {
-      const __m256i* b = reinterpret_cast<const __m256i*>(panel + t * kNR * 2);
-      b0 = _mm256_loadu_si256(b), b1 = _mm256_loadu_si256(b + 1);
-    } else {
-      const __m128i* b = reinterpret_cast<const __m128i*>(panel + t * kNR * 2);
-      b0 = _mm256_cvtepi8_epi16(_mm_loadu_si128(b)),
-      b1 = _mm256_cvtepi8_epi16(_mm_loadu_si128(b + 1));
-    }
+    const __m256i* b = reinterpret_cast<const __m256i*>(panel + t * kNR * 2);
+    const __m256i b0 = _mm256_loadu_si256(b), b1 = _mm256_loadu_si256(b + 1);
 #pragma GCC unroll 8
     for (int i = 0; i < kMR; ++i) {
       int32_t step;
@@ -1368,92 +1359,6 @@ ZT_S8 void prepare_scratch(const Conv2dGeometry& g, const DirectPlan& p, const i
 }
 
 }  // namespace
-
-#if !ZT_S8_VNNI
-// ---- Linear layers as pixel rows of 1x1 images, in pairs (AVX2 build) ----
-
-// C = A · B^T (a linear layer's forward) as the pixel rows of a 1x1 convolution in pairs: a tile
-// is kMR rows of A widened to int16 (a zero past an odd k) on the stack, each step a 32-bit
-// broadcast of 2 of a row's elements, times a panel of 16 columns of B packed as int8 pairs
-// [panels, steps, 16, 2] (pixel_sums widens them). Any signs. Scratch: the weights' key and the
-// panels, no more than the VNNI build's quads take for k a multiple of 4 (the most of any set is
-// what a memory plan reserves, so the plans stay as they were).
-constexpr int64_t kLinearMaxK = 2048;  // the widened rows' room on the stack
-struct LinearPlan {
-  int64_t steps, panels;
-  int64_t packed_bytes() const { return panels * steps * kNR * 2; }
-  int64_t bytes() const { return kKeyBytes + packed_bytes(); }
-};
-
-// The step offsets 2 t of every row, shared by all calls.
-const int32_t* linear_offsets() {
-  static const std::array<int32_t, (kLinearMaxK + 1) / 2> off = [] {
-    std::array<int32_t, (kLinearMaxK + 1) / 2> o{};
-    for (size_t t = 0; t < o.size(); ++t) o[t] = static_cast<int32_t>(2 * t);
-    return o;
-  }();
-  return off.data();
-}
-LinearPlan linear_plan(int64_t n, int64_t k) {
-  return {(k + 1) / 2, (n + kNR - 1) / kNR};
-}
-
-int64_t linear_s8_work_bytes(int64_t n, int64_t k) {
-  return linear_plan(n, k).bytes();
-}
-
-ZT_S8 bool linear_s8(int64_t m, int64_t n, int64_t k, const int8_t* a, const int8_t* b, int32_t* c,
-                     void* work, uint64_t weights_key) {
-  if (k == 0 || k > kLinearMaxK) return false;
-  const LinearPlan p = linear_plan(n, k);
-  int8_t* packed = static_cast<int8_t*>(work) + kKeyBytes;
-  const int32_t* off = linear_offsets();
-  uint64_t packed_key;
-  __builtin_memcpy(&packed_key, work, sizeof packed_key);
-  if (weights_key == 0 || packed_key != weights_key) {
-    for (int64_t q = 0; q < p.panels; ++q)
-      for (int64_t j = 0; j < kNR; ++j) {
-        const int64_t col = q * kNR + j;
-        int8_t* dst = packed + (q * p.steps * kNR + j) * 2;
-        for (int64_t e = 0; e < 2 * p.steps; ++e)  // element e of the column: step e / 2
-          dst[e / 2 * kNR * 2 + e % 2] = col < n && e < k ? b[col * k + e] : int8_t{0};
-      }
-    __builtin_memcpy(work, &weights_key, sizeof weights_key);
-  }
-  alignas(32) int16_t rows[kMR][kLinearMaxK + 16];
-  for (int64_t i0 = 0; i0 < m; i0 += kMR) {
-    const int64_t count = m - i0 < kMR ? m - i0 : kMR;
-    const int16_t* pix[kMR];
-    for (int64_t i = 0; i < kMR; ++i) {
-      // A last tile repeats its last row and drops the copies.
-      if (i >= count) {
-        pix[i] = pix[i - 1];
-        continue;
-      }
-      const int8_t* src = a + (i0 + i) * k;
-      int64_t e = 0;
-      for (; e + 16 <= k; e += 16)
-        _mm256_store_si256(
-            reinterpret_cast<__m256i*>(rows[i] + e),
-            _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(src + e))));
-      for (; e < k; ++e) rows[i][e] = src[e];
-      rows[i][k] = 0;  // an odd k's last pair
-      pix[i] = rows[i];
-    }
-    for (int64_t q = 0; q < p.panels; ++q) {
-      Acc<kMR> acc;
-      pixel_sums(p.steps, pix, off, packed + q * p.steps * kNR * 2, acc);
-      const int64_t cols = std::min(n - q * kNR, kNR);
-      for (int64_t i = 0; i < count; ++i) {
-        int32_t* dst = c + (i0 + i) * n + q * kNR;
-        store_lanes(dst, std::min<int64_t>(cols, 8), acc[i][0]);
-        if (cols > 8) store_lanes(dst + 8, cols - 8, acc[i][1]);
-      }
-    }
-  }
-  return true;
-}
-#endif
 
 bool conv2d_s8_direct_pools(const Conv2dGeometry& g, const Pool2dGeometry& pool) {
   const DirectPlan p = run_plan(g);
