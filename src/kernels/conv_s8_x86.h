@@ -424,6 +424,21 @@ __attribute__((noinline)) ZT_S8 void channel_quad_sums_to(int64_t steps, const i
 
 #endif
 
+// The tap pairs first .. last - 1 a channel-rows tile in pairs runs for output rows top ..
+// bottom. Kernel rows lo .. hi - 1 read an image row for one of those rows at least: the others
+// read padding alone, so their taps are skipped (a data gradient by convolution, padded by k - 1
+// on each side, skips a quarter of LeNet-5 conv2's). A pair across the range's ends keeps its
+// skipped tap, which adds zeros.
+struct TapPairs {
+  int64_t first, last;
+};
+TapPairs tap_pairs(const Conv2dGeometry& g, int64_t top, int64_t bottom) {
+  const int64_t row = g.in_c * g.k;
+  const int64_t lo = g.pad > bottom ? g.pad - bottom : 0;
+  const int64_t hi = std::max(lo, std::min(g.k, g.pad + g.in_h - top));
+  return {lo * row / 2, (hi * row + 1) / 2};
+}
+
 // A tile of kNR positions in pairs, or of kQuadRowNR in quads (VNNI build); xq is the padded
 // image at the tile's first position, or in quads the expanded image (int32) at it.
 template <int MR>
@@ -437,16 +452,9 @@ ZT_S8 void channel_tile(const Conv2dGeometry& g, const DirectPlan& p, const void
     return store_channel_rows<MR>(acc, g, p, o0, oh, ow, y);
   }
 #endif
-  // Kernel rows lo .. hi - 1 read an image row for one of the tile's output rows oh .. bottom at
-  // least: the others read padding alone, so their taps are skipped (a data gradient by
-  // convolution, padded by k - 1 on each side, skips a quarter of LeNet-5 conv2's). A pair
-  // across the range's ends keeps its skipped tap, which adds zeros.
-  const int64_t bottom = oh + (ow + kNR - 1) / p.wp, row = g.in_c * g.k;
-  const int64_t lo = g.pad > bottom ? g.pad - bottom : 0;
-  const int64_t hi = std::max(lo, std::min(g.k, g.pad + g.in_h - oh));
+  const TapPairs t = tap_pairs(g, oh, oh + (ow + kNR - 1) / p.wp);
   Acc<MR> acc;
-  channel_sums<MR>(lo * row / 2, (hi * row + 1) / 2, p.pairs, static_cast<const int8_t*>(xq), w,
-                   off, acc);
+  channel_sums<MR>(t.first, t.last, p.pairs, static_cast<const int8_t*>(xq), w, off, acc);
   store_channel_rows<MR>(acc, g, p, o0, oh, ow, y);
 }
 
@@ -457,22 +465,28 @@ ZT_S8_INLINE void with_rows(int64_t rows, Tile&& tile) {
   if constexpr (MR > 1) with_rows<MR - 1>(rows, tile);
 }
 
-#if ZT_S8_VNNI
-// The extremes of int32 sums, lane by lane, in GCC's vector extension: its min and max compile to
-// vpminsd and vpmaxsd, without the undefined operand GCC 12's AVX-512 intrinsics pass, which
-// -Wmaybe-uninitialized reports (GCC bug 105593).
-typedef int32_t Lanes __attribute__((vector_size(kNR * sizeof(int32_t))));
-struct Extremes {
-  Lanes lo = {}, hi = {};
-  // range_bits of every value taken in: lo's lanes are at most 0 and hi's at least 0, so the
-  // largest magnitude among them is the values'.
-  int bits() const {
-    alignas(64) int32_t lanes[2 * kNR];
+// The extremes of int32 sums lane by lane, in vectors V (both start at zero: lanes masked out as
+// zeros change neither): range_bits of every value taken in, as lo's lanes are at most 0 and
+// hi's at least 0, so the largest magnitude among them is the values'.
+template <class V>
+struct LaneExtremes {
+  static constexpr int kLanes = sizeof(V) / sizeof(int32_t);
+  V lo, hi;
+  ZT_S8_INLINE LaneExtremes() : lo(V{}), hi(V{}) {}
+  ZT_S8_INLINE int bits() const {
+    alignas(64) int32_t lanes[2 * kLanes];
     __builtin_memcpy(lanes, &lo, sizeof lo);
-    __builtin_memcpy(lanes + kNR, &hi, sizeof hi);
-    return range_bits(lanes, 2 * kNR);
+    __builtin_memcpy(lanes + kLanes, &hi, sizeof hi);
+    return range_bits(lanes, 2 * kLanes);
   }
 };
+
+#if ZT_S8_VNNI
+// Int32 lanes in GCC's vector extension: its min and max compile to vpminsd and vpmaxsd, without
+// the undefined operand GCC 12's AVX-512 intrinsics pass, which -Wmaybe-uninitialized reports
+// (GCC bug 105593).
+typedef int32_t Lanes __attribute__((vector_size(kNR * sizeof(int32_t))));
+using Extremes = LaneExtremes<Lanes>;
 ZT_S8_INLINE Lanes lanes_min(Lanes a, Lanes b) {
   return a < b ? a : b;
 }
@@ -566,18 +580,9 @@ ZT_S8 void channel_tile_max_pooled(const Conv2dGeometry& g, const DirectPlan& p,
 
 // ---- Channel rows in pairs with the 2x2 max pooling fused ----
 
-// The extremes of int32 sums lane by lane (range_bits of all of them); both start at zero, and
-// lanes masked out (as zeros) change neither.
-struct PairExtremes {
-  __m256i lo, hi;
-  ZT_S8_INLINE PairExtremes() : lo(_mm256_setzero_si256()), hi(_mm256_setzero_si256()) {}
-  ZT_S8_INLINE int bits() const {
-    alignas(32) int32_t lanes[16];
-    _mm256_store_si256(reinterpret_cast<__m256i*>(lanes), lo);
-    _mm256_store_si256(reinterpret_cast<__m256i*>(lanes + 8), hi);
-    return range_bits(lanes, 16);
-  }
-};
+// __m256i without its may_alias attribute, which a template argument drops (with a warning).
+typedef long long Bits256 __attribute__((vector_size(32)));
+using PairExtremes = LaneExtremes<Bits256>;
 
 // The 8 bytes at a and at b as 8 pairs of int16 (a[j], b[j]).
 ZT_S8_INLINE __m256i interleaved_s16(const int8_t* a, const int8_t* b) {
@@ -589,20 +594,19 @@ ZT_S8_INLINE __m256i interleaved_s16(const int8_t* a, const int8_t* b) {
 // A channel-rows tile in pairs over two neighbouring output rows: acc[i][r] = channel i's sums
 // at columns ow .. ow + 7 of output row oh + r, in order (xq: the padded image at (oh, ow)). A
 // step reads 8 bytes at each of its two taps for each row, interleaved and widened to int16
-// pairs. Kernel rows that read padding alone for both output rows are skipped (channel_tile).
+// pairs. Kernel rows that read padding alone for both output rows are skipped (tap_pairs).
 // Not inlined: inlined into the pooled tile, GCC kept the accumulators on the stack.
 template <int MR>
 __attribute__((noinline)) ZT_S8 void channel_row_pair_sums(const Conv2dGeometry& g,
                                                            const DirectPlan& p, const int8_t* xq,
                                                            const int16_t* w, const int32_t* off,
                                                            int64_t oh, Acc<MR>& out) {
-  const int64_t row = g.in_c * g.k, wp = p.wp, pairs = p.pairs;
-  const int64_t lo = g.pad > oh + 1 ? g.pad - oh - 1 : 0;
-  const int64_t hi = std::max(lo, std::min(g.k, g.pad + g.in_h - oh));
+  const int64_t wp = p.wp, pairs = p.pairs;
+  const TapPairs range = tap_pairs(g, oh, oh + 1);
   Acc<MR> acc;
 #pragma GCC unroll 8
   for (int i = 0; i < MR; ++i) acc[i][0] = acc[i][1] = _mm256_setzero_si256();
-  for (int64_t t = lo * row / 2; t < (hi * row + 1) / 2; ++t) {
+  for (int64_t t = range.first; t < range.last; ++t) {
     const int8_t *a = xq + off[2 * t], *b = xq + off[2 * t + 1];
     add_step<MR>(acc, interleaved_s16(a, b), interleaved_s16(a + wp, b + wp), w + 2 * t, pairs);
   }
