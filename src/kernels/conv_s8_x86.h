@@ -9,7 +9,9 @@
 // - Channel rows (stride 1): a tile is 6 output channels x 16 positions of the output laid out
 //   with the padded image's row length wp. Tap t of position q reads padded element off[t] + q,
 //   so the operands are contiguous runs of the image, interleaved two taps at a time; the
-//   wp - out_w positions past each output row are computed and dropped. The VNNI build runs
+//   wp - out_w positions past each output row are computed and dropped. A 1x1 kernel's pairs are
+//   two channels at the same position: its copy of the image holds them interleaved (int16
+//   pairs), so the tiles load them without unpacking. The VNNI build runs
 //   kernels of 3 taps or wider in u8 x s8 quads, the image offset by 128 to make it unsigned and
 //   128 times the weights' sum subtracted after, in tiles of 6 channels x 64 positions on
 //   512-bit registers: 4 neighbouring taps of a kernel row (a window), and the 1 or 2 taps left
@@ -62,6 +64,8 @@ struct DirectPlan {
                       // x + 128 and each channel's sum is less 128 times its weights'
   int64_t expanded;   // channel rows in quads: the elements each expanded copy of the image holds
   bool columns;       // channel rows in quads: with columns, so a second expanded copy
+  bool interleaved;   // channel rows in pairs of a 1x1 kernel: the image as int16 pairs of
+                      // channels 2t and 2t + 1, `positions` int32 pairs for each t
   // The int32 quads of the expanded copies.
   int64_t expanded_quads() const { return columns ? 2 * expanded : expanded; }
 };
@@ -129,7 +133,8 @@ DirectPlan direct_plan(const Conv2dGeometry& g, bool quads = false, bool pixel =
     p.positions = round_up(g.out_h * p.wp, kNR);
     // The last tile reads 16 bytes from the last tap's offset past its first position.
     const int64_t last_tap = ((g.in_c - 1) * p.hp + g.k - 1) * p.wp + g.k - 1;
-    p.image = round_up(p.positions + last_tap, 4);
+    p.interleaved = g.k == 1 && g.pad == 0;
+    p.image = p.interleaved ? 4 * p.pairs * p.positions : round_up(p.positions + last_tap, 4);
     p.weights = g.out_c * 2 * p.pairs;
   } else {
     p.quads = quads;
@@ -236,31 +241,59 @@ ZT_S8_INLINE void add_step(Acc<MR>& acc, __m256i x0, __m256i x1, const int16_t* 
   }
 }
 
+// The int16 pairs of tap pair t at a channel-rows tile's 16 positions, read from the padded
+// image at the tile's first position (xq): its two taps' runs interleaved by vpunpck, in its
+// lane order (x0: positions 0-3, 8-11; x1: 4-7, 12-15).
+struct UnpackedPairs {
+  static constexpr bool kUnpackOrder = true;
+  const int8_t* xq;
+  const int32_t* off;
+  ZT_S8_INLINE void operator()(int64_t t, __m256i& x0, __m256i& x1) const {
+    const __m256i a =
+        _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(xq + off[2 * t])));
+    const __m256i b = _mm256_cvtepi8_epi16(
+        _mm_loadu_si128(reinterpret_cast<const __m128i*>(xq + off[2 * t + 1])));
+    x0 = _mm256_unpacklo_epi16(a, b);
+    x1 = _mm256_unpackhi_epi16(a, b);
+  }
+};
+// The same from a 1x1 kernel's interleaved image (DirectPlan::interleaved) at the tile's first
+// position: pair t's 16 positions in order, `positions` pairs after pair t - 1's.
+struct InterleavedPairs {
+  static constexpr bool kUnpackOrder = false;
+  const int32_t* xq;
+  int64_t positions;
+  ZT_S8_INLINE void operator()(int64_t t, __m256i& x0, __m256i& x1) const {
+    const __m256i* v = reinterpret_cast<const __m256i*>(xq + t * positions);
+    x0 = _mm256_loadu_si256(v);
+    x1 = _mm256_loadu_si256(v + 1);
+  }
+};
+
 // out[i] = the sums of output channel i (weights w + i * 2 pairs) over tap pairs first .. last - 1,
-// for positions xq.. + 15 (out[i][0]: 0-7, out[i][1]: 8-15). Out of line, with accumulators of
-// its own: inlined into the tiles, GCC kept one of the 12 on the stack, an add through memory
-// every step.
-template <int MR>
+// for a tile's positions 0-15 (out[i][0]: 0-7, out[i][1]: 8-15), their pairs from `pairs_at`.
+// Out of line, with accumulators of its own: inlined into the tiles, GCC kept one of the 12 on
+// the stack, an add through memory every step.
+template <int MR, class Pairs>
 __attribute__((noinline)) ZT_S8 void channel_sums(int64_t first, int64_t last, int64_t pairs,
-                                                  const int8_t* xq, const int16_t* w,
-                                                  const int32_t* off, Acc<MR>& out) {
+                                                  Pairs pairs_at, const int16_t* w, Acc<MR>& out) {
   Acc<MR> acc;
 #pragma GCC unroll 8
   for (int i = 0; i < MR; ++i) acc[i][0] = acc[i][1] = _mm256_setzero_si256();
   for (int64_t t = first; t < last; ++t) {
-    const __m256i x0 =
-        _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(xq + off[2 * t])));
-    const __m256i x1 = _mm256_cvtepi8_epi16(
-        _mm_loadu_si128(reinterpret_cast<const __m128i*>(xq + off[2 * t + 1])));
-    add_step<MR>(acc, _mm256_unpacklo_epi16(x0, x1), _mm256_unpackhi_epi16(x0, x1), w + 2 * t,
-                 pairs);
+    __m256i x0, x1;
+    pairs_at(t, x0, x1);
+    add_step<MR>(acc, x0, x1, w + 2 * t, pairs);
   }
-  // vpunpck's lane order (acc[i][0]: 0-3, 8-11; acc[i][1]: 4-7, 12-15) to the positions'.
 #pragma GCC unroll 8
   for (int i = 0; i < MR; ++i) {
     const __m256i lo = acc[i][0], hi = acc[i][1];
-    out[i][0] = _mm256_permute2x128_si256(lo, hi, 0x20);
-    out[i][1] = _mm256_permute2x128_si256(lo, hi, 0x31);
+    if constexpr (Pairs::kUnpackOrder) {  // to the positions' order
+      out[i][0] = _mm256_permute2x128_si256(lo, hi, 0x20);
+      out[i][1] = _mm256_permute2x128_si256(lo, hi, 0x31);
+    } else {
+      out[i][0] = lo, out[i][1] = hi;
+    }
   }
 }
 
@@ -444,7 +477,8 @@ TapPairs tap_pairs(const Conv2dGeometry& g, int64_t top, int64_t bottom) {
 }
 
 // A tile of kNR positions in pairs, or of kQuadRowNR in quads (VNNI build); xq is the padded
-// image at the tile's first position, or in quads the expanded image (int32) at it.
+// image at the tile's first position, or the interleaved image (int32) or in quads the expanded
+// image (int32) at it.
 template <int MR>
 ZT_S8 void channel_tile(const Conv2dGeometry& g, const DirectPlan& p, const void* xq,
                         const int16_t* w, const int32_t* off, [[maybe_unused]] const int32_t* comp,
@@ -458,7 +492,12 @@ ZT_S8 void channel_tile(const Conv2dGeometry& g, const DirectPlan& p, const void
 #endif
   const TapPairs t = tap_pairs(g, oh, oh + (ow + kNR - 1) / p.wp);
   Acc<MR> acc;
-  channel_sums<MR>(t.first, t.last, p.pairs, static_cast<const int8_t*>(xq), w, off, acc);
+  if (p.interleaved)
+    channel_sums<MR>(t.first, t.last, p.pairs,
+                     InterleavedPairs{static_cast<const int32_t*>(xq), p.positions}, w, acc);
+  else
+    channel_sums<MR>(t.first, t.last, p.pairs, UnpackedPairs{static_cast<const int8_t*>(xq), off},
+                     w, acc);
   store_channel_rows<MR>(acc, g, p, o0, oh, ow, y);
 }
 
@@ -718,9 +757,41 @@ ZT_S8_INLINE void copy_offset_128(int8_t* dst, const int8_t* src, int64_t n) {
   if (n % 16) offset_128x16(dst + n - 16, src + n - 16);
 }
 
-// One image x into the padded copy of channel rows (offset by 128 and expanded, in quads).
+// A 1x1 kernel's image x as its interleaved copy (DirectPlan::interleaved) at pairs: for pair t,
+// element e = channels 2t and 2t + 1 at position e as int16 (an odd last channel paired with
+// zeros, its weight's pair being zero); positions past the plane hold zeros.
+ZT_S8_INLINE void interleave_channel_pairs(const Conv2dGeometry& g, const DirectPlan& p,
+                                           const int8_t* x, int32_t* pairs) {
+  const int64_t plane = g.in_h * g.in_w;
+  for (int64_t t = 0; t < p.pairs; ++t) {
+    const int8_t* a = x + 2 * t * plane;
+    const int8_t* b = 2 * t + 1 < g.in_c ? a + plane : nullptr;
+    int32_t* dst = pairs + t * p.positions;
+    for (int64_t e = 0; e < p.positions; e += 16) {
+      __m128i va, vb;
+      if (e + 16 <= plane) {
+        va = _mm_loadu_si128(reinterpret_cast<const __m128i*>(a + e));
+        vb = b ? _mm_loadu_si128(reinterpret_cast<const __m128i*>(b + e)) : _mm_setzero_si128();
+      } else {  // the plane's last positions, through zeroed copies: no read past the image
+        alignas(16) int8_t ta[16] = {}, tb[16] = {};
+        const int64_t n = std::max<int64_t>(0, plane - e);
+        __builtin_memcpy(ta, a + e, static_cast<size_t>(n));
+        if (b) __builtin_memcpy(tb, b + e, static_cast<size_t>(n));
+        va = _mm_load_si128(reinterpret_cast<const __m128i*>(ta));
+        vb = _mm_load_si128(reinterpret_cast<const __m128i*>(tb));
+      }
+      __m256i* v = reinterpret_cast<__m256i*>(dst + e);
+      _mm256_storeu_si256(v, _mm256_cvtepi8_epi16(_mm_unpacklo_epi8(va, vb)));
+      _mm256_storeu_si256(v + 1, _mm256_cvtepi8_epi16(_mm_unpackhi_epi8(va, vb)));
+    }
+  }
+}
+
+// One image x into the padded copy of channel rows (offset by 128 and expanded, in quads;
+// interleaved for a 1x1 kernel in pairs).
 ZT_S8 void copy_channel_image(const Conv2dGeometry& g, const DirectPlan& p, const int8_t* x,
                               const Scratch& s) {
+  if (p.interleaved) return interleave_channel_pairs(g, p, x, static_cast<int32_t*>(s.image));
   int8_t* xp = static_cast<int8_t*>(s.image);
   if (g.pad == 0 && !p.quads) {
     // Unpadded, the copy's planes are the image's: one copy, not one a row (of 7 bytes in
@@ -752,7 +823,9 @@ ZT_S8 void channel_rows_image(const Conv2dGeometry& g, const DirectPlan& p, cons
   for (int64_t q0 = 0; q0 < p.positions; q0 += tile) {
     int64_t o0 = 0;
     const int16_t* w = s.weights;
-    const void* xq = p.quads ? static_cast<const void*>(s.expanded + q0) : xp + q0;
+    const void* xq = p.quads         ? static_cast<const void*>(s.expanded + q0)
+                     : p.interleaved ? static_cast<const int32_t*>(s.image) + q0
+                                     : static_cast<const void*>(xp + q0);
     for (; o0 + kMR <= g.out_c; o0 += kMR)
       channel_tile<kMR>(g, p, xq, w + o0 * 2 * p.pairs, s.off, s.comp + o0, o0, oh, ow, y);
     if (o0 < g.out_c)
@@ -1382,7 +1455,10 @@ bool conv2d_s8_direct_pools(const Conv2dGeometry& g, const Pool2dGeometry& pool)
 ZT_S8 void conv2d_s8_direct_max_pooled(const Conv2dGeometry& g, const Pool2dGeometry& pool,
                                        int64_t images, const int8_t* x, const int8_t* w, int32_t* y,
                                        int32_t* ranges, void* work, uint64_t weights_key) {
-  const DirectPlan p = run_plan(g);
+  DirectPlan p = run_plan(g);
+  // The pooled pair tiles read the int8 copy, in a 1x1 kernel's too (the interleaved one's bytes
+  // hold it; both pack the same weights).
+  p.interleaved = false;
   const Scratch s = scratch(p, work);
   prepare_scratch(g, p, w, s, work, weights_key);
   const int64_t windows = pool.out_plane();

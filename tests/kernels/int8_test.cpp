@@ -543,6 +543,10 @@ std::vector<ref::ConvShape> conv_cases(int64_t images) {
       {images, 20, 7, 7, 24, 1, 1, 0},
       {images, 20, 2, 2, 16, 1, 1, 0},
       {images, 12, 7, 7, 16, 1, 2, 0},
+      // 1x1 channel rows in pairs from the interleaved image (AVX2 sets): an odd channel paired
+      // with zeros, planes of 63 (a last tile partly past it) and 16 positions.
+      {images, 5, 7, 9, 13, 1, 1, 0},
+      {images, 9, 4, 4, 7, 1, 1, 0},
       // Channel rows in quads (VNNI sets): two tail columns of kernels 6 and 10 tall (columns of
       // 4 rows past the kernel's), and 7 wide (a window of 3 taps, no columns).
       {images, 2, 9, 11, 7, 6, 1, 2},
