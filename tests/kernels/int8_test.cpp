@@ -543,8 +543,9 @@ std::vector<ref::ConvShape> conv_cases(int64_t images) {
       {images, 20, 7, 7, 24, 1, 1, 0},
       {images, 20, 2, 2, 16, 1, 1, 0},
       {images, 12, 7, 7, 16, 1, 2, 0},
-      // 1x1 channel rows in pairs from the interleaved image (AVX2 sets): an odd channel paired
-      // with zeros, planes of 63 (a last tile partly past it) and 16 positions.
+      // 1x1 channel rows in pairs from the interleaved image (AVX2 sets; the input gradient's
+      // by convolution too): odd channel counts (9; 13 in the gradient of the first), planes of
+      // 63 positions (a last tile partly past it) and of 16.
       {images, 5, 7, 9, 13, 1, 1, 0},
       {images, 9, 4, 4, 7, 1, 1, 0},
       // Channel rows in quads (VNNI sets): two tail columns of kernels 6 and 10 tall (columns of
