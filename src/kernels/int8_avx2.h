@@ -95,9 +95,11 @@ namespace zotrain::kernels::avx512 {
 // AVX-512.
 int64_t philox4x32_run(uint64_t j0, uint32_t c2, uint32_t c3, uint64_t key, int64_t blocks,
                        uint32_t* out);
-// requantize_s8 on 16 lanes (requant_s8_avx512.cpp).
+// requantize_s8 and add_s8_steps on 16 lanes (requant_s8_avx512.cpp).
 void requantize_s8(int64_t n, const int32_t* acc, int32_t bias, FixedMultiplier mult, int32_t lo,
                    int32_t hi, int8_t* y);
+void add_s8_steps(int64_t n, const int8_t* a, FixedMultiplier ma, const int8_t* b,
+                  FixedMultiplier mb, FixedMultiplier down, int32_t lo, int32_t hi, int8_t* y);
 // stage_s16, stage_s16_in_range and round_shift_s16 on 512 bits (requant_s8_avx512.cpp).
 int stage_s16(const int32_t* acc, int64_t n, int16_t* stage);
 void stage_s16_in_range(const int32_t* acc, int64_t n, int range, int16_t* stage);

@@ -44,6 +44,7 @@ KernelSet with_vnni_int8(const KernelSet& base, KernelIsa isa, const char* gemm_
       "Philox 16 blocks at a time on 512 bits; Box-Muller on 16 lanes (avx-512)";
   set.philox4x32_run = avx512::philox4x32_run;
   set.requantize_s8 = avx512::requantize_s8;
+  set.add_s8_steps = avx512::add_s8_steps;
   set.stage_s16 = avx512::stage_s16;
   set.stage_s16_in_range = avx512::stage_s16_in_range;
   set.round_shift_s16 = avx512::round_shift_s16;

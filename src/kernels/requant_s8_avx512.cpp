@@ -28,14 +28,13 @@ ZT_AVX512_INLINE __m512i requantized(const Requant16& rq, const int32_t* p, __mm
   return rq.template lanes<kWide>(_mm512_add_epi32(_mm512_maskz_loadu_epi32(k, p), bias));
 }
 
-// 64 outputs at a time: four vectors narrowed by saturating packs (int16, then int8: the clamp
-// to [lo, hi] within int8 keeps its result), put back in order by one permutation and stored
-// whole (GCC makes a masked narrowing store, vpmovdb to memory, of the one-vector form, a third
-// of the kernel's time on Zen 4); the rest 16 at a time, the last under a lane mask.
-template <bool kWide>
-ZT_AVX512 void requantize_lanes(int64_t n, const int32_t* acc, const Requant16& rq, int32_t b,
-                                int32_t lo, int32_t hi, int8_t* y) {
-  const __m512i bias = _mm512_set1_epi32(b);
+// Outputs of 64 at a time, then of 16 (the last under a lane mask): lanes(i, k) gives the int32
+// of outputs i .. i + 15 (mask k). Four vectors are narrowed by saturating packs (int16, then
+// int8: the clamp to [lo, hi] within int8 keeps its result), put back in order by one
+// permutation and stored whole (GCC makes a masked narrowing store, vpmovdb to memory, of the
+// one-vector form, a third of the kernel's time on Zen 4).
+template <class Lanes>
+ZT_AVX512_INLINE void narrow_lanes(int64_t n, int32_t lo, int32_t hi, int8_t* y, Lanes&& lanes) {
   const __m512i low = _mm512_set1_epi32(lo), high = _mm512_set1_epi32(hi);
   const __m512i low8 = _mm512_set1_epi8(static_cast<char>(lo)),
                 high8 = _mm512_set1_epi8(static_cast<char>(hi));
@@ -43,20 +42,55 @@ ZT_AVX512 void requantize_lanes(int64_t n, const int32_t* acc, const Requant16& 
   const __m512i order = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
   int64_t i = 0;
   for (; i + 64 <= n; i += 64) {
-    const __m512i bytes = packs_s8(requantized<kWide>(rq, acc + i, 0xFFFF, bias),
-                                   requantized<kWide>(rq, acc + i + 16, 0xFFFF, bias),
-                                   requantized<kWide>(rq, acc + i + 32, 0xFFFF, bias),
-                                   requantized<kWide>(rq, acc + i + 48, 0xFFFF, bias));
+    const __m512i bytes = packs_s8(lanes(i, 0xFFFF), lanes(i + 16, 0xFFFF), lanes(i + 32, 0xFFFF),
+                                   lanes(i + 48, 0xFFFF));
     const __m512i in_order = _mm512_permutexvar_epi32(order, bytes);
     _mm512_storeu_si512(y + i, _mm512_min_epi8(_mm512_max_epi8(in_order, low8), high8));
   }
   for (; i < n; i += 16) {
     const __mmask16 k = first16(n - i);
-    const __m512i v =
-        _mm512_min_epi32(_mm512_max_epi32(requantized<kWide>(rq, acc + i, k, bias), low), high);
+    const __m512i v = _mm512_min_epi32(_mm512_max_epi32(lanes(i, k), low), high);
     _mm_mask_storeu_epi8(y + i, k, _mm512_cvtepi32_epi8(v));
   }
 }
+
+// The requantized sums of requantize_s8.
+template <bool kWide>
+struct RequantizedLanes {
+  const Requant16& rq;
+  const int32_t* acc;
+  __m512i bias;
+  ZT_AVX512_INLINE __m512i operator()(int64_t i, __mmask16 k) const {
+    return requantized<kWide>(rq, acc + i, k, bias);
+  }
+};
+
+template <bool kWide>
+ZT_AVX512 void requantize_lanes(int64_t n, const int32_t* acc, const Requant16& rq, int32_t b,
+                                int32_t lo, int32_t hi, int8_t* y) {
+  narrow_lanes(n, lo, hi, y, RequantizedLanes<kWide>{rq, acc, _mm512_set1_epi32(b)});
+}
+
+// x requantized in rq's shift form, chosen per vector (a branch that always goes one way).
+ZT_AVX512_INLINE __m512i requantized_any(const Requant16& rq, __m512i x) {
+  return rq.wide ? rq.lanes<true>(x) : rq.lanes<false>(x);
+}
+
+// 16 int8 at p (zero past the mask) as int32.
+ZT_AVX512_INLINE __m512i widened(const int8_t* p, __mmask16 k) {
+  return _mm512_cvtepi8_epi32(_mm_maskz_loadu_epi8(k, p));
+}
+
+// add_s8_steps' sums, each multiplier in its own shift form.
+struct AddedLanes {
+  Requant16 ra, rb, down;
+  const int8_t *a, *b;
+  ZT_AVX512_INLINE __m512i operator()(int64_t i, __mmask16 k) const {
+    const __m512i sum = _mm512_add_epi32(requantized_any(ra, widened(a + i, k)),
+                                         requantized_any(rb, widened(b + i, k)));
+    return requantized_any(down, sum);
+  }
+};
 
 // Two vectors' saturating packs (128-bit lanes of a, b, a, b, ...) back in order.
 ZT_AVX512 __m512i packed_in_order(__m512i packed) {
@@ -130,6 +164,12 @@ ZT_AVX512 void round_shift_s16(const int16_t* stage, int64_t n, int s, int8_t* o
     _mm256_mask_storeu_epi8(out + i, k,
                             _mm512_cvtepi16_epi8(round_shift(stage + i, k, half, shift)));
   }
+}
+
+ZT_AVX512 void add_s8_steps(int64_t n, const int8_t* a, FixedMultiplier ma, const int8_t* b,
+                            FixedMultiplier mb, FixedMultiplier down, int32_t lo, int32_t hi,
+                            int8_t* y) {
+  narrow_lanes(n, lo, hi, y, AddedLanes{Requant16(ma), Requant16(mb), Requant16(down), a, b});
 }
 
 ZT_AVX512 void requantize_s8(int64_t n, const int32_t* acc, int32_t bias, FixedMultiplier mult,
