@@ -1,8 +1,9 @@
 // The requantizations on 512-bit vectors, for the "+vnni" kernel sets (AVX-512): the NPU kernels'
-// fixed-point requantization (npu.h) of int32 sums, and the int8 path's stage_s16 and the rounding
-// shift of finish_s16 (int8.h). The AVX2 build's steps (requant_s8_avx2.cpp) on 16 lanes, with
-// the last partial vector under a lane mask instead of zero-padded copies, and the NPU's clamp in
-// int32 before narrowing. Bit for bit the portable loops of npu.cpp and int8.cpp.
+// fixed-point requantization (npu.h) of int32 sums and their residual add, and the int8 path's
+// stage_s16 and the rounding shift of finish_s16 (int8.h). The AVX2 build's steps
+// (requant_s8_avx2.cpp) on 16 lanes, with the last partial vector under a lane mask instead of
+// zero-padded copies, and the NPU's clamp in int32 before narrowing. Bit for bit the portable loops
+// of npu.cpp and int8.cpp.
 #include "kernel_set.h"
 #include "kernels/int8.h"
 #include "requant_avx512.h"
