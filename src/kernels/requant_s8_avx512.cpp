@@ -66,13 +66,16 @@ struct RequantizedLanes {
   }
 };
 
+// requantize_s8 in shift form kWide (the lambda of with_shift_form calls it: a lambda has no
+// target of its own to inline narrow_lanes into).
 template <bool kWide>
 ZT_AVX512 void requantize_lanes(int64_t n, const int32_t* acc, const Requant16& rq, int32_t b,
                                 int32_t lo, int32_t hi, int8_t* y) {
   narrow_lanes(n, lo, hi, y, RequantizedLanes<kWide>{rq, acc, _mm512_set1_epi32(b)});
 }
 
-// x requantized in rq's shift form, chosen per vector (a branch that always goes one way).
+// x requantized in rq's shift form, chosen per vector (a branch that always goes one way): the
+// residual add's three multipliers would take eight instantiations as template arguments.
 ZT_AVX512_INLINE __m512i requantized_any(const Requant16& rq, __m512i x) {
   return rq.wide ? rq.lanes<true>(x) : rq.lanes<false>(x);
 }

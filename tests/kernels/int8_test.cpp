@@ -543,11 +543,6 @@ std::vector<ref::ConvShape> conv_cases(int64_t images) {
       {images, 20, 7, 7, 24, 1, 1, 0},
       {images, 20, 2, 2, 16, 1, 1, 0},
       {images, 12, 7, 7, 16, 1, 2, 0},
-      // 1x1 channel rows in pairs from the interleaved image (AVX2 sets; the input gradient's
-      // by convolution too): odd channel counts (9; 13 in the gradient of the first), planes of
-      // 63 positions (a last tile partly past it) and of 16.
-      {images, 5, 7, 9, 13, 1, 1, 0},
-      {images, 9, 4, 4, 7, 1, 1, 0},
       // Channel rows in quads (VNNI sets): two tail columns of kernels 6 and 10 tall (columns of
       // 4 rows past the kernel's), and 7 wide (a window of 3 taps, no columns).
       {images, 2, 9, 11, 7, 6, 1, 2},
@@ -560,6 +555,12 @@ std::vector<ref::ConvShape> conv_cases(int64_t images) {
     const int64_t h = k + rng.below(9), w = k + rng.below(12);
     cases.push_back({images, 1 + rng.below(4), h, w, 1 + rng.below(9), k, 1 + (i % 2), pad});
   }
+  // 1x1 channel rows in pairs from the interleaved image (AVX2 sets; the input gradient's by
+  // convolution too): odd channel counts (9; 13 in the gradient of the first), planes of 63
+  // positions (a last tile partly past it) and of 16. Last, so that the cases before keep the
+  // data seeds the tests give them in order.
+  cases.push_back({images, 5, 7, 9, 13, 1, 1, 0});
+  cases.push_back({images, 9, 4, 4, 7, 1, 1, 0});
   return cases;
 }
 
