@@ -876,11 +876,12 @@ int max_pool_2x2_lanes(const Pool2dGeometry& g, int64_t planes, const T* x, T* y
         for (int64_t ow = 0; ow < out_w; ++ow) {
           const T ab = later_if_greater(r0[2 * ow], r0[2 * ow + 1]);
           yr[ow] = later_if_greater(later_if_greater(ab, r1[2 * ow]), r1[2 * ow + 1]);
-          if constexpr (kRange)
-            for (int i = 0; i < 4; ++i) {
-              const T v = (i < 2 ? r0 : r1)[2 * ow + i % 2];
-              lo = v < lo ? v : lo, hi = v > hi ? v : hi;
-            }
+          if constexpr (kRange) {
+            // Named one by one: GCC 12's Debug sanitized build read (i < 2 ? r0 : r1)[2 ow + i % 2]
+            // as r1[2 ow + 1] for i = 2, losing the window's bottom-left value from the range.
+            const T window[4] = {r0[2 * ow], r0[2 * ow + 1], r1[2 * ow], r1[2 * ow + 1]};
+            for (const T v : window) lo = v < lo ? v : lo, hi = v > hi ? v : hi;
+          }
         }
         continue;
       }

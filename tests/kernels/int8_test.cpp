@@ -953,7 +953,12 @@ TEST(Int8MaxPool, S32PoolingReturnsTheRangeOfItsWholeInput) {
       SCOPED_TRACE(describe(s));
       auto g = kernels::Pool2dGeometry::make(s.h, s.w, s.k, s.stride);
       const int64_t n = s.x_numel();
-      for (const int64_t at : {int64_t{0}, n / 2 + 1, n - 1})
+      // Every position of a small input: each corner of a window in turn (the kernels' narrow
+      // rows go element by element; a Debug build once lost every window's bottom-left value).
+      std::vector<int64_t> ats = {0, n / 2 + 1, n - 1};
+      if (n <= 64)
+        for (int64_t a = 0; a < n; ++a) ats.push_back(a);
+      for (const int64_t at : ats)
         for (const int32_t extreme : {(1 << 20) + 5, -(1 << 23) - 1, -(1 << 20)}) {
           std::vector<int32_t> x(static_cast<size_t>(n)), y(s.y_numel());
           for (int32_t& v : x) v = static_cast<int32_t>(rng.below(2001)) - 1000;
