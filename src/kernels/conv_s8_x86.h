@@ -258,25 +258,28 @@ struct UnpackedPairs {
   }
 };
 // The same from a 1x1 kernel's interleaved image (DirectPlan::interleaved) at the tile's first
-// position: pair t's 16 positions in order, `positions` pairs after pair t - 1's.
+// position, pair t's `positions` pairs after pair t - 1's: x0 its 8 positions from there, x1 the 8
+// from `second` on (8: a tile's 16 positions in order; wp: a pooled tile's two output rows).
 struct InterleavedPairs {
   static constexpr bool kUnpackOrder = false;
   const int32_t* xq;
-  int64_t positions;
+  int64_t positions, second;
   ZT_S8_INLINE void operator()(int64_t t, __m256i& x0, __m256i& x1) const {
-    const __m256i* v = reinterpret_cast<const __m256i*>(xq + t * positions);
-    x0 = _mm256_loadu_si256(v);
-    x1 = _mm256_loadu_si256(v + 1);
+    const int32_t* v = xq + t * positions;
+    x0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(v));
+    x1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(v + second));
   }
 };
 
 // out[i] = the sums of output channel i (weights w + i * 2 pairs) over tap pairs first .. last - 1,
 // for a tile's positions 0-15 (out[i][0]: 0-7, out[i][1]: 8-15), their pairs from `pairs_at`.
 // Out of line, with accumulators of its own: inlined into the tiles, GCC kept one of the 12 on
-// the stack, an add through memory every step.
+// the stack, an add through memory every step. The loader by reference: a 24-byte one by value
+// went through the stack as scalar stores read back by one vector load, which stalls forwarding.
 template <int MR, class Pairs>
 __attribute__((noinline)) ZT_S8 void channel_sums(int64_t first, int64_t last, int64_t pairs,
-                                                  Pairs pairs_at, const int16_t* w, Acc<MR>& out) {
+                                                  const Pairs& pairs_at, const int16_t* w,
+                                                  Acc<MR>& out) {
   Acc<MR> acc;
 #pragma GCC unroll 8
   for (int i = 0; i < MR; ++i) acc[i][0] = acc[i][1] = _mm256_setzero_si256();
@@ -494,7 +497,7 @@ ZT_S8 void channel_tile(const Conv2dGeometry& g, const DirectPlan& p, const void
   Acc<MR> acc;
   if (p.interleaved)
     channel_sums<MR>(t.first, t.last, p.pairs,
-                     InterleavedPairs{static_cast<const int32_t*>(xq), p.positions}, w, acc);
+                     InterleavedPairs{static_cast<const int32_t*>(xq), p.positions, 8}, w, acc);
   else
     channel_sums<MR>(t.first, t.last, p.pairs, UnpackedPairs{static_cast<const int8_t*>(xq), off},
                      w, acc);
@@ -634,39 +637,39 @@ ZT_S8_INLINE __m256i interleaved_s16(const int8_t* a, const int8_t* b) {
                         _mm_loadl_epi64(reinterpret_cast<const __m128i*>(b))));
 }
 
-// A channel-rows tile in pairs over two neighbouring output rows: acc[i][r] = channel i's sums
-// at columns ow .. ow + 7 of output row oh + r, in order (xq: the padded image at (oh, ow)). A
-// step reads 8 bytes at each of its two taps for each row, interleaved and widened to int16
-// pairs. Kernel rows that read padding alone for both output rows are skipped (tap_pairs).
-// Not inlined: inlined into the pooled tile, GCC kept the accumulators on the stack.
-template <int MR>
-__attribute__((noinline)) ZT_S8 void channel_row_pair_sums(const Conv2dGeometry& g,
-                                                           const DirectPlan& p, const int8_t* xq,
-                                                           const int16_t* w, const int32_t* off,
-                                                           int64_t oh, Acc<MR>& out) {
-  const int64_t wp = p.wp, pairs = p.pairs;
-  const TapPairs range = tap_pairs(g, oh, oh + 1);
-  Acc<MR> acc;
-#pragma GCC unroll 8
-  for (int i = 0; i < MR; ++i) acc[i][0] = acc[i][1] = _mm256_setzero_si256();
-  for (int64_t t = range.first; t < range.last; ++t) {
+// The int16 pairs of tap pair t at a pooled tile's positions, 8 columns of two neighbouring output
+// rows, read from the padded image at the tile's first position (xq): 8 bytes at each of the
+// pair's two taps for each row, interleaved and widened (x0: the top row, x1: the bottom one).
+struct RowPairs {
+  static constexpr bool kUnpackOrder = false;
+  const int8_t* xq;
+  const int32_t* off;
+  int64_t wp;
+  ZT_S8_INLINE void operator()(int64_t t, __m256i& x0, __m256i& x1) const {
     const int8_t *a = xq + off[2 * t], *b = xq + off[2 * t + 1];
-    add_step<MR>(acc, interleaved_s16(a, b), interleaved_s16(a + wp, b + wp), w + 2 * t, pairs);
+    x0 = interleaved_s16(a, b);
+    x1 = interleaved_s16(a + wp, b + wp);
   }
-#pragma GCC unroll 8
-  for (int i = 0; i < MR; ++i) out[i][0] = acc[i][0], out[i][1] = acc[i][1];
-}
+};
 
 // A pooled tile in pairs: output rows oh = 2 ph and oh + 1, columns ow .. ow + 7 (those below
 // out_w valid); the 2x2 maxima of its valid columns go to pooled row ph, columns ow / 2.., of
-// each channel's pooled plane at y (channel o0's) and its valid sums into the extremes e.
+// each channel's pooled plane at y (channel o0's) and its valid sums into the extremes e. xq is
+// the padded image, or the interleaved image (int32), at (oh, ow). Kernel rows that read padding
+// alone for both output rows are skipped (tap_pairs).
 template <int MR>
 ZT_S8 void channel_pair_tile_max_pooled(const Conv2dGeometry& g, const DirectPlan& p,
-                                        const Pool2dGeometry& pool, const int8_t* xq,
+                                        const Pool2dGeometry& pool, const void* xq,
                                         const int16_t* w, const int32_t* off, int64_t ph,
                                         int64_t ow, PairExtremes& e, int32_t* y) {
+  const TapPairs t = tap_pairs(g, 2 * ph, 2 * ph + 1);
   Acc<MR> acc;
-  channel_row_pair_sums<MR>(g, p, xq, w, off, 2 * ph, acc);
+  if (p.interleaved)
+    channel_sums<MR>(t.first, t.last, p.pairs,
+                     InterleavedPairs{static_cast<const int32_t*>(xq), p.positions, p.wp}, w, acc);
+  else
+    channel_sums<MR>(t.first, t.last, p.pairs, RowPairs{static_cast<const int8_t*>(xq), off, p.wp},
+                     w, acc);
   const int64_t valid = std::min<int64_t>(8, g.out_w - ow);  // even, as out_w and ow
   const __m256i lanes = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
   const __m256i kept = _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(valid)), lanes);
@@ -869,13 +872,15 @@ ZT_S8 int channel_pairs_image_max_pooled(const Conv2dGeometry& g, const DirectPl
                                          const Pool2dGeometry& pool, const int8_t* x,
                                          const Scratch& s, int32_t* y) {
   copy_channel_image(g, p, x, s);
-  const int8_t* xp = static_cast<const int8_t*>(s.image);
   const int16_t* w = s.weights;
   const int64_t plane = pool.out_plane();
   PairExtremes e;
   for (int64_t ph = 0; ph < pool.out_h; ++ph)
     for (int64_t ow = 0; ow < g.out_w; ow += 8) {
-      const int8_t* xq = xp + 2 * ph * p.wp + ow;
+      const int64_t q = 2 * ph * p.wp + ow;
+      const void* xq = p.interleaved
+                           ? static_cast<const void*>(static_cast<const int32_t*>(s.image) + q)
+                           : static_cast<const int8_t*>(s.image) + q;
       int64_t o0 = 0;
       for (; o0 + kMR <= g.out_c; o0 += kMR)
         channel_pair_tile_max_pooled<kMR>(g, p, pool, xq, w + o0 * 2 * p.pairs, s.off, ph, ow, e,
@@ -1455,10 +1460,7 @@ bool conv2d_s8_direct_pools(const Conv2dGeometry& g, const Pool2dGeometry& pool)
 ZT_S8 void conv2d_s8_direct_max_pooled(const Conv2dGeometry& g, const Pool2dGeometry& pool,
                                        int64_t images, const int8_t* x, const int8_t* w, int32_t* y,
                                        int32_t* ranges, void* work, uint64_t weights_key) {
-  DirectPlan p = run_plan(g);
-  // The pooled pair tiles read the int8 copy, in a 1x1 kernel's too (the interleaved one's bytes
-  // hold it; both pack the same weights).
-  p.interleaved = false;
+  const DirectPlan p = run_plan(g);
   const Scratch s = scratch(p, work);
   prepare_scratch(g, p, w, s, work, weights_key);
   const int64_t windows = pool.out_plane();

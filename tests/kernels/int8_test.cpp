@@ -645,7 +645,8 @@ TEST(Int8Conv2d, BlocksOfOnePassPackTheWeightsOnce) {
 // convolution's output and the range of that output, bit for bit, in every set that fuses them.
 // The VNNI sets fuse pixel rows in quads, and channel rows in quads whose tiles are two output
 // rows (padded rows of 32): LeNet-5's conv2 and conv1 (the first two cases) must take them there.
-// The AVX2 sets fuse channel rows in pairs (tiles of 8 columns of two rows): LeNet-5's conv1.
+// The AVX2 sets fuse channel rows in pairs (tiles of 8 columns of two rows): LeNet-5's conv1
+// and the last two cases (1x1).
 // Pixel rows: window counts that leave a last tile part-filled (25, 16, 4, 1), channels past a
 // panel (20, 33, 7), stride 2 with padding. Channel rows: a last tile of fewer channels (9), 30
 // columns of 32 (3x3) and 28 of 32 unpadded.
@@ -659,6 +660,9 @@ TEST(Int8Conv2d, MaxPooledForwardIsThePoolingOfTheForward) {
                                          {2, 1, 30, 30, 8, 3, 1, 1},  {2, 3, 32, 32, 6, 5, 1, 0}};
     for (const auto& s : conv_cases(2))
       if (s.out_h() % 2 == 0 && s.out_w() % 2 == 0) cases.push_back(s);
+    // 1x1 channel rows (AVX2 sets) read from the interleaved copy: odd channel counts, planes of
+    // one and two tiles' width (last, so the cases before keep their seeds).
+    cases.insert(cases.end(), {{2, 5, 16, 16, 7, 1, 1, 0}, {2, 3, 6, 8, 9, 1, 1, 0}});
     const kernels::KernelIsa isa = kernels::active_kernel_isa();
     if (isa == kernels::KernelIsa::kAvx2FmaVnni || isa == kernels::KernelIsa::kAvx2FmaOnednnVnni) {
       EXPECT_TRUE(kernels::conv2d_s8_pools(geometry(cases[0]),
@@ -669,6 +673,10 @@ TEST(Int8Conv2d, MaxPooledForwardIsThePoolingOfTheForward) {
     if (isa == kernels::KernelIsa::kAvx2Fma || isa == kernels::KernelIsa::kAvx2FmaOnednn) {
       EXPECT_TRUE(kernels::conv2d_s8_pools(geometry(cases[1]),
                                            kernels::Pool2dGeometry::make(28, 28, 2, 2)));
+      EXPECT_TRUE(kernels::conv2d_s8_pools(geometry(cases.end()[-2]),
+                                           kernels::Pool2dGeometry::make(16, 16, 2, 2)));
+      EXPECT_TRUE(kernels::conv2d_s8_pools(geometry(cases.back()),
+                                           kernels::Pool2dGeometry::make(6, 8, 2, 2)));
     }
     uint64_t seed = 150;
     for (const auto& s : cases) {
