@@ -561,6 +561,10 @@ std::vector<ref::ConvShape> conv_cases(int64_t images) {
   // data seeds the tests give them in order.
   cases.push_back({images, 5, 7, 9, 13, 1, 1, 0});
   cases.push_back({images, 9, 4, 4, 7, 1, 1, 0});
+  // Channel-rows tiles stored whole where they lie in one row below out_w: 15 columns of 17, so
+  // the tile at the last row's first column ends one column past out_w, where the plane of the
+  // next channel begins.
+  cases.push_back({images, 2, 17, 15, 7, 3, 1, 1});
   return cases;
 }
 
