@@ -53,6 +53,25 @@ ZT_S8_INLINE int64_t taps_512(int64_t n, int pairs, const int32_t* two, const in
 }
 #endif
 
+// depthwise_taps' outputs from q on, 16 at a time on 256 bits, in shift form kWide
+// (Requantizer::lanes).
+template <bool kWide>
+ZT_S8_INLINE void taps_256(int64_t q, int64_t n, int pairs, const __m256i* wp,
+                           const int8_t* const* src, int32_t bias, const Requantizer& rq,
+                           int32_t lo, int32_t hi, int8_t* y) {
+  const Narrow narrow(lo, hi);
+  const __m256i b = _mm256_set1_epi32(bias);
+  for (; q < n; q += 16) {
+    __m256i acc0 = b, acc1 = b;
+    for (int p = 0; p < pairs; ++p) {
+      const __m256i u = load_s16(src[2 * p] + q), v = load_s16(src[2 * p + 1] + q);
+      acc0 = dot_pairs_s16(acc0, _mm256_unpacklo_epi16(u, v), wp[p]);
+      acc1 = dot_pairs_s16(acc1, _mm256_unpackhi_epi16(u, v), wp[p]);
+    }
+    narrow(rq.lanes<kWide>(acc0), rq.lanes<kWide>(acc1), y + q);
+  }
+}
+
 // depthwise_taps_s8 with T taps (0: `taps`). Pairs of taps multiply-add as int16 (dot_pairs_s16:
 // vpmaddwd + vpaddd, or vpdpwssd): the unpacks interleave the two taps' inputs, and a lone last
 // tap pairs with itself at weight 0.
@@ -81,17 +100,10 @@ ZT_S8_INLINE void depthwise_taps(int64_t n, int taps, const int8_t* w, const int
                 : taps_512<false>(n, pairs, two, src, bias, rq16, lo, hi, y);
 #endif
   const Requantizer rq(mult);
-  const Narrow narrow(lo, hi);
-  const __m256i b = _mm256_set1_epi32(bias);
-  for (; q < n; q += 16) {
-    __m256i acc0 = b, acc1 = b;
-    for (int p = 0; p < pairs; ++p) {
-      const __m256i u = load_s16(src[2 * p] + q), v = load_s16(src[2 * p + 1] + q);
-      acc0 = dot_pairs_s16(acc0, _mm256_unpacklo_epi16(u, v), wp[p]);
-      acc1 = dot_pairs_s16(acc1, _mm256_unpackhi_epi16(u, v), wp[p]);
-    }
-    narrow(rq(acc0), rq(acc1), y + q);
-  }
+  if (rq.wide)
+    taps_256<true>(q, n, pairs, wp, src, bias, rq, lo, hi, y);
+  else
+    taps_256<false>(q, n, pairs, wp, src, bias, rq, lo, hi, y);
 }
 
 }  // namespace

@@ -22,24 +22,34 @@ namespace zotrain::kernels::avx2 {
 // 0. Truncation to 32 bits before the sign is the scalar's wrap-around, should a product overflow.
 struct Requantizer {
   __m256i m0, half;
-  __m128i right, left;
+  __m128i right, odd_right, left;
+  bool wide;
   ZT_AVX2_INLINE explicit Requantizer(FixedMultiplier m) {
     const VectorRequantShifts s = vector_requant_shifts(m);
+    wide = s.right >= 32;
     m0 = _mm256_set1_epi32(m.m0);
     half = _mm256_set1_epi64x(s.half);
     right = _mm_cvtsi32_si128(s.right);
+    odd_right = _mm_cvtsi32_si128(wide ? s.right - 32 : 0);
     left = _mm_cvtsi32_si128(s.left);
   }
-  // The even lanes of v.
-  ZT_AVX2_INLINE __m256i rounded(__m256i v) const {
-    return _mm256_srl_epi64(_mm256_add_epi64(_mm256_mul_epu32(v, m0), half), right);
+  // The even lanes of v, rounded and shifted right by `by`.
+  ZT_AVX2_INLINE __m256i rounded(__m256i v, __m128i by) const {
+    return _mm256_srl_epi64(_mm256_add_epi64(_mm256_mul_epu32(v, m0), half), by);
   }
-  ZT_AVX2_INLINE __m256i operator()(__m256i x) const {
+  // kWide (`wide`, as avx512::Requant16): the odd lanes' result shifted straight into their high
+  // half, no left shift (it is 0): 10 operations for 8 lanes instead of 12.
+  template <bool kWide>
+  ZT_AVX2_INLINE __m256i lanes(__m256i x) const {
     const __m256i mag = _mm256_abs_epi32(x);
-    const __m256i even = rounded(mag), odd = rounded(_mm256_srli_epi64(mag, 32));
-    const __m256i r = _mm256_blend_epi32(even, _mm256_slli_epi64(odd, 32), 0xAA);
-    return _mm256_sign_epi32(_mm256_sll_epi32(r, left), x);
+    const __m256i even = rounded(mag, right);
+    const __m256i odd = kWide ? rounded(_mm256_srli_epi64(mag, 32), odd_right)
+                              : _mm256_slli_epi64(rounded(_mm256_srli_epi64(mag, 32), right), 32);
+    const __m256i r = _mm256_blend_epi32(even, odd, 0xAA);
+    return _mm256_sign_epi32(kWide ? r : _mm256_sll_epi32(r, left), x);
   }
+  // Any multiplier.
+  ZT_AVX2_INLINE __m256i operator()(__m256i x) const { return lanes<false>(x); }
 };
 
 // 16 int32 outputs, lanes 0-3 and 8-11 in `a`, 4-7 and 12-15 in `b` (the order of the 128-bit

@@ -9,7 +9,6 @@
 #include <immintrin.h>
 
 #include <cstdint>
-#include <type_traits>
 
 #include "int8_avx2.h"
 
@@ -31,7 +30,7 @@ namespace zotrain::kernels::avx512 {
 // and m0 < 2^31 multiply exactly as unsigned 32 x 32 -> 64 bits (even and odd lanes apart), and the
 // sum stays below 2^63. kWide (right >= 32, `wide`): the odd lanes' result is shifted straight
 // into their high half (by right - 32, the bits below it dropped by the blend) instead of down and
-// back up.
+// back up, and there is no left shift (it is 0).
 struct Requant16 {
   __m512i m0, half;
   __m128i right, odd_right, left;
@@ -52,20 +51,12 @@ struct Requant16 {
     __m512i odd = _mm512_add_epi64(_mm512_mul_epu32(_mm512_srli_epi64(mag, 32), m0), half);
     odd = kWide ? _mm512_srl_epi64(odd, odd_right)
                 : _mm512_slli_epi64(_mm512_srl_epi64(odd, right), 32);
-    const __m512i v = _mm512_sll_epi32(_mm512_mask_blend_epi32(0xAAAA, even, odd), left);
+    const __m512i blend = _mm512_mask_blend_epi32(0xAAAA, even, odd);
+    const __m512i v = kWide ? blend : _mm512_sll_epi32(blend, left);  // wide: left is 0
     return _mm512_mask_sub_epi32(v, _mm512_cmplt_epi32_mask(x, _mm512_setzero_si512()),
                                  _mm512_setzero_si512(), v);
   }
 };
-
-// f(std::bool_constant<rq.wide>{}): the shift form as a template argument.
-template <class F>
-inline void with_shift_form(const Requant16& rq, F&& f) {
-  if (rq.wide)
-    f(std::true_type{});
-  else
-    f(std::false_type{});
-}
 
 // The first n of 16 lanes (all for n >= 16).
 ZT_AVX512_INLINE __mmask16 first16(int64_t n) {

@@ -102,17 +102,24 @@ ZT_AVX2_INLINE void widen(const int8_t* p, __m256i& a, __m256i& b) {
   b = _mm256_srai_epi32(_mm256_unpackhi_epi16(v, v), 16);
 }
 
-// requantize_s8 of 16 int32; their in-order halves interleaved by 128 bits into Narrow's order.
+// requantize_s8 of 16 int32 in shift form kWide (Requantizer::lanes); their in-order halves
+// interleaved by 128 bits into Narrow's order.
+template <bool kWide>
 struct RequantizeS8 {
   __m256i bias;
   Requantizer rq;
   Narrow narrow;
   ZT_AVX2_INLINE void operator()(const int32_t* p, int8_t* y) const {
     const __m256i v0 = _mm256_add_epi32(load(p), bias), v1 = _mm256_add_epi32(load(p + 8), bias);
-    narrow(rq(_mm256_permute2x128_si256(v0, v1, 0x20)), rq(_mm256_permute2x128_si256(v0, v1, 0x31)),
-           y);
+    narrow(rq.lanes<kWide>(_mm256_permute2x128_si256(v0, v1, 0x20)),
+           rq.lanes<kWide>(_mm256_permute2x128_si256(v0, v1, 0x31)), y);
   }
 };
+template <bool kWide>
+ZT_AVX2 void requantize_in_form(int64_t n, const int32_t* acc, const RequantizeS8<kWide>& fn,
+                                int8_t* y) {
+  for_each_vector<16>(n, y, fn, acc);
+}
 
 // add_s8_steps of 16 elements.
 struct AddS8 {
@@ -177,8 +184,12 @@ struct QuantizeS8 {
 
 ZT_AVX2 void requantize_s8(int64_t n, const int32_t* acc, int32_t bias, FixedMultiplier mult,
                            int32_t lo, int32_t hi, int8_t* y) {
-  const RequantizeS8 fn{_mm256_set1_epi32(bias), Requantizer(mult), Narrow(lo, hi)};
-  for_each_vector<16>(n, y, fn, acc);
+  const Requantizer rq(mult);
+  const __m256i b = _mm256_set1_epi32(bias);
+  if (rq.wide)
+    requantize_in_form(n, acc, RequantizeS8<true>{b, rq, Narrow(lo, hi)}, y);
+  else
+    requantize_in_form(n, acc, RequantizeS8<false>{b, rq, Narrow(lo, hi)}, y);
 }
 
 ZT_AVX2 void add_s8_steps(int64_t n, const int8_t* a, FixedMultiplier ma, const int8_t* b,
