@@ -829,18 +829,22 @@ ZT_S8 void copy_channel_image(const Conv2dGeometry& g, const DirectPlan& p, cons
 #endif
 }
 
+// The copy of channel rows in pairs at position q: the interleaved image (int32 pairs) of a 1x1
+// kernel, the padded int8 image otherwise.
+ZT_S8_INLINE const void* pairs_image_at(const DirectPlan& p, const Scratch& s, int64_t q) {
+  if (p.interleaved) return static_cast<const int32_t*>(s.image) + q;
+  return static_cast<const int8_t*>(s.image) + q;
+}
+
 ZT_S8 void channel_rows_image(const Conv2dGeometry& g, const DirectPlan& p, const int8_t* x,
                               const Scratch& s, int32_t* y) {
   copy_channel_image(g, p, x, s);
-  const int8_t* xp = static_cast<const int8_t*>(s.image);
   int64_t oh = 0, ow = 0;  // of position q0
   const int64_t tile = p.quads ? kQuadRowNR : kNR;
   for (int64_t q0 = 0; q0 < p.positions; q0 += tile) {
     int64_t o0 = 0;
     const int16_t* w = s.weights;
-    const void* xq = p.quads         ? static_cast<const void*>(s.expanded + q0)
-                     : p.interleaved ? static_cast<const int32_t*>(s.image) + q0
-                                     : static_cast<const void*>(xp + q0);
+    const void* xq = p.quads ? s.expanded + q0 : pairs_image_at(p, s, q0);
     for (; o0 + kMR <= g.out_c; o0 += kMR)
       channel_tile<kMR>(g, p, xq, w + o0 * 2 * p.pairs, s.off, s.comp + o0, o0, oh, ow, y);
     if (o0 < g.out_c)
@@ -889,10 +893,7 @@ ZT_S8 int channel_pairs_image_max_pooled(const Conv2dGeometry& g, const DirectPl
   PairExtremes e;
   for (int64_t ph = 0; ph < pool.out_h; ++ph)
     for (int64_t ow = 0; ow < g.out_w; ow += 8) {
-      const int64_t q = 2 * ph * p.wp + ow;
-      const void* xq = p.interleaved
-                           ? static_cast<const void*>(static_cast<const int32_t*>(s.image) + q)
-                           : static_cast<const int8_t*>(s.image) + q;
+      const void* xq = pairs_image_at(p, s, 2 * ph * p.wp + ow);
       int64_t o0 = 0;
       for (; o0 + kMR <= g.out_c; o0 += kMR)
         channel_pair_tile_max_pooled<kMR>(g, p, pool, xq, w + o0 * 2 * p.pairs, s.off, ph, ow, e,

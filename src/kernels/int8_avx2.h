@@ -8,7 +8,6 @@
 #pragma once
 
 #include <cstdint>
-#include <type_traits>
 
 #include "kernels/byte_gather.h"
 #include "kernels/conv2d.h"
@@ -31,16 +30,6 @@ inline VectorRequantShifts vector_requant_shifts(FixedMultiplier m) {
           : r > 0 ? r
                   : 0,
           r < 0 ? -r : 0};
-}
-
-// f(std::bool_constant<rq.wide>{}): a requantizer's shift form (right >= 32, so no left shift:
-// every multiplier below 1/2) as a template argument.
-template <class Requant, class F>
-inline void with_shift_form(const Requant& rq, F&& f) {
-  if (rq.wide)
-    f(std::true_type{});
-  else
-    f(std::false_type{});
 }
 
 }  // namespace zotrain::kernels

@@ -9,6 +9,7 @@
 #include <immintrin.h>
 
 #include <cstdint>
+#include <type_traits>
 
 #include "int8_avx2.h"
 
@@ -57,6 +58,15 @@ struct Requant16 {
                                  _mm512_setzero_si512(), v);
   }
 };
+
+// f(std::bool_constant<rq.wide>{}): the shift form as a template argument.
+template <class F>
+inline void with_shift_form(const Requant16& rq, F&& f) {
+  if (rq.wide)
+    f(std::true_type{});
+  else
+    f(std::false_type{});
+}
 
 // The first n of 16 lanes (all for n >= 16).
 ZT_AVX512_INLINE __mmask16 first16(int64_t n) {

@@ -115,11 +115,6 @@ struct RequantizeS8 {
            rq.lanes<kWide>(_mm256_permute2x128_si256(v0, v1, 0x31)), y);
   }
 };
-template <bool kWide>
-ZT_AVX2 void requantize_in_form(int64_t n, const int32_t* acc, const RequantizeS8<kWide>& fn,
-                                int8_t* y) {
-  for_each_vector<16>(n, y, fn, acc);
-}
 
 // add_s8_steps of 16 elements.
 struct AddS8 {
@@ -184,12 +179,16 @@ struct QuantizeS8 {
 
 ZT_AVX2 void requantize_s8(int64_t n, const int32_t* acc, int32_t bias, FixedMultiplier mult,
                            int32_t lo, int32_t hi, int8_t* y) {
+  // The form by a branch (with_shift_form's lambda would have no AVX2 target to inline into).
   const Requantizer rq(mult);
   const __m256i b = _mm256_set1_epi32(bias);
-  if (rq.wide)
-    requantize_in_form(n, acc, RequantizeS8<true>{b, rq, Narrow(lo, hi)}, y);
-  else
-    requantize_in_form(n, acc, RequantizeS8<false>{b, rq, Narrow(lo, hi)}, y);
+  if (rq.wide) {
+    const RequantizeS8<true> fn{b, rq, Narrow(lo, hi)};
+    for_each_vector<16>(n, y, fn, acc);
+  } else {
+    const RequantizeS8<false> fn{b, rq, Narrow(lo, hi)};
+    for_each_vector<16>(n, y, fn, acc);
+  }
 }
 
 ZT_AVX2 void add_s8_steps(int64_t n, const int8_t* a, FixedMultiplier ma, const int8_t* b,
