@@ -356,6 +356,26 @@ void BM_GemmS8(benchmark::State& state) {
 }
 BENCHMARK(BM_GemmS8)->Apply(gemm_s8_shapes);
 
+// A linear layer's int8 forward over the batch (int32 out, linear_s8_forward: B packed once, A
+// nonnegative as ReLU outputs are), LeNet-5's three at batch 256. Arguments: layer, KernelIsa.
+void BM_LinearS8Forward(benchmark::State& state) {
+  constexpr int64_t kShapes[][2] = {{120, 400}, {84, 120}, {10, 84}};  // n, k
+  const int64_t m = kBatch, n = kShapes[state.range(0)][0], k = kShapes[state.range(0)][1];
+  if (!select_isa(state, state.range(1))) return;
+  std::vector<int8_t> a = random_s8(m * k, 6, true), b = random_s8(n * k, 7);
+  std::vector<int32_t> c(static_cast<size_t>(m * n));
+  std::vector<uint64_t> work(static_cast<size_t>(kernels::linear_s8_work_bytes(n, k) / 8 + 1));
+  const uint64_t key = kernels::new_weights_key();
+  for (auto _ : state) {
+    kernels::linear_s8_forward(m, n, k, a.data(), b.data(), c.data(), work.data(), key);
+    benchmark::ClobberMemory();
+  }
+  set_rate(state, 2.0 * static_cast<double>(m * n * k), "OPS");
+}
+BENCHMARK(BM_LinearS8Forward)
+    ->ArgNames({"layer", "isa"})
+    ->ArgsProduct({{0, 1, 2}, {0, 1, static_cast<int64_t>(KernelIsa::kAvx2FmaVnni)}});
+
 // One int8 convolution forward over the batch (int32 out), as an int8 Conv2d layer runs it.
 // Arguments: conv (kConvCases: LeNet-5's two, ResNet18's 3x3), KernelIsa, whether the input is
 // nonnegative (ReLU outputs).

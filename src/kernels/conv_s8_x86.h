@@ -66,6 +66,16 @@ struct DirectPlan {
   bool columns;       // channel rows in quads: with columns, so a second expanded copy
   bool interleaved;   // channel rows in pairs of a 1x1 kernel: the image as int16 pairs of
                       // channels 2t and 2t + 1, `positions` int32 pairs for each t
+  // Channel rows in pairs of a wider kernel, where they fit kPairImagesBytes: after the padded
+  // image (padded_bytes), a copy of it as int16 pairs (x[e], x[e + diffs[j]]) for each distinct
+  // distance diffs[j] between a pair's two taps, pair_extent elements each, so a tile loads its
+  // pairs as they are (ImagePairs) instead of widening and interleaving two runs every step.
+  int64_t pair_images;
+  int64_t pair_extent;
+  int64_t padded_bytes;
+  int32_t diffs[4];
+  // Whether the tiles read int32 pairs (ImagePairs), with one offset per pair.
+  bool reads_pairs() const { return interleaved || pair_images > 0; }
   // The int32 quads of the expanded copies.
   int64_t expanded_quads() const { return columns ? 2 * expanded : expanded; }
 };
@@ -103,6 +113,43 @@ LayoutShares layout_shares(const Conv2dGeometry& g, int64_t lane) {
           panels * kNR * round_up(row, lane)};
 }
 
+// The offset in the padded image of tap `tap` of channel rows in pairs, which go kernel row by
+// kernel row ki (channel c, then column kj within it).
+int64_t pair_tap_offset(const Conv2dGeometry& g, int64_t hp, int64_t wp, int64_t tap) {
+  const int64_t ki = tap / (g.in_c * g.k), c = tap / g.k % g.in_c, kj = tap % g.k;
+  return (c * hp + ki) * wp + kj;
+}
+
+// The pair images' budget: LeNet-5 conv1's two take 8 KB; more would leave the L1 cache.
+constexpr int64_t kPairImagesBytes = 32 * 1024;
+
+// The pair images of channel rows in pairs (DirectPlan::pair_images), if their distances number 4
+// at most and they fit kPairImagesBytes; p.image grows by their bytes. An odd last tap (zero
+// weight for its pair's second) reads the first image.
+void plan_pair_images(const Conv2dGeometry& g, DirectPlan& p) {
+  const int64_t taps = g.patch_size();
+  int64_t images = 0, first_most = 0;
+  for (int64_t t = 0; 2 * t < taps; ++t) {
+    const int64_t a = pair_tap_offset(g, p.hp, p.wp, 2 * t);
+    first_most = std::max(first_most, a);
+    if (2 * t + 1 == taps) break;
+    const int64_t d = pair_tap_offset(g, p.hp, p.wp, 2 * t + 1) - a;
+    if (std::find(p.diffs, p.diffs + images, d) != p.diffs + images) continue;
+    if (images == 4) return;
+    p.diffs[images++] = static_cast<int32_t>(d);
+  }
+  // A tile reads its positions (below p.positions) plus a pair's first tap; made 16 at a time.
+  const int64_t extent = round_up(p.positions + first_most, 16);
+  if (images == 0 || 4 * images * extent > kPairImagesBytes) return;
+  p.pair_images = images;
+  p.pair_extent = extent;
+  // Zeros after the padded image, so that the pairs are made 16 at a time up to the extent (but
+  // for those before a negative distance's first).
+  const int64_t most = *std::max_element(p.diffs, p.diffs + images);
+  p.padded_bytes = round_up(std::max(p.padded_bytes, extent + std::max<int64_t>(most, 0)), 4);
+  p.image = p.padded_bytes + 4 * images * extent;
+}
+
 // The plan of a geometry; with `quads`, in quads; with `pixel`, in pixel rows whatever the
 // comparison of the two layouts in pairs says.
 DirectPlan direct_plan(const Conv2dGeometry& g, bool quads = false, bool pixel = false) {
@@ -135,6 +182,8 @@ DirectPlan direct_plan(const Conv2dGeometry& g, bool quads = false, bool pixel =
     const int64_t last_tap = ((g.in_c - 1) * p.hp + g.k - 1) * p.wp + g.k - 1;
     p.interleaved = g.k == 1 && g.pad == 0;
     p.image = p.interleaved ? 4 * p.pairs * p.positions : round_up(p.positions + last_tap, 4);
+    p.padded_bytes = p.image;
+    if (!p.interleaved) plan_pair_images(g, p);
     p.weights = g.out_c * 2 * p.pairs;
   } else {
     p.quads = quads;
@@ -257,15 +306,16 @@ struct UnpackedPairs {
     x1 = _mm256_unpackhi_epi16(a, b);
   }
 };
-// The same from a 1x1 kernel's interleaved image (DirectPlan::interleaved) at the tile's first
-// position, pair t's `positions` pairs after pair t - 1's: x0 its 8 positions from there, x1 the 8
-// from `second` on (8: a tile's 16 positions in order; wp: a pooled tile's two output rows).
-struct InterleavedPairs {
+// The same from int32 pairs (DirectPlan::reads_pairs: a 1x1 kernel's interleaved image or the
+// pair images) at the tile's first position, pair t's at off[t]: x0 its 8 positions from there, x1
+// the 8 from `second` on (8: a tile's 16 positions in order; wp: a pooled tile's two output rows).
+struct ImagePairs {
   static constexpr bool kUnpackOrder = false;
   const int32_t* xq;
-  int64_t positions, second;
+  const int32_t* off;
+  int64_t second;
   ZT_S8_INLINE void operator()(int64_t t, __m256i& x0, __m256i& x1) const {
-    const int32_t* v = xq + t * positions;
+    const int32_t* v = xq + off[t];
     x0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(v));
     x1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(v + second));
   }
@@ -492,7 +542,7 @@ TapPairs tap_pairs(const Conv2dGeometry& g, int64_t top, int64_t bottom) {
 }
 
 // A tile of kNR positions in pairs, or of kQuadRowNR in quads (VNNI build); xq is the padded
-// image at the tile's first position, or the interleaved image (int32) or in quads the expanded
+// image at the tile's first position, or its int32 pairs (pairs_image_at) or in quads the expanded
 // image (int32) at it.
 template <int MR>
 ZT_S8 void channel_tile(const Conv2dGeometry& g, const DirectPlan& p, const void* xq,
@@ -507,9 +557,9 @@ ZT_S8 void channel_tile(const Conv2dGeometry& g, const DirectPlan& p, const void
 #endif
   const TapPairs t = tap_pairs(g, oh, ow + kNR <= p.wp ? oh : oh + (ow + kNR - 1) / p.wp);
   Acc<MR> acc;
-  if (p.interleaved)
-    channel_sums<MR>(t.first, t.last, p.pairs,
-                     InterleavedPairs{static_cast<const int32_t*>(xq), p.positions, 8}, w, acc);
+  if (p.reads_pairs())
+    channel_sums<MR>(t.first, t.last, p.pairs, ImagePairs{static_cast<const int32_t*>(xq), off, 8},
+                     w, acc);
   else
     channel_sums<MR>(t.first, t.last, p.pairs, UnpackedPairs{static_cast<const int8_t*>(xq), off},
                      w, acc);
@@ -667,7 +717,7 @@ struct RowPairs {
 // A pooled tile in pairs: output rows oh = 2 ph and oh + 1, columns ow .. ow + 7 (those below
 // out_w valid); the 2x2 maxima of its valid columns go to pooled row ph, columns ow / 2.., of
 // each channel's pooled plane at y (channel o0's) and its valid sums into the extremes e. xq is
-// the padded image, or the interleaved image (int32), at (oh, ow). Kernel rows that read padding
+// the padded image, or its int32 pairs (pairs_image_at), at (oh, ow). Kernel rows that read padding
 // alone for both output rows are skipped (tap_pairs).
 template <int MR>
 ZT_S8 void channel_pair_tile_max_pooled(const Conv2dGeometry& g, const DirectPlan& p,
@@ -676,9 +726,9 @@ ZT_S8 void channel_pair_tile_max_pooled(const Conv2dGeometry& g, const DirectPla
                                         int64_t ow, PairExtremes& e, int32_t* y) {
   const TapPairs t = tap_pairs(g, 2 * ph, 2 * ph + 1);
   Acc<MR> acc;
-  if (p.interleaved)
+  if (p.reads_pairs())
     channel_sums<MR>(t.first, t.last, p.pairs,
-                     InterleavedPairs{static_cast<const int32_t*>(xq), p.positions, p.wp}, w, acc);
+                     ImagePairs{static_cast<const int32_t*>(xq), off, p.wp}, w, acc);
   else
     channel_sums<MR>(t.first, t.last, p.pairs, RowPairs{static_cast<const int8_t*>(xq), off, p.wp},
                      w, acc);
@@ -689,19 +739,24 @@ ZT_S8 void channel_pair_tile_max_pooled(const Conv2dGeometry& g, const DirectPla
   const __m256i evens = _mm256_setr_epi32(0, 2, 4, 6, 0, 2, 4, 6);
   const int64_t plane = pool.out_plane();
   int32_t* yo = y + ph * pool.out_w + ow / 2;
+  // The tile's extremes, its columns past out_w dropped once for all its channels: the windows'
+  // maxima are among the larger of each column's two rows (most), whose extremes are the same.
+  __m256i lo = _mm256_setzero_si256(), hi = _mm256_setzero_si256();
 #pragma GCC unroll 8
   for (int i = 0; i < MR; ++i) {
     const __m256i top = acc[i][0], bottom = acc[i][1];
     const __m256i most = _mm256_max_epi32(top, bottom);
+    lo = _mm256_min_epi32(lo, _mm256_min_epi32(top, bottom));
+    hi = _mm256_max_epi32(hi, most);
     const __m256i pooled = _mm256_max_epi32(most, _mm256_shuffle_epi32(most, 0xB1));
-    e.lo = _mm256_min_epi32(e.lo, _mm256_and_si256(_mm256_min_epi32(top, bottom), kept));
-    e.hi = _mm256_max_epi32(e.hi, _mm256_and_si256(pooled, kept));
     const __m128i four = _mm256_castsi256_si128(_mm256_permutevar8x32_epi32(pooled, evens));
     if (valid == 8)
       _mm_storeu_si128(reinterpret_cast<__m128i*>(yo + i * plane), four);
     else
       store_first_s32(yo + i * plane, valid / 2, _mm256_castsi128_si256(four));
   }
+  e.lo = _mm256_min_epi32(e.lo, _mm256_and_si256(lo, kept));
+  e.hi = _mm256_max_epi32(e.hi, _mm256_and_si256(hi, kept));
 }
 
 // In pairs, the taps go kernel row by kernel row ki (channel c, then column kj within it), so that
@@ -747,12 +802,19 @@ ZT_S8 void pack_channel_rows(const Conv2dGeometry& g, const DirectPlan& p, const
         for (int64_t kj = 0; kj < g.k; ++kj) *next++ = w[o * taps + (c * g.k + ki) * g.k + kj];
     if (taps % 2) *next = 0;
   }
-  int32_t* next = s.off;
-  for (int64_t ki = 0; ki < g.k; ++ki)
-    for (int64_t c = 0; c < g.in_c; ++c)
-      for (int64_t kj = 0; kj < g.k; ++kj)
-        *next++ = static_cast<int32_t>((c * p.hp + ki) * p.wp + kj);
-  if (taps % 2) *next = next[-1];
+  for (int64_t t = 0; t < p.pairs; ++t) {
+    const int64_t a = pair_tap_offset(g, p.hp, p.wp, 2 * t);
+    const int64_t b = 2 * t + 1 < taps ? pair_tap_offset(g, p.hp, p.wp, 2 * t + 1) : a;
+    if (p.interleaved) {  // one offset a pair, into the interleaved image
+      s.off[t] = static_cast<int32_t>(t * p.positions);
+    } else if (p.pair_images) {  // one offset a pair, into the image of its distance
+      const int64_t j = b == a ? 0 : std::find(p.diffs, p.diffs + p.pair_images, b - a) - p.diffs;
+      s.off[t] = static_cast<int32_t>(j * p.pair_extent + a);
+    } else {
+      s.off[2 * t] = static_cast<int32_t>(a);
+      s.off[2 * t + 1] = static_cast<int32_t>(b);
+    }
+  }
 }
 
 // The 16 bytes at src + 128 (the sign bit flipped), stored at dst.
@@ -802,6 +864,32 @@ ZT_S8_INLINE void interleave_channel_pairs(const Conv2dGeometry& g, const Direct
   }
 }
 
+// The pair images (DirectPlan::pair_images) of the padded image xp, which they follow; it holds
+// every pair's second byte up to the extent (plan_pair_images), and those before it are zeros (a
+// negative distance's first pairs, which no tap reads).
+ZT_S8_INLINE void make_pair_images(const DirectPlan& p, int8_t* xp) {
+  int32_t* images = reinterpret_cast<int32_t*>(xp + p.padded_bytes);
+  for (int64_t j = 0; j < p.pair_images; ++j) {
+    const int64_t d = p.diffs[j];
+    int32_t* dst = images + j * p.pair_extent;
+    for (int64_t e = 0; e < p.pair_extent; e += 16) {
+      if (e + d >= 0) {
+        const __m128i a = _mm_loadu_si128(reinterpret_cast<const __m128i*>(xp + e));
+        const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(xp + e + d));
+        __m256i* v = reinterpret_cast<__m256i*>(dst + e);
+        _mm256_storeu_si256(v, _mm256_cvtepi8_epi16(_mm_unpacklo_epi8(a, b)));
+        _mm256_storeu_si256(v + 1, _mm256_cvtepi8_epi16(_mm_unpackhi_epi8(a, b)));
+        continue;
+      }
+      for (int64_t i = e; i < e + 16; ++i) {
+        const int8_t second = i + d >= 0 ? xp[i + d] : int8_t{0};
+        dst[i] = static_cast<int32_t>(static_cast<uint16_t>(xp[i]) |
+                                      static_cast<uint32_t>(static_cast<uint16_t>(second)) << 16);
+      }
+    }
+  }
+}
+
 // One image x into the padded copy of channel rows (offset by 128 and expanded, in quads;
 // interleaved for a 1x1 kernel in pairs).
 ZT_S8 void copy_channel_image(const Conv2dGeometry& g, const DirectPlan& p, const int8_t* x,
@@ -812,6 +900,7 @@ ZT_S8 void copy_channel_image(const Conv2dGeometry& g, const DirectPlan& p, cons
     // Unpadded, the copy's planes are the image's: one copy, not one a row (of 7 bytes in
     // MobileNetV2's 7x7 planes).
     __builtin_memcpy(xp, x, static_cast<size_t>(g.in_numel()));
+    if (p.pair_images) make_pair_images(p, xp);
     return;
   }
   for (int64_t c = 0; c < g.in_c; ++c)
@@ -827,13 +916,16 @@ ZT_S8 void copy_channel_image(const Conv2dGeometry& g, const DirectPlan& p, cons
 #if ZT_S8_VNNI
   if (p.quads) expand_quads(p, xp, s.expanded);
 #endif
+  if (p.pair_images) make_pair_images(p, xp);
 }
 
-// The copy of channel rows in pairs at position q: the interleaved image (int32 pairs) of a 1x1
-// kernel, the padded int8 image otherwise.
+// The copy of channel rows in pairs at position q: the interleaved image of a 1x1 kernel or the
+// pair images (int32 pairs), the padded int8 image otherwise.
 ZT_S8_INLINE const void* pairs_image_at(const DirectPlan& p, const Scratch& s, int64_t q) {
-  if (p.interleaved) return static_cast<const int32_t*>(s.image) + q;
-  return static_cast<const int8_t*>(s.image) + q;
+  const char* image = static_cast<const char*>(s.image);
+  if (p.interleaved) return reinterpret_cast<const int32_t*>(image) + q;
+  if (p.pair_images) return reinterpret_cast<const int32_t*>(image + p.padded_bytes) + q;
+  return image + q;
 }
 
 ZT_S8 void channel_rows_image(const Conv2dGeometry& g, const DirectPlan& p, const int8_t* x,
@@ -909,23 +1001,30 @@ ZT_S8 int channel_pairs_image_max_pooled(const Conv2dGeometry& g, const DirectPl
 
 // ---- Pixel rows ----
 
-// The sums of pixels pix[i] (an HWC image of int16) over all steps, for the kNR output channels
-// of a packed panel [pairs, kNR, 2] of int16 (dot_pairs_s16): a pixel's step is one 32-bit
+// The sums of pixels pix[i] (an HWC image) over all steps, for the kNR output channels of a packed
+// panel of 64 bytes a step: int16 pairs [pairs, kNR, 2] (dot_pairs_s16), or for T = int8_t u8 x s8
+// quads [steps, kNR, 4] (dot_quads_u8s8, exact for u8 in [0, 127]); a pixel's step is one 32-bit
 // broadcast.
-ZT_S8_INLINE void pixel_sums(int64_t steps, const int16_t* const (&pix)[kMR], const int32_t* off,
-                             const int16_t* panel, Acc<kMR>& acc) {
+template <class T>
+ZT_S8_INLINE void pixel_sums(int64_t steps, const T* const (&pix)[kMR], const int32_t* off,
+                             const T* panel, Acc<kMR>& acc) {
 #pragma GCC unroll 8
   for (int i = 0; i < kMR; ++i) acc[i][0] = acc[i][1] = _mm256_setzero_si256();
   for (int64_t t = 0; t < steps; ++t) {
-    const __m256i* b = reinterpret_cast<const __m256i*>(panel + t * kNR * 2);
+    const __m256i* b = reinterpret_cast<const __m256i*>(panel) + 2 * t;
     const __m256i b0 = _mm256_loadu_si256(b), b1 = _mm256_loadu_si256(b + 1);
 #pragma GCC unroll 8
     for (int i = 0; i < kMR; ++i) {
       int32_t step;
       __builtin_memcpy(&step, pix[i] + off[t], sizeof step);
       const __m256i xv = _mm256_set1_epi32(step);
-      acc[i][0] = dot_pairs_s16(acc[i][0], b0, xv);
-      acc[i][1] = dot_pairs_s16(acc[i][1], b1, xv);
+      if constexpr (sizeof(T) == 2) {
+        acc[i][0] = dot_pairs_s16(acc[i][0], b0, xv);
+        acc[i][1] = dot_pairs_s16(acc[i][1], b1, xv);
+      } else {
+        acc[i][0] = dot_quads_u8s8(acc[i][0], xv, b0);
+        acc[i][1] = dot_quads_u8s8(acc[i][1], xv, b1);
+      }
     }
   }
 }
@@ -967,6 +1066,24 @@ ZT_S8_INLINE void pixel_quad_sums(int64_t rows, int64_t steps, const int8_t* con
   if (rows <= 4) return pixel_quad_sums_512<4>(steps, pix, off, panel, comp, t);
   if (rows <= 8) return pixel_quad_sums_512<8>(steps, pix, off, panel, comp, t);
   pixel_quad_sums_512<kQuadMR>(steps, pix, off, panel, comp, t);
+}
+#else
+// pixel_sums in quads on 256 bits, less comp, for all kQuadMR pixels (the rows past `rows` repeat
+// the last): the linear layers' nonnegative rows (never the offset image, whose bytes pass 127).
+__attribute__((noinline)) ZT_S8 void pixel_quad_sums(int64_t, int64_t steps,
+                                                     const int8_t* const (&pix)[kQuadMR],
+                                                     const int32_t* off, const int8_t* panel,
+                                                     const int32_t* comp,
+                                                     int32_t (&t)[kQuadMR][kNR]) {
+  Acc<kQuadMR> acc;
+  pixel_sums<int8_t>(steps, pix, off, panel, acc);
+#pragma GCC unroll 8
+  for (int i = 0; i < kQuadMR; ++i)
+    for (int v = 0; v < 2; ++v)
+      _mm256_store_si256(
+          reinterpret_cast<__m256i*>(t[i] + 8 * v),
+          _mm256_sub_epi32(acc[i][v],
+                           _mm256_loadu_si256(reinterpret_cast<const __m256i*>(comp + 8 * v))));
 }
 #endif
 
@@ -1329,14 +1446,14 @@ ZT_S8 int pixel_image_max_pooled(const Conv2dGeometry& g, const DirectPlan& p,
 }
 #endif
 
-#if ZT_S8_VNNI
 // ---- Linear layers as pixel rows of 1x1 images ----
 
-// C = A · B^T (a linear layer's forward) as the pixel rows of a 1x1 convolution: a tile is 12
-// rows of A, each step a 32-bit broadcast of 4 of a row's k bytes, times a panel of 16 columns
-// of B packed as the convolution's weights (pixel_quad_sums_512, no offset: A must be
-// nonnegative, u8 as it stands). Scratch: the weights' key, the panels [panels, k / 4, 16, 4],
-// the step offsets 4 s, a zero compensation of 16 lanes.
+// C = A · B^T (a linear layer's forward) as the pixel rows of a 1x1 convolution: a tile is
+// kQuadMR rows of A (12 on 512 bits in the VNNI build, 6 on 256 in the AVX2 one), each step a
+// 32-bit broadcast of 4 of a row's k bytes, times a panel of 16 columns of B packed as the
+// convolution's weights (pixel_quad_sums, no offset: A must be nonnegative, u8 as it stands).
+// Scratch: the weights' key, the panels [panels, k / 4, 16, 4], the step offsets 4 s, a zero
+// compensation of 16 lanes.
 struct LinearPlan {
   int64_t steps, panels;
   int64_t packed_bytes() const { return panels * steps * kNR * 4; }
@@ -1346,10 +1463,6 @@ LinearPlan linear_plan(int64_t n, int64_t k) {
   return {k / 4, (n + kNR - 1) / kNR};
 }
 
-int64_t linear_s8_work_bytes(int64_t n, int64_t k) {
-  return linear_plan(n, k).bytes();
-}
-
 // Where linear_tiles's tiles go (t: rows i0.., count of them; panel q's columns, cols of them):
 // int32 into C [m, n];
 struct LinearSums {
@@ -1357,11 +1470,19 @@ struct LinearSums {
   int64_t n;
   ZT_S8_INLINE void operator()(const int32_t (&t)[kQuadMR][kNR], int64_t i0, int64_t count,
                                int64_t q, int64_t cols) const {
+#if ZT_S8_VNNI
     const __mmask16 mask = avx512::first16(cols);
     for (int64_t i = 0; i < count; ++i)
       _mm512_mask_storeu_epi32(c + (i0 + i) * n + q * kNR, mask, _mm512_load_si512(t[i]));
+#else
+    for (int64_t i = 0; i < count; ++i)
+      for (int64_t v = 0; 8 * v < cols; ++v)
+        store_lanes(c + (i0 + i) * n + q * kNR + 8 * v, std::min<int64_t>(8, cols - 8 * v),
+                    _mm256_load_si256(reinterpret_cast<const __m256i*>(t[i] + 8 * v)));
+#endif
   }
 };
+#if ZT_S8_VNNI
 // or requantized with the columns' bias, as int8.
 template <bool kWide>
 struct LinearRequant {
@@ -1379,6 +1500,8 @@ struct LinearRequant {
                                0xFFFF, (__m512i)r->clamped<kWide>(_mm512_load_si512(t[i]), b)));
   }
 };
+
+#endif
 
 // linear_s8 with the tiles to store: false (nothing done) where it does not take the operands.
 template <class Store>
@@ -1423,23 +1546,6 @@ ZT_S8 bool linear_tiles(int64_t m, int64_t n, int64_t k, const int8_t* a, const 
   }
   return true;
 }
-
-ZT_S8 bool linear_s8(int64_t m, int64_t n, int64_t k, const int8_t* a, const int8_t* b, int32_t* c,
-                     void* work, uint64_t weights_key) {
-  return linear_tiles(m, n, k, a, b, work, weights_key, LinearSums{c, n});
-}
-
-ZT_S8 bool linear_s8_requantized(int64_t m, int64_t n, int64_t k, const int8_t* a, const int8_t* b,
-                                 const Requantization& rq, int8_t* c, void* work,
-                                 uint64_t weights_key) {
-  const TileRequant r(rq);
-  bool done = false;
-  with_shift_form(r.rq, [&]<bool kWide>(std::bool_constant<kWide>) {
-    done = linear_tiles(m, n, k, a, b, work, weights_key, LinearRequant<kWide>{&r, c, n});
-  });
-  return done;
-}
-#endif
 
 // Packs w into the scratch unless it holds them under weights_key already: the calls of one
 // pass pack once.
@@ -1563,5 +1669,29 @@ ZT_S8 void conv2d_s8_direct(const Conv2dGeometry& g, int64_t images, const int8_
       pixel_image_sums<int16_t>(g, p, xn, s, yn);
   }
 }
+
+// ---- Linear layers' forward (the tiles above) ----
+
+int64_t linear_s8_work_bytes(int64_t n, int64_t k) {
+  return linear_plan(n, k).bytes();
+}
+
+ZT_S8 bool linear_s8(int64_t m, int64_t n, int64_t k, const int8_t* a, const int8_t* b, int32_t* c,
+                     void* work, uint64_t weights_key) {
+  return linear_tiles(m, n, k, a, b, work, weights_key, LinearSums{c, n});
+}
+
+#if ZT_S8_VNNI
+ZT_S8 bool linear_s8_requantized(int64_t m, int64_t n, int64_t k, const int8_t* a, const int8_t* b,
+                                 const Requantization& rq, int8_t* c, void* work,
+                                 uint64_t weights_key) {
+  const TileRequant r(rq);
+  bool done = false;
+  with_shift_form(r.rq, [&]<bool kWide>(std::bool_constant<kWide>) {
+    done = linear_tiles(m, n, k, a, b, work, weights_key, LinearRequant<kWide>{&r, c, n});
+  });
+  return done;
+}
+#endif
 
 }  // namespace zotrain::kernels::ZT_S8_NS

@@ -32,9 +32,9 @@ const KernelSet kAvx2FmaKernels = {
     .max_pool_2x2_s32 = avx2::max_pool_2x2_s32,
     .max_pool_2x2_backward_relu = avx2::max_pool_2x2_backward_relu,
     .int8_name =
-        "avx2: conv2d direct 6x16 tiles, A.B^T 3x4 dot tiles (u8 x s8 vpmaddubsw where an "
-        "operand is nonnegative), A.B 4x16 tiles (vpmaddwd), 2x2 max pool, requantization, Philox "
-        "x8",
+        "avx2: conv2d direct 6x16 tiles, linear forward 6x16 tiles (u8 x s8 vpmaddubsw on "
+        "nonnegative rows), A.B^T 3x4 dot tiles (vpmaddubsw where an operand is nonnegative), "
+        "A.B 4x16 tiles (vpmaddwd), 2x2 max pool, requantization, Philox x8",
     .conv2d_s8_direct_work_bytes = avx2::conv2d_s8_direct_work_bytes,
     .conv2d_s8_direct = avx2::conv2d_s8_direct,
     .conv2d_s8_direct_pools = avx2::conv2d_s8_direct_pools,
@@ -42,8 +42,8 @@ const KernelSet kAvx2FmaKernels = {
     .conv2d_s8_direct_requantizes = nullptr,
     .conv2d_s8_direct_requantized = nullptr,
     .gemm_s8_nn = avx2::gemm_s8_nn,
-    .linear_s8_work_bytes = nullptr,
-    .linear_s8 = nullptr,
+    .linear_s8_work_bytes = avx2::linear_s8_work_bytes,
+    .linear_s8 = avx2::linear_s8,
     .linear_s8_requantized = nullptr,
     .gemm_s8_nt = avx2::gemm_s8_nt,
     .max_pool_2x2_s8 = avx2::max_pool_2x2_s8,
