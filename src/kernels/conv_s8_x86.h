@@ -113,11 +113,25 @@ LayoutShares layout_shares(const Conv2dGeometry& g, int64_t lane) {
           panels * kNR * round_up(row, lane)};
 }
 
-// The offset in the padded image of tap `tap` of channel rows in pairs, which go kernel row by
-// kernel row ki (channel c, then column kj within it).
-int64_t pair_tap_offset(const Conv2dGeometry& g, int64_t hp, int64_t wp, int64_t tap) {
-  const int64_t ki = tap / (g.in_c * g.k), c = tap / g.k % g.in_c, kj = tap % g.k;
-  return (c * hp + ki) * wp + kj;
+// Calls f(t, a, b) for tap pair t of channel rows in pairs, a and b the offsets of its two taps in
+// the padded image (b = a for an odd last tap, whose weight is zero): the taps go kernel row by
+// kernel row ki (channel c, then column kj within it), so that a tile may take the taps of some
+// kernel rows only.
+template <class F>
+void for_each_tap_pair(const Conv2dGeometry& g, int64_t hp, int64_t wp, F&& f) {
+  int64_t t = 0, first = -1;
+  for (int64_t ki = 0; ki < g.k; ++ki)
+    for (int64_t c = 0; c < g.in_c; ++c)
+      for (int64_t kj = 0; kj < g.k; ++kj) {
+        const int64_t off = (c * hp + ki) * wp + kj;
+        if (first < 0) {
+          first = off;
+        } else {
+          f(t++, first, off);
+          first = -1;
+        }
+      }
+  if (first >= 0) f(t, first, first);
 }
 
 // The pair images' budget: LeNet-5 conv1's two take 8 KB; more would leave the L1 cache.
@@ -127,20 +141,19 @@ constexpr int64_t kPairImagesBytes = 32 * 1024;
 // at most and they fit kPairImagesBytes; p.image grows by their bytes. An odd last tap (zero
 // weight for its pair's second) reads the first image.
 void plan_pair_images(const Conv2dGeometry& g, DirectPlan& p) {
-  const int64_t taps = g.patch_size();
   int64_t images = 0, first_most = 0;
-  for (int64_t t = 0; 2 * t < taps; ++t) {
-    const int64_t a = pair_tap_offset(g, p.hp, p.wp, 2 * t);
+  bool more = false;  // than 4 distances (none of the kernel-row order's 3 kinds has more)
+  for_each_tap_pair(g, p.hp, p.wp, [&](int64_t, int64_t a, int64_t b) {
     first_most = std::max(first_most, a);
-    if (2 * t + 1 == taps) break;
-    const int64_t d = pair_tap_offset(g, p.hp, p.wp, 2 * t + 1) - a;
-    if (std::find(p.diffs, p.diffs + images, d) != p.diffs + images) continue;
-    if (images == 4) return;
-    p.diffs[images++] = static_cast<int32_t>(d);
-  }
+    if (b == a || std::find(p.diffs, p.diffs + images, b - a) != p.diffs + images) return;
+    if (images == 4)
+      more = true;
+    else
+      p.diffs[images++] = static_cast<int32_t>(b - a);
+  });
   // A tile reads its positions (below p.positions) plus a pair's first tap; made 16 at a time.
   const int64_t extent = round_up(p.positions + first_most, 16);
-  if (images == 0 || 4 * images * extent > kPairImagesBytes) return;
+  if (more || images == 0 || 4 * images * extent > kPairImagesBytes) return;
   p.pair_images = images;
   p.pair_extent = extent;
   // Zeros after the padded image, so that the pairs are made 16 at a time up to the extent (but
@@ -802,9 +815,7 @@ ZT_S8 void pack_channel_rows(const Conv2dGeometry& g, const DirectPlan& p, const
         for (int64_t kj = 0; kj < g.k; ++kj) *next++ = w[o * taps + (c * g.k + ki) * g.k + kj];
     if (taps % 2) *next = 0;
   }
-  for (int64_t t = 0; t < p.pairs; ++t) {
-    const int64_t a = pair_tap_offset(g, p.hp, p.wp, 2 * t);
-    const int64_t b = 2 * t + 1 < taps ? pair_tap_offset(g, p.hp, p.wp, 2 * t + 1) : a;
+  for_each_tap_pair(g, p.hp, p.wp, [&](int64_t t, int64_t a, int64_t b) {
     if (p.interleaved) {  // one offset a pair, into the interleaved image
       s.off[t] = static_cast<int32_t>(t * p.positions);
     } else if (p.pair_images) {  // one offset a pair, into the image of its distance
@@ -814,7 +825,7 @@ ZT_S8 void pack_channel_rows(const Conv2dGeometry& g, const DirectPlan& p, const
       s.off[2 * t] = static_cast<int32_t>(a);
       s.off[2 * t + 1] = static_cast<int32_t>(b);
     }
-  }
+  });
 }
 
 // The 16 bytes at src + 128 (the sign bit flipped), stored at dst.
