@@ -73,7 +73,7 @@ struct DirectPlan {
   int64_t pair_images;
   int64_t pair_extent;
   int64_t padded_bytes;
-  int32_t diffs[4];
+  int32_t diffs[3];
   // Whether the tiles read int32 pairs (ImagePairs), with one offset per pair.
   bool reads_pairs() const { return interleaved || pair_images > 0; }
   // The int32 quads of the expanded copies.
@@ -137,23 +137,25 @@ void for_each_tap_pair(const Conv2dGeometry& g, int64_t hp, int64_t wp, F&& f) {
 // The pair images' budget: LeNet-5 conv1's two take 8 KB; more would leave the L1 cache.
 constexpr int64_t kPairImagesBytes = 32 * 1024;
 
-// The pair images of channel rows in pairs (DirectPlan::pair_images), if their distances number 4
-// at most and they fit kPairImagesBytes; p.image grows by their bytes. An odd last tap (zero
-// weight for its pair's second) reads the first image.
+// The pair images of channel rows in pairs (DirectPlan::pair_images), if they fit
+// kPairImagesBytes; p.image grows by their bytes. Worked out from the geometry (the plan is made
+// on every call; a walk of the taps took 2-3 % of a step): in the taps' order (for_each_tap_pair)
+// a pair lies within a kernel row (distance 1) for k >= 2, and crosses into the next row only
+// where an odd tap index starts one, so for odd k alone: into the next channel's row (from the
+// first channel on), or into the next kernel row's first channel (where in_c is odd). An odd
+// last tap (zero weight for its pair's second) reads the first image.
 void plan_pair_images(const Conv2dGeometry& g, DirectPlan& p) {
-  int64_t images = 0, first_most = 0;
-  bool more = false;  // than 4 distances (none of the kernel-row order's 3 kinds has more)
-  for_each_tap_pair(g, p.hp, p.wp, [&](int64_t, int64_t a, int64_t b) {
-    first_most = std::max(first_most, a);
-    if (b == a || std::find(p.diffs, p.diffs + images, b - a) != p.diffs + images) return;
-    if (images == 4)
-      more = true;
-    else
-      p.diffs[images++] = static_cast<int32_t>(b - a);
-  });
-  // A tile reads its positions (below p.positions) plus a pair's first tap; made 16 at a time.
-  const int64_t extent = round_up(p.positions + first_most, 16);
-  if (more || images == 0 || 4 * images * extent > kPairImagesBytes) return;
+  const int64_t k = g.k, in_c = g.in_c, plane = p.hp * p.wp;
+  int64_t images = 0;
+  if (k >= 2) p.diffs[images++] = 1;
+  if (k % 2 == 1 && in_c >= 2) p.diffs[images++] = static_cast<int32_t>(plane - (k - 1));
+  if (k % 2 == 1 && k >= 3 && in_c % 2 == 1)
+    p.diffs[images++] = static_cast<int32_t>(p.wp - (in_c - 1) * plane - (k - 1));
+  // A tile reads its positions (below p.positions) plus a pair's first tap, at most the last
+  // tap; made 16 at a time.
+  const int64_t last_tap = ((in_c - 1) * p.hp + k - 1) * p.wp + k - 1;
+  const int64_t extent = round_up(p.positions + last_tap, 16);
+  if (images == 0 || 4 * images * extent > kPairImagesBytes) return;
   p.pair_images = images;
   p.pair_extent = extent;
   // Zeros after the padded image, so that the pairs are made 16 at a time up to the extent (but
@@ -808,11 +810,20 @@ ZT_S8 void pack_channel_rows(const Conv2dGeometry& g, const DirectPlan& p, const
           *next++ = static_cast<int32_t>(p.expanded + (c * p.hp + 4 * h) * p.wp + kj);
     return;
   }
+  // Locals: the int16 stores might otherwise reload g's fields every element (in ZO every pass
+  // packs new weights).
+  const int64_t k = g.k, in_c = g.in_c;
   for (int64_t o = 0; o < g.out_c; ++o) {
     int16_t* next = s.weights + o * 2 * p.pairs;
-    for (int64_t ki = 0; ki < g.k; ++ki)
-      for (int64_t c = 0; c < g.in_c; ++c)
-        for (int64_t kj = 0; kj < g.k; ++kj) *next++ = w[o * taps + (c * g.k + ki) * g.k + kj];
+    const int8_t* wo = w + o * taps;
+    if (k == 1) {  // the taps are the channels, in order: one widening copy
+      for (int64_t c = 0; c < in_c; ++c) next[c] = wo[c];
+      next += in_c;
+    } else {
+      for (int64_t ki = 0; ki < k; ++ki)
+        for (int64_t c = 0; c < in_c; ++c)
+          for (int64_t kj = 0; kj < k; ++kj) *next++ = wo[(c * k + ki) * k + kj];
+    }
     if (taps % 2) *next = 0;
   }
   for_each_tap_pair(g, p.hp, p.wp, [&](int64_t t, int64_t a, int64_t b) {
@@ -1206,14 +1217,19 @@ ZT_S8 void pack_pixels(const Conv2dGeometry& g, const DirectPlan& p, const int8_
   for (int64_t o = 0; o < channels; ++o) {
     T* lanes = weights + (o / kNR * pairs * kNR + o % kNR) * kLane;
     const int8_t* wo = w + o * in_c * taps;
-    if (kLane == 4 && k == 1 && o < out_c) {
-      // A 1x1 kernel's row is its weights as they lie: 4-byte copies (in ZO every pass packs
-      // new weights).
+    if (k == 1 && o < out_c) {
+      // A 1x1 kernel's row is its weights as they lie: a step's at a time (4-byte copies of
+      // int8; in ZO every pass packs new weights).
       int64_t j = 0;
-      for (; 4 * j + 4 <= row; ++j) __builtin_memcpy(lanes + j * kNR * kLane, wo + 4 * j, 4);
+      for (; kLane * j + kLane <= row; ++j) {
+        if constexpr (kLane == 4)
+          __builtin_memcpy(lanes + j * kNR * kLane, wo + 4 * j, 4);
+        else
+          for (int64_t e = 0; e < kLane; ++e) lanes[j * kNR * kLane + e] = wo[kLane * j + e];
+      }
       if (j < steps)  // the last step's weights past the row are zero
         for (int64_t e = 0; e < kLane; ++e)
-          lanes[j * kNR * kLane + e] = 4 * j + e < row ? wo[4 * j + e] : T{0};
+          lanes[j * kNR * kLane + e] = kLane * j + e < row ? wo[kLane * j + e] : T{0};
       continue;
     }
     for (int64_t ki = 0; ki < k; ++ki) {
