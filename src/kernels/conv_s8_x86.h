@@ -44,6 +44,10 @@ constexpr int64_t kNR = 16;  // tile columns (two vectors of 8 int32)
 // per pixel (vpdpbusd on 512 bits does twice the products of two on 256 bits, measured 1.95x the
 // rate on the AVX-512 machine); the tile is stored as two of kMR pixels.
 constexpr int kQuadMR = ZT_S8_VNNI ? 2 * kMR : kMR;
+// Rows of A in a linear layer's tile (pixel rows in quads of 1x1 images): on AVX2 a quad step
+// needs its products and the ones beside the accumulators, and 6 rows (12 accumulators) kept 10
+// of them on the stack.
+constexpr int kLinearMR = ZT_S8_VNNI ? kQuadMR : 4;
 // Channel rows in quads (VNNI build only): 6 channels x 64 positions on 512 bits, 24
 // accumulators: every broadcast weight serves 4 vectors.
 constexpr int kQuadRowNV = 4;
@@ -1027,16 +1031,16 @@ ZT_S8 int channel_pairs_image_max_pooled(const Conv2dGeometry& g, const DirectPl
 // panel of 64 bytes a step: int16 pairs [pairs, kNR, 2] (dot_pairs_s16), or for T = int8_t u8 x s8
 // quads [steps, kNR, 4] (dot_quads_u8s8, exact for u8 in [0, 127]); a pixel's step is one 32-bit
 // broadcast.
-template <class T>
-ZT_S8_INLINE void pixel_sums(int64_t steps, const T* const (&pix)[kMR], const int32_t* off,
-                             const T* panel, Acc<kMR>& acc) {
+template <class T, int MR = kMR>
+ZT_S8_INLINE void pixel_sums(int64_t steps, const T* const* pix, const int32_t* off, const T* panel,
+                             Acc<MR>& acc) {
 #pragma GCC unroll 8
-  for (int i = 0; i < kMR; ++i) acc[i][0] = acc[i][1] = _mm256_setzero_si256();
+  for (int i = 0; i < MR; ++i) acc[i][0] = acc[i][1] = _mm256_setzero_si256();
   for (int64_t t = 0; t < steps; ++t) {
     const __m256i* b = reinterpret_cast<const __m256i*>(panel) + 2 * t;
     const __m256i b0 = _mm256_loadu_si256(b), b1 = _mm256_loadu_si256(b + 1);
 #pragma GCC unroll 8
-    for (int i = 0; i < kMR; ++i) {
+    for (int i = 0; i < MR; ++i) {
       int32_t step;
       __builtin_memcpy(&step, pix[i] + off[t], sizeof step);
       const __m256i xv = _mm256_set1_epi32(step);
@@ -1090,22 +1094,21 @@ ZT_S8_INLINE void pixel_quad_sums(int64_t rows, int64_t steps, const int8_t* con
   pixel_quad_sums_512<kQuadMR>(steps, pix, off, panel, comp, t);
 }
 #else
-// pixel_sums in quads on 256 bits, less comp, for all kQuadMR pixels (the rows past `rows` repeat
-// the last): the linear layers' nonnegative rows (never the offset image, whose bytes pass 127).
+// pixel_sums in quads on 256 bits, less comp, for the first kLinearMR pixels: the linear layers'
+// nonnegative rows (never the offset image, whose bytes pass 127).
 __attribute__((noinline)) ZT_S8 void pixel_quad_sums(int64_t, int64_t steps,
                                                      const int8_t* const (&pix)[kQuadMR],
                                                      const int32_t* off, const int8_t* panel,
                                                      const int32_t* comp,
                                                      int32_t (&t)[kQuadMR][kNR]) {
-  Acc<kQuadMR> acc;
-  pixel_sums<int8_t>(steps, pix, off, panel, acc);
+  Acc<kLinearMR> acc;
+  pixel_sums<int8_t, kLinearMR>(steps, pix, off, panel, acc);
+  const __m256i* c = reinterpret_cast<const __m256i*>(comp);
 #pragma GCC unroll 8
-  for (int i = 0; i < kQuadMR; ++i)
+  for (int i = 0; i < kLinearMR; ++i)
     for (int v = 0; v < 2; ++v)
-      _mm256_store_si256(
-          reinterpret_cast<__m256i*>(t[i] + 8 * v),
-          _mm256_sub_epi32(acc[i][v],
-                           _mm256_loadu_si256(reinterpret_cast<const __m256i*>(comp + 8 * v))));
+      _mm256_store_si256(reinterpret_cast<__m256i*>(t[i] + 8 * v),
+                         _mm256_sub_epi32(acc[i][v], _mm256_loadu_si256(c + v)));
 }
 #endif
 
@@ -1476,7 +1479,7 @@ ZT_S8 int pixel_image_max_pooled(const Conv2dGeometry& g, const DirectPlan& p,
 // ---- Linear layers as pixel rows of 1x1 images ----
 
 // C = A · B^T (a linear layer's forward) as the pixel rows of a 1x1 convolution: a tile is
-// kQuadMR rows of A (12 on 512 bits in the VNNI build, 6 on 256 in the AVX2 one), each step a
+// kLinearMR rows of A (12 on 512 bits in the VNNI build, 4 on 256 in the AVX2 one), each step a
 // 32-bit broadcast of 4 of a row's k bytes, times a panel of 16 columns of B packed as the
 // convolution's weights (pixel_quad_sums, no offset: A must be nonnegative, u8 as it stands).
 // Scratch: the weights' key, the panels [panels, k / 4, 16, 4], the step offsets 4 s, a zero
@@ -1560,11 +1563,11 @@ ZT_S8 bool linear_tiles(int64_t m, int64_t n, int64_t k, const int8_t* a, const 
     for (int64_t j = 0; j < kNR; ++j) zero[j] = 0;
     __builtin_memcpy(work, &weights_key, sizeof weights_key);
   }
-  for (int64_t i0 = 0; i0 < m; i0 += kQuadMR) {
+  for (int64_t i0 = 0; i0 < m; i0 += kLinearMR) {
     // A last tile repeats its last row and drops the copies.
     const int8_t* rows[kQuadMR];
     for (int64_t i = 0; i < kQuadMR; ++i) rows[i] = a + (i0 + i < m ? i0 + i : m - 1) * k;
-    const int64_t count = m - i0 < kQuadMR ? m - i0 : kQuadMR;
+    const int64_t count = m - i0 < kLinearMR ? m - i0 : kLinearMR;
     for (int64_t q = 0; q < p.panels; ++q) {
       alignas(64) int32_t t[kQuadMR][kNR];
       pixel_quad_sums(count, p.steps, rows, off, packed + q * p.steps * kNR * 4, zero, t);

@@ -49,7 +49,7 @@ void conv2d_s8_direct_max_pooled(const Conv2dGeometry& g, const Pool2dGeometry& 
                                  int64_t images, const int8_t* x, const int8_t* w, int32_t* y,
                                  int32_t* ranges, void* work, uint64_t weights_key);
 
-// linear_s8_forward (kernels/int8.h) in 6 x 16 tiles of u8 x s8 quads (vpmaddubsw) where A is
+// linear_s8_forward (kernels/int8.h) in 4 x 16 tiles of u8 x s8 quads (vpmaddubsw) where A is
 // nonnegative and k a multiple of 4, returning false (nothing done) elsewhere.
 int64_t linear_s8_work_bytes(int64_t n, int64_t k);
 bool linear_s8(int64_t m, int64_t n, int64_t k, const int8_t* a, const int8_t* b, int32_t* c,

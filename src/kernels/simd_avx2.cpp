@@ -32,7 +32,7 @@ const KernelSet kAvx2FmaKernels = {
     .max_pool_2x2_s32 = avx2::max_pool_2x2_s32,
     .max_pool_2x2_backward_relu = avx2::max_pool_2x2_backward_relu,
     .int8_name =
-        "avx2: conv2d direct 6x16 tiles, linear forward 6x16 tiles (u8 x s8 vpmaddubsw on "
+        "avx2: conv2d direct 6x16 tiles, linear forward 4x16 tiles (u8 x s8 vpmaddubsw on "
         "nonnegative rows), A.B^T 3x4 dot tiles (vpmaddubsw where an operand is nonnegative), "
         "A.B 4x16 tiles (vpmaddwd), 2x2 max pool, requantization, Philox x8",
     .conv2d_s8_direct_work_bytes = avx2::conv2d_s8_direct_work_bytes,

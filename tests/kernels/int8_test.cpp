@@ -772,7 +772,7 @@ TEST(Int8Conv2d, MaxPooledRangeTakesBothRowsOfAWindow) {
 // ---- linear layers' forward ----
 
 // linear_s8_forward gives gemm_s8's sums in every set: the x86 sets' packed kernel where A is
-// nonnegative and k a multiple of 4 (rows past a tile of 6 or 12, columns past a panel of 16, the
+// nonnegative and k a multiple of 4 (rows past a tile of 4 or 12, columns past a panel of 16, the
 // extremes 127 x -128), the fallback elsewhere (a negative byte, k = 30, 3). Within one key the
 // packed weights are reused; a new key packs new ones.
 TEST(Int8Linear, ForwardMatchesTheReference) {
