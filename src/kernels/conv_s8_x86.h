@@ -916,17 +916,13 @@ ZT_S8_INLINE void make_pair_images(const DirectPlan& p, int8_t* xp) {
   }
 }
 
-// One image x into the padded copy of channel rows (offset by 128 and expanded, in quads;
-// interleaved for a 1x1 kernel in pairs).
-ZT_S8 void copy_channel_image(const Conv2dGeometry& g, const DirectPlan& p, const int8_t* x,
-                              const Scratch& s) {
-  if (p.interleaved) return interleave_channel_pairs(g, p, x, static_cast<int32_t*>(s.image));
-  int8_t* xp = static_cast<int8_t*>(s.image);
+// One image x into the padded int8 copy of channel rows at xp (offset by 128 in quads).
+ZT_S8_INLINE void copy_padded_image(const Conv2dGeometry& g, const DirectPlan& p, const int8_t* x,
+                                    int8_t* xp) {
   if (g.pad == 0 && !p.quads) {
     // Unpadded, the copy's planes are the image's: one copy, not one a row (of 7 bytes in
     // MobileNetV2's 7x7 planes).
     __builtin_memcpy(xp, x, static_cast<size_t>(g.in_numel()));
-    if (p.pair_images) make_pair_images(p, xp);
     return;
   }
   for (int64_t c = 0; c < g.in_c; ++c)
@@ -939,6 +935,15 @@ ZT_S8 void copy_channel_image(const Conv2dGeometry& g, const DirectPlan& p, cons
       }
       copy_offset_128(dst, src, g.in_w);
     }
+}
+
+// One image x into the copies channel rows read: the padded copy, then its expanded copies in
+// quads or its pair images; a 1x1 kernel's interleaved copy in pairs instead.
+ZT_S8 void copy_channel_image(const Conv2dGeometry& g, const DirectPlan& p, const int8_t* x,
+                              const Scratch& s) {
+  if (p.interleaved) return interleave_channel_pairs(g, p, x, static_cast<int32_t*>(s.image));
+  int8_t* xp = static_cast<int8_t*>(s.image);
+  copy_padded_image(g, p, x, xp);
 #if ZT_S8_VNNI
   if (p.quads) expand_quads(p, xp, s.expanded);
 #endif
