@@ -1,8 +1,10 @@
 // The x86 NPU depthwise taps (kernel_set.h's depthwise_taps_s8), compiled once per instruction
 // set from this source (int8_x86_dot.h): conv_s8_avx2.cpp for AVX2, int8_vnni.cpp for AVX-512
-// VNNI, whose build is this one with vpdpwssd for vpmaddwd + vpaddd, and the same steps on
-// 512-bit registers for 32 outputs at a time. Bit for bit the portable depthwise_taps_s8 of
-// npu.cpp.
+// VNNI, whose build is this one with vpdpwssd for vpmaddwd + vpaddd (vpdpbusd for vpmaddubsw +
+// vpmaddwd + vpaddd), and the same steps on 512-bit registers for 32 (64) outputs at a time. Bit
+// for bit the portable depthwise_taps_s8 of npu.cpp.
+#include <algorithm>
+
 #include "int8_x86_dot.h"
 #include "kernel_set.h"
 #include "requant_avx2.h"
@@ -24,19 +26,18 @@ ZT_S8_INLINE __m512i load_s16_512(const int8_t* p) {
 }
 
 // depthwise_taps' outputs 32 at a time on 512 bits (the VNNI build) while the last 16 of them
-// lie in the room past n (kMaxDepthwiseLanes); returns the first output left. 128-bit lane j of
-// the int16 inputs holds outputs 8j .. 8j + 7, so the unpacks' sums are outputs 8j .. 8j + 3 and
-// 8j + 4 .. 8j + 7, which vpackssdw puts back in order.
+// lie in the room past n (kMaxDepthwiseLanes), from q on; returns the first output left. 128-bit
+// lane j of the int16 inputs holds outputs 8j .. 8j + 7, so the unpacks' sums are outputs 8j .. 8j
+// + 3 and 8j + 4 .. 8j + 7, which vpackssdw puts back in order.
 template <bool kWide>
-ZT_S8_INLINE int64_t taps_512(int64_t n, int pairs, const int32_t* two, const int8_t* const* src,
-                              int32_t bias, const avx512::Requant16& rq, int32_t lo, int32_t hi,
-                              int8_t* y) {
+ZT_S8_INLINE int64_t taps_512(int64_t q, int64_t n, int pairs, const int32_t* two,
+                              const int8_t* const* src, int32_t bias, const avx512::Requant16& rq,
+                              int32_t lo, int32_t hi, int8_t* y) {
   __m512i wz[(kMaxDepthwiseTaps + 1) / 2];
   for (int p = 0; p < pairs; ++p) wz[p] = _mm512_set1_epi32(two[p]);
   const __m512i b = _mm512_set1_epi32(bias);
   const __m512i lo16 = _mm512_set1_epi16(static_cast<int16_t>(lo));
   const __m512i hi16 = _mm512_set1_epi16(static_cast<int16_t>(hi));
-  int64_t q = 0;
   for (; q + 16 <= n; q += 32) {
     __m512i acc0 = b, acc1 = b;
     for (int p = 0; p < pairs; ++p) {
@@ -72,14 +73,148 @@ ZT_S8_INLINE void taps_256(int64_t q, int64_t n, int pairs, const __m256i* wp,
   }
 }
 
-// depthwise_taps_s8 with T taps (0: `taps`). Pairs of taps multiply-add as int16 (dot_pairs_s16:
-// vpmaddwd + vpaddd, or vpdpwssd): the unpacks interleave the two taps' inputs, and a lone last
-// tap pairs with itself at weight 0.
+// Nonnegative inputs (ReLU outputs, in [0, 127]) multiply as u8 against the s8 weights four taps
+// at a time (dot_quads_u8s8: vpmaddubsw + vpmaddwd + vpaddd, or vpdpbusd), each output's four
+// inputs the bytes of one int32 lane, where the taps come in runs of 3 or 4 at consecutive
+// offsets o .. o + 3 (the kernel rows at stride 1; weight 0 past a run of 3): one byte shuffle of
+// one load makes 4 outputs' quads in each 128-bit lane, vector j's lane L outputs 16L + 4j ..
+// 16L + 4j + 3, the order that the saturating packs narrowing the 4 vectors undo. (Taps
+// interleaved from four offsets by unpacks instead, as the strided kernels' would be, ran slower
+// than the pairs: the multiplies of a 3x3 kernel's padded quads outnumber its pairs'.)
+struct TapRuns {
+  int runs = 0;
+  int64_t off[kMaxDepthwiseTaps];
+  int32_t w[kMaxDepthwiseTaps];  // the run's 4 weights, a byte each
+};
+
+// Whether the taps split into runs of 3 or 4 (t: them).
+inline bool plan_runs(int taps, const int8_t* w, const int64_t* off, TapRuns& t) {
+  for (int i = 0; i < taps;) {
+    int len = 1;
+    while (len < 4 && i + len < taps && off[i + len] == off[i] + len) ++len;
+    if (len < 3) return false;
+    uint32_t word = 0;
+    for (int j = 0; j < len; ++j) word |= uint32_t{static_cast<uint8_t>(w[i + j])} << (8 * j);
+    t.off[t.runs] = off[i];
+    t.w[t.runs++] = static_cast<int32_t>(word);
+    i += len;
+  }
+  return true;
+}
+
+// The steps of run_taps on 256-bit registers (32 outputs) and, in the VNNI build, on 512.
+struct Lanes256 {
+  using V = __m256i;
+  using Requant = Requantizer;
+  static constexpr int64_t kOutputs = 32;
+  static ZT_S8_INLINE V load(const int8_t* p) {
+    return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
+  }
+  static ZT_S8_INLINE V splat(int32_t v) { return _mm256_set1_epi32(v); }
+  static ZT_S8_INLINE V splat_bytes(int8_t v) { return _mm256_set1_epi8(v); }
+  static ZT_S8_INLINE V lanes_of(__m128i v) { return _mm256_broadcastsi128_si256(v); }
+  static ZT_S8_INLINE V shuffle(V a, V m) { return _mm256_shuffle_epi8(a, m); }
+  // Four vectors of int32 as int8 in the quads' order, clamped to [lo, hi] (the saturation
+  // within int8 keeps the clamp's result).
+  static ZT_S8_INLINE void store(V v0, V v1, V v2, V v3, V lo, V hi, int8_t* y) {
+    const V b = _mm256_packs_epi16(_mm256_packs_epi32(v0, v1), _mm256_packs_epi32(v2, v3));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(y), _mm256_min_epi8(_mm256_max_epi8(b, lo), hi));
+  }
+};
+
+#if ZT_S8_VNNI
+struct Lanes512 {
+  using V = __m512i;
+  using Requant = avx512::Requant16;
+  static constexpr int64_t kOutputs = 64;
+  static ZT_S8_INLINE V load(const int8_t* p) { return _mm512_loadu_si512(p); }
+  static ZT_S8_INLINE V splat(int32_t v) { return _mm512_set1_epi32(v); }
+  static ZT_S8_INLINE V splat_bytes(int8_t v) { return _mm512_set1_epi8(v); }
+  static ZT_S8_INLINE V lanes_of(__m128i v) {
+    return _mm512_maskz_broadcast_i32x4(~__mmask16{0}, v);
+  }
+  static ZT_S8_INLINE V shuffle(V a, V m) { return _mm512_shuffle_epi8(a, m); }
+  static ZT_S8_INLINE void store(V v0, V v1, V v2, V v3, V lo, V hi, int8_t* y) {
+    _mm512_storeu_si512(y,
+                        _mm512_min_epi8(_mm512_max_epi8(avx512::packs_s8(v0, v1, v2, v3), lo), hi));
+  }
+};
+#endif
+
+// The byte shuffle that makes, in each 128-bit lane, the quads (x[i], x[i + 1], x[i + 2],
+// x[i + 3]) of i = from .. from + 3.
+ZT_S8_INLINE __m128i run_window(int from) {
+  alignas(16) int8_t idx[16];
+  for (int i = 0; i < 4; ++i)
+    for (int j = 0; j < 4; ++j) idx[4 * i + j] = static_cast<int8_t>(from + i + j);
+  return _mm_load_si128(reinterpret_cast<const __m128i*>(idx));
+}
+
+// depthwise_taps' outputs from q on in runs of taps (kRuns of them; 0: t's), L::kOutputs at a
+// time while they read no further than the taps of outputs below n + kMaxDepthwiseLanes (the
+// second load of a run, 4 bytes past the first, ends at output q + kOutputs + 1's inputs of the
+// run's third tap); returns the first output left.
+template <class L, bool kWide, int kRuns>
+ZT_S8_INLINE int64_t run_taps(int64_t q, int64_t n, const TapRuns& t, const int8_t* in,
+                              int32_t bias, const typename L::Requant& rq, int32_t lo, int32_t hi,
+                              int8_t* y) {
+  using V = typename L::V;
+  const int runs = kRuns > 0 ? kRuns : t.runs;
+  const V w0 = L::lanes_of(run_window(0)), w4 = L::lanes_of(run_window(4));
+  const V w8 = L::lanes_of(run_window(8));
+  const V b = L::splat(bias);
+  const V lo8 = L::splat_bytes(static_cast<int8_t>(lo)),
+          hi8 = L::splat_bytes(static_cast<int8_t>(hi));
+  for (; q + L::kOutputs + 2 - kMaxDepthwiseLanes <= n; q += L::kOutputs) {
+    V acc0 = b, acc1 = b, acc2 = b, acc3 = b;
+    for (int r = 0; r < runs; ++r) {
+      const int8_t* p = in + q + t.off[r];
+      const V w = L::splat(t.w[r]);
+      const V a = L::load(p), c = L::load(p + 4);
+      acc0 = dot_quads_u8s8(acc0, L::shuffle(a, w0), w);
+      acc1 = dot_quads_u8s8(acc1, L::shuffle(a, w4), w);
+      acc2 = dot_quads_u8s8(acc2, L::shuffle(a, w8), w);
+      acc3 = dot_quads_u8s8(acc3, L::shuffle(c, w8), w);
+    }
+    L::store(rq.template lanes<kWide>(acc0), rq.template lanes<kWide>(acc1),
+             rq.template lanes<kWide>(acc2), rq.template lanes<kWide>(acc3), lo8, hi8, y + q);
+  }
+  return q;
+}
+
+// run_taps in the multiplier's shift form; a 3x3 kernel's three runs as a constant. Not inlined,
+// so that the pairs' loops after it keep their registers.
+template <class L>
+__attribute__((noinline)) ZT_S8 int64_t run_taps(int64_t q, int64_t n, const TapRuns& t,
+                                                 const int8_t* in, int32_t bias,
+                                                 FixedMultiplier mult, int32_t lo, int32_t hi,
+                                                 int8_t* y) {
+  const typename L::Requant rq(mult);
+  if (t.runs == 3)
+    return rq.wide ? run_taps<L, true, 3>(q, n, t, in, bias, rq, lo, hi, y)
+                   : run_taps<L, false, 3>(q, n, t, in, bias, rq, lo, hi, y);
+  return rq.wide ? run_taps<L, true, 0>(q, n, t, in, bias, rq, lo, hi, y)
+                 : run_taps<L, false, 0>(q, n, t, in, bias, rq, lo, hi, y);
+}
+
+// depthwise_taps_s8 with T taps (0: `taps`). Nonnegative inputs in runs (run_taps) while whole
+// blocks fit; the rest as pairs of taps multiply-added as int16 (dot_pairs_s16: vpmaddwd + vpaddd,
+// or vpdpwssd): the unpacks interleave the two taps' inputs, and a lone last tap pairs with itself
+// at weight 0.
 template <int T>
 ZT_S8_INLINE void depthwise_taps(int64_t n, int taps, const int8_t* w, const int64_t* off,
                                  const int8_t* in, int32_t bias, FixedMultiplier mult, int32_t lo,
                                  int32_t hi, int8_t* y) {
   if constexpr (T > 0) taps = T;
+  int64_t q = 0;
+  TapRuns runs;
+  // Nonnegative: every input of the outputs below n.
+  if (plan_runs(taps, w, off, runs) && all_nonneg_s8(in, n + *std::max_element(off, off + taps))) {
+#if ZT_S8_VNNI
+    q = run_taps<Lanes512>(q, n, runs, in, bias, mult, lo, hi, y);
+#endif
+    q = run_taps<Lanes256>(q, n, runs, in, bias, mult, lo, hi, y);
+  }
   const int pairs = (taps + 1) / 2;
   int32_t two[(kMaxDepthwiseTaps + 1) / 2];  // a pair's weights as int16
   __m256i wp[(kMaxDepthwiseTaps + 1) / 2];
@@ -93,11 +228,10 @@ ZT_S8_INLINE void depthwise_taps(int64_t n, int taps, const int8_t* w, const int
     src[2 * p] = in + off[2 * p];
     src[2 * p + 1] = in + off[lone ? 2 * p : 2 * p + 1];
   }
-  int64_t q = 0;
 #if ZT_S8_VNNI
   const avx512::Requant16 rq16(mult);
-  q = rq16.wide ? taps_512<true>(n, pairs, two, src, bias, rq16, lo, hi, y)
-                : taps_512<false>(n, pairs, two, src, bias, rq16, lo, hi, y);
+  q = rq16.wide ? taps_512<true>(q, n, pairs, two, src, bias, rq16, lo, hi, y)
+                : taps_512<false>(q, n, pairs, two, src, bias, rq16, lo, hi, y);
 #endif
   const Requantizer rq(mult);
   if (rq.wide)

@@ -25,7 +25,8 @@ KernelSet with_vnni_int8(const KernelSet& base, KernelIsa isa, const char* gemm_
       "or the NPU requantization fused); A.B^T 3x4 dot tiles "
       "(vpdpbusd on 512 bits where an operand is nonnegative), A.B 4x16 tiles (vpdpwssd), the NPU "
       "requantization, the int8 staging and rounding shift on 512 bits, the NPU depthwise taps by "
-      "vpdpwssd, the other int8 kernels "
+      "vpdpbusd in quads along kernel rows at stride 1 on nonnegative inputs, else vpdpwssd, the "
+      "other int8 kernels "
       "avx2's";
   set.conv2d_s8_direct_work_bytes = vnni::conv2d_s8_direct_work_bytes;
   set.conv2d_s8_direct = vnni::conv2d_s8_direct;

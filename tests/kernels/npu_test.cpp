@@ -404,7 +404,8 @@ TEST(NpuKernels, RequantizationIsScalarRequantizeOnEveryIsa) {
 }
 
 // Depthwise convolutions of every stride, padding and kernel size (beyond 7x7 the portable
-// taps), on int8 data of the whole range, large biases, and multipliers that round ties and
+// taps), on int8 data of the whole range and on nonnegative data (ReLU outputs, which the x86
+// taps multiply as unsigned bytes in quads), large biases, and multipliers that round ties and
 // saturate; enough images that several share the phases, and chunks of them.
 TEST(NpuKernels, DepthwiseMatchesReferenceOnFullRangeData) {
   const kernels::NpuConvGeometry shapes[] = {
@@ -435,15 +436,18 @@ TEST(NpuKernels, DepthwiseMatchesReferenceOnFullRangeData) {
   test::for_each_kernel_isa([&] {
     Rng rng(13, 5);
     for (const auto& g : shapes)
-      for (size_t i = 0; i < multipliers.size(); ++i) {
-        const FixedMultiplier m = multipliers[i];
+      for (size_t i = 0; i < 2 * multipliers.size(); ++i) {
+        const FixedMultiplier m = multipliers[i / 2];
+        const bool nonneg = i % 2 == 1;
         const int64_t rows = i % 3 == 2 ? 1 : 17;
-        const auto x = random_bytes(rows * g.in_c * g.in_h * g.in_w, rng);
+        auto x = random_bytes(rows * g.in_c * g.in_h * g.in_w, rng);
+        if (nonneg)
+          for (auto& v : x) v = static_cast<int8_t>(v & 127);
         const auto w = random_bytes(g.in_c * g.kernel * g.kernel, rng);
         std::vector<int32_t> bias;
         for (int64_t c = 0; c < g.in_c; ++c)
           bias.push_back(static_cast<int32_t>(rng.below(1u << 21)) - (1 << 20));
-        const bool with_bias = i % 2 == 0;
+        const bool with_bias = (i / 2 + i) % 2 == 0;  // with and without, either data
         const int32_t lo = i % 3 == 0 ? 0 : -128, hi = i % 3 == 1 ? 100 : 127;
         std::vector<int8_t> y(static_cast<size_t>(rows * g.out_c * g.out_h() * g.out_w()));
         kernels::conv_s8(g, rows, x.data(), w.data(), with_bias ? bias.data() : nullptr, m, lo, hi,
@@ -451,7 +455,8 @@ TEST(NpuKernels, DepthwiseMatchesReferenceOnFullRangeData) {
         ASSERT_EQ(
             y, reference_conv(g, rows, x, w, with_bias ? bias : std::vector<int32_t>{}, m, lo, hi))
             << rows << " x " << g.in_c << "x" << g.in_h << "x" << g.in_w << " k" << g.kernel << " s"
-            << g.stride << " p" << g.pad << ", multiplier " << m.m0 << " " << m.shift;
+            << g.stride << " p" << g.pad << ", multiplier " << m.m0 << " " << m.shift
+            << (nonneg ? ", nonnegative" : "");
       }
   });
 }
