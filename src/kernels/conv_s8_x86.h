@@ -1544,6 +1544,12 @@ ZT_S8 bool linear_tiles(int64_t m, int64_t n, int64_t k, const int8_t* a, const 
                         void* work, uint64_t weights_key, const Store& store) {
   // Whole steps only: the last row's broadcasts would read past it. Rows of A in [0, 127].
   if (k % 4 != 0 || k == 0) return false;
+#if !ZT_S8_VNNI
+  // AVX2: rows of 256 bytes and more are gemm_s8's (3x4 dot tiles, their horizontal sums spread
+  // over the row, no packing): LeNet-5's fc1 (k = 400) 0.92x the time of these tiles, fc2 (120)
+  // 1.35x and fc3 (84) 2.9x.
+  if (k >= 256) return false;
+#endif
   if (!all_nonneg_s8(a, m * k)) return false;  // the rows are contiguous
   const LinearPlan p = linear_plan(n, k);
   int8_t* packed = static_cast<int8_t*>(work) + kKeyBytes;

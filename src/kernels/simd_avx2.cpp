@@ -33,7 +33,8 @@ const KernelSet kAvx2FmaKernels = {
     .max_pool_2x2_backward_relu = avx2::max_pool_2x2_backward_relu,
     .int8_name =
         "avx2: conv2d direct 6x16 tiles, linear forward 4x16 tiles (u8 x s8 vpmaddubsw on "
-        "nonnegative rows), A.B^T 3x4 dot tiles (vpmaddubsw where an operand is nonnegative), "
+        "nonnegative rows shorter than 256), A.B^T 3x4 dot tiles (vpmaddubsw where an operand is "
+        "nonnegative), "
         "A.B 4x16 tiles (vpmaddwd), the NPU depthwise taps (vpmaddubsw in quads along kernel rows "
         "at stride 1 on nonnegative inputs, else vpmaddwd), 2x2 max pool, requantization, "
         "Philox x8",

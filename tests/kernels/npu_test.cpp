@@ -196,6 +196,7 @@ TEST(NpuKernels, ConvMatchesReferenceOnIntegerData) {
       {{8, 2, 2, 20, 1, 1, 0, 1}, true, -127, 127},
       {{12, 3, 5, 20, 1, 1, 0, 1}, true, -127, 127},  // 15 pixels: one past a whole store
       {{64, 1, 1, 40, 1, 1, 0, 1}, true, -127, 127},  // linear in quads (nonnegative rows)
+      {{400, 1, 1, 20, 1, 1, 0, 1}, true, 0, 127},    // long rows: AVX2's dot tiles
   };
   // Multipliers below 2^-1 and above (the vector kernels' two shift forms).
   const FixedMultiplier mults[] = {kernels::quantize_multiplier(0.0137),
