@@ -182,13 +182,11 @@ ZT_S8_INLINE int64_t run_taps(int64_t q, int64_t n, const TapRuns& t, const int8
   return q;
 }
 
-// run_taps in the multiplier's shift form; a 3x3 kernel's three runs as a constant. Not inlined,
-// so that the pairs' loops after it keep their registers.
+// run_taps in the multiplier's shift form; a 3x3 kernel's three runs as a constant.
 template <class L>
-__attribute__((noinline)) ZT_S8 int64_t run_taps(int64_t q, int64_t n, const TapRuns& t,
-                                                 const int8_t* in, int32_t bias,
-                                                 FixedMultiplier mult, int32_t lo, int32_t hi,
-                                                 int8_t* y) {
+ZT_S8_INLINE int64_t run_taps(int64_t q, int64_t n, const TapRuns& t, const int8_t* in,
+                              int32_t bias, FixedMultiplier mult, int32_t lo, int32_t hi,
+                              int8_t* y) {
   const typename L::Requant rq(mult);
   if (t.runs == 3)
     return rq.wide ? run_taps<L, true, 3>(q, n, t, in, bias, rq, lo, hi, y)
