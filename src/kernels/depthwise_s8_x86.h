@@ -117,8 +117,8 @@ struct Lanes256 {
   // Four vectors of int32 as int8 in the quads' order, clamped to [lo, hi] (the saturation
   // within int8 keeps the clamp's result).
   static ZT_S8_INLINE void store(V v0, V v1, V v2, V v3, V lo, V hi, int8_t* y) {
-    const V b = _mm256_packs_epi16(_mm256_packs_epi32(v0, v1), _mm256_packs_epi32(v2, v3));
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(y), _mm256_min_epi8(_mm256_max_epi8(b, lo), hi));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(y),
+                        _mm256_min_epi8(_mm256_max_epi8(avx2::packs_s8(v0, v1, v2, v3), lo), hi));
   }
 };
 

@@ -67,6 +67,12 @@ struct Narrow {
   }
 };
 
+// Four vectors of int32 as 32 int8 by saturating packs (int16, then int8): 128-bit lane L holds
+// lanes 4L .. 4L + 3 of v0, then of v1, v2 and v3 (as avx512::packs_s8).
+ZT_AVX2_INLINE __m256i packs_s8(__m256i v0, __m256i v1, __m256i v2, __m256i v3) {
+  return _mm256_packs_epi16(_mm256_packs_epi32(v0, v1), _mm256_packs_epi32(v2, v3));
+}
+
 // 16 int8 as int16.
 ZT_AVX2_INLINE __m256i load_s16(const int8_t* p) {
   return _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));

@@ -34,10 +34,9 @@ const KernelSet kAvx2FmaKernels = {
     .int8_name =
         "avx2: conv2d direct 6x16 tiles, linear forward 4x16 tiles (u8 x s8 vpmaddubsw on "
         "nonnegative rows shorter than 256), A.B^T 3x4 dot tiles (vpmaddubsw where an operand is "
-        "nonnegative), "
-        "A.B 4x16 tiles (vpmaddwd), the NPU depthwise taps (vpmaddubsw in quads along kernel rows "
-        "at stride 1 on nonnegative inputs, else vpmaddwd), 2x2 max pool, requantization, "
-        "Philox x8",
+        "nonnegative), A.B 4x16 tiles (vpmaddwd), the NPU depthwise taps (vpmaddubsw in quads "
+        "along kernel rows at stride 1 on nonnegative inputs, else vpmaddwd), 2x2 max pool, "
+        "requantization, Philox x8",
     .conv2d_s8_direct_work_bytes = avx2::conv2d_s8_direct_work_bytes,
     .conv2d_s8_direct = avx2::conv2d_s8_direct,
     .conv2d_s8_direct_pools = avx2::conv2d_s8_direct_pools,
