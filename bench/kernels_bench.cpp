@@ -188,9 +188,12 @@ void BM_Conv2dForward(benchmark::State& state) {
   }
   set_rate(state, 2.0 * static_cast<double>(layer.forward_macs(in)), "FLOPS");
 }
+// The sets: portable, avx2+fma (its own tiles), avx2+fma+onednn (oneDNN's sgemm for the 1x1
+// cases) and avx2+fma+vnni (the avx2+fma tiles at 16 lanes, on 512 bits).
 BENCHMARK(BM_Conv2dForward)
     ->ArgNames({"conv", "isa"})
-    ->ArgsProduct({benchmark::CreateDenseRange(0, kConvCaseCount - 1, 1), {0, 1, 2}});
+    ->ArgsProduct({benchmark::CreateDenseRange(0, kConvCaseCount - 1, 1),
+                   {0, 1, 2, static_cast<int64_t>(KernelIsa::kAvx2FmaVnni)}});
 
 #if defined(ZOTRAIN_HAVE_ONEDNN)
 // The peer: oneDNN's own convolution primitive on the same shapes, one thread, on zotrain's NCHW

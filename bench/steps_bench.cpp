@@ -11,10 +11,11 @@
 // pass; a backward pass counts twice the forward of the layers it runs through), and % of peak:
 // the count against `threads` times the peak of one core.
 //
-// The peak of one core is measured at start-up by a loop of independent vfmadd231ps (f32) or
-// vpmaddwd (int8: 16 multiply-adds of int16 pairs, what the int8 kernels multiply with) on
-// registers only, best of 5 short runs timed in thread CPU time (so that the other work of a
-// shared machine does not lower it); ZOTRAIN_PEAK_GFLOPS and
+// The peak of one core is measured at start-up by a loop of independent instructions the active
+// kernel set's tiles multiply with, on registers only: vfmadd231ps (f32; on 512 bits in the
+// AVX-512 sets, whose f32 tiles run 16 lanes) and vpmaddwd (int8: 16 multiply-adds of int16
+// pairs) or, in the AVX-512 sets, vpdpbusd on 512 bits; best of 5 short runs timed in thread CPU
+// time (so that the other work of a shared machine does not lower it); ZOTRAIN_PEAK_GFLOPS and
 // ZOTRAIN_PEAK_GOPS (per core) replace the measurement. The printed context says which.
 #include <benchmark/benchmark.h>
 
@@ -75,9 +76,10 @@ constexpr int64_t kPeakLoops = 1 << 22;
 
 // The instruction each peak is measured on, and its operations (2 per multiply-add).
 enum class PeakLoop {
-  kFma,   // vfmadd231ps: 8 multiply-adds
-  kMadd,  // vpmaddwd: 16 multiply-adds of int16 pairs
-  kVnni,  // vpdpbusd on 512 bits: 64 multiply-adds of u8 x s8 (the VNNI sets' convolutions)
+  kFma,     // vfmadd231ps: 8 multiply-adds
+  kFma512,  // vfmadd231ps on 512 bits: 16 (the AVX-512 sets' f32 tiles)
+  kMadd,    // vpmaddwd: 16 multiply-adds of int16 pairs
+  kVnni,    // vpdpbusd on 512 bits: 64 multiply-adds of u8 x s8 (the VNNI sets' convolutions)
 };
 
 // Operations per second of the loop, in thread CPU time.
@@ -89,6 +91,10 @@ double peak_loop_rate(PeakLoop loop) {
     case PeakLoop::kFma:
       ZT_PEAK_LOOP("vfmadd231ps", "ymm", trips);
       ops = 16;
+      break;
+    case PeakLoop::kFma512:
+      ZT_PEAK_LOOP("vfmadd231ps", "zmm", trips);
+      ops = 32;
       break;
     case PeakLoop::kMadd:
       ZT_PEAK_LOOP("vpmaddwd", "ymm", trips);
@@ -105,6 +111,9 @@ double peak_loop_rate(PeakLoop loop) {
 double fma_rate() {
   return peak_loop_rate(PeakLoop::kFma);
 }
+double fma512_rate() {
+  return peak_loop_rate(PeakLoop::kFma512);
+}
 double madd_rate() {
   return peak_loop_rate(PeakLoop::kMadd);
 }
@@ -113,12 +122,14 @@ double vnni_rate() {
 }
 #else
 constexpr double (*fma_rate)() = nullptr;
+constexpr double (*fma512_rate)() = nullptr;
 constexpr double (*madd_rate)() = nullptr;
 constexpr double (*vnni_rate)() = nullptr;
 #endif
 
-// The int8 rows' peak: the instruction the active kernel set's int8 tiles are built on.
-bool vnni_active() {
+// Whether the active kernel set is one of the AVX-512 ("+vnni") sets, whose f32 tiles run on 512
+// bits and int8 tiles on vpdpbusd: the instructions the peaks are measured on.
+bool avx512_active() {
   const kernels::KernelIsa isa = kernels::active_kernel_isa();
   return isa == kernels::KernelIsa::kAvx2FmaVnni || isa == kernels::KernelIsa::kAvx2FmaOnednnVnni;
 }
@@ -252,12 +263,13 @@ void register_cases() {
 int main(int argc, char** argv) {
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
-  zotrain::g_peak_gflops = zotrain::core_peak("ZOTRAIN_PEAK_GFLOPS", "peak_gflops",
-                                              zotrain::fma_rate, "vfmadd231ps (256 bits)");
-  const bool vnni = zotrain::vnni_active();
+  const bool wide = zotrain::avx512_active();
+  zotrain::g_peak_gflops = zotrain::core_peak(
+      "ZOTRAIN_PEAK_GFLOPS", "peak_gflops", wide ? zotrain::fma512_rate : zotrain::fma_rate,
+      wide ? "vfmadd231ps (512 bits)" : "vfmadd231ps (256 bits)");
   zotrain::g_peak_gops = zotrain::core_peak("ZOTRAIN_PEAK_GOPS", "peak_gops",
-                                            vnni ? zotrain::vnni_rate : zotrain::madd_rate,
-                                            vnni ? "vpdpbusd (512 bits)" : "vpmaddwd (256 bits)");
+                                            wide ? zotrain::vnni_rate : zotrain::madd_rate,
+                                            wide ? "vpdpbusd (512 bits)" : "vpmaddwd (256 bits)");
   zotrain::register_cases();
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
