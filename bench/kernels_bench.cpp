@@ -113,10 +113,11 @@ void gemm_shapes_of(benchmark::internal::Benchmark* b, bool s8) {
       {0, 0, 256, 256, 256},     // square
   };
   const auto vnni = static_cast<int64_t>(KernelIsa::kAvx2FmaVnni);
+  const auto avx_vnni = static_cast<int64_t>(KernelIsa::kAvx2FmaAvxVnni);
   for (const auto& s : shapes)
-    for (int64_t isa : {int64_t{-1}, int64_t{0}, int64_t{1}, vnni})
+    for (int64_t isa : {int64_t{-1}, int64_t{0}, int64_t{1}, vnni, avx_vnni})
       for (int64_t nonneg : {0, 1}) {
-        if ((nonneg || isa == vnni) && !s8) continue;
+        if ((nonneg || isa == vnni || isa == avx_vnni) && !s8) continue;
         auto args = s;
         args.push_back(isa);
         if (s8) args.push_back(nonneg);
@@ -377,7 +378,9 @@ void BM_LinearS8Forward(benchmark::State& state) {
 }
 BENCHMARK(BM_LinearS8Forward)
     ->ArgNames({"layer", "isa"})
-    ->ArgsProduct({{0, 1, 2}, {0, 1, static_cast<int64_t>(KernelIsa::kAvx2FmaVnni)}});
+    ->ArgsProduct({{0, 1, 2},
+                   {0, 1, static_cast<int64_t>(KernelIsa::kAvx2FmaVnni),
+                    static_cast<int64_t>(KernelIsa::kAvx2FmaAvxVnni)}});
 
 // One int8 convolution forward over the batch (int32 out), as an int8 Conv2d layer runs it.
 // Arguments: conv (kConvCases: LeNet-5's two, ResNet18's 3x3), KernelIsa, whether the input is
@@ -400,7 +403,10 @@ void BM_Conv2dS8Forward(benchmark::State& state) {
 }
 BENCHMARK(BM_Conv2dS8Forward)
     ->ArgNames({"conv", "isa", "nonneg"})
-    ->ArgsProduct({{0, 1, 2, 3}, {0, 1, static_cast<int64_t>(KernelIsa::kAvx2FmaVnni)}, {0, 1}});
+    ->ArgsProduct({{0, 1, 2, 3},
+                   {0, 1, static_cast<int64_t>(KernelIsa::kAvx2FmaVnni),
+                    static_cast<int64_t>(KernelIsa::kAvx2FmaAvxVnni)},
+                   {0, 1}});
 
 // The NPU depthwise 3x3 convolution (conv_s8, requantization included) of MobileNetV2:0.35 on
 // 28x28 inputs, batch 32: 0 = 48 channels of 28x28 at stride 1, 1 = the same at stride 2, 2 = 144
@@ -427,7 +433,9 @@ void BM_DepthwiseS8(benchmark::State& state) {
 }
 BENCHMARK(BM_DepthwiseS8)
     ->ArgNames({"case", "isa"})
-    ->ArgsProduct({{0, 1, 2, 3}, {0, 1, static_cast<int64_t>(KernelIsa::kAvx2FmaVnni)}});
+    ->ArgsProduct({{0, 1, 2, 3},
+                   {0, 1, static_cast<int64_t>(KernelIsa::kAvx2FmaVnni),
+                    static_cast<int64_t>(KernelIsa::kAvx2FmaAvxVnni)}});
 
 // Arguments: channels and size of LeNet-5's pooling inputs, KernelIsa.
 void BM_MaxPool2dS8Forward(benchmark::State& state) {

@@ -20,6 +20,11 @@ const KernelSet& kernels_for(KernelIsa isa) {
 #if defined(__x86_64__)
   if (isa == KernelIsa::kAvx2Fma) return kAvx2FmaKernels;
   if (isa == KernelIsa::kAvx2FmaVnni) return avx512_vnni_kernels();
+  if (isa == KernelIsa::kAvx2FmaAvxVnni) {
+    static const KernelSet set = with_avx_vnni_int8(kAvx2FmaKernels, KernelIsa::kAvx2FmaAvxVnni,
+                                                    "avx2+fma+avxvnni: the avx2+fma 6x16 tiles");
+    return set;
+  }
 #endif
 #if defined(__aarch64__)
   if (isa == KernelIsa::kNeon) return kNeonKernels;
@@ -31,6 +36,7 @@ const KernelSet& kernels_for(KernelIsa isa) {
 #if defined(ZOTRAIN_HAVE_ONEDNN) && defined(__x86_64__)
   if (isa == KernelIsa::kAvx2FmaOnednn) return onednn_kernels();
   if (isa == KernelIsa::kAvx2FmaOnednnVnni) return onednn_vnni_kernels();
+  if (isa == KernelIsa::kAvx2FmaOnednnAvxVnni) return onednn_avx_vnni_kernels();
 #endif
   (void)isa;
   return kPortableKernels;
@@ -55,6 +61,14 @@ bool cpu_has_vnni() {
 #endif
 }
 
+bool cpu_has_avx_vnni() {
+#if defined(__x86_64__)
+  return cpu_has_avx2_fma() && __builtin_cpu_supports("avxvnni");
+#else
+  return false;
+#endif
+}
+
 #if defined(__aarch64__)
 bool cpu_has_dotprod() {
   return (getauxval(AT_HWCAP) & HWCAP_ASIMDDP) != 0;
@@ -72,8 +86,9 @@ const KernelSet& startup_kernels() {
         return kernels_for(isa);
       }
     ZT_THROW(InputError(std::string("ZOTRAIN_KERNELS=") + env +
-                        ": expected portable, avx2+fma, avx2+fma+vnni, avx2+fma+onednn, "
-                        "avx2+fma+onednn+vnni, neon or neon+dotprod"));
+                        ": expected portable, avx2+fma, avx2+fma+avxvnni, avx2+fma+vnni, "
+                        "avx2+fma+onednn, avx2+fma+onednn+avxvnni, avx2+fma+onednn+vnni, neon "
+                        "or neon+dotprod"));
   }
   KernelIsa best = KernelIsa::kPortable;
   for (KernelIsa isa : kAllKernelIsas)
@@ -100,6 +115,7 @@ std::vector<const KernelSet*> compiled_kernel_sets() {
 #if defined(__x86_64__)
   sets.push_back(&kAvx2FmaKernels);
   sets.push_back(&kernels_for(KernelIsa::kAvx2FmaVnni));
+  sets.push_back(&kernels_for(KernelIsa::kAvx2FmaAvxVnni));
 #endif
 #if defined(__aarch64__)
   sets.push_back(&kNeonKernels);
@@ -108,6 +124,7 @@ std::vector<const KernelSet*> compiled_kernel_sets() {
 #if defined(ZOTRAIN_HAVE_ONEDNN) && defined(__x86_64__)
   sets.push_back(&onednn_kernels());
   sets.push_back(&kernels_for(KernelIsa::kAvx2FmaOnednnVnni));
+  sets.push_back(&kernels_for(KernelIsa::kAvx2FmaOnednnAvxVnni));
 #endif
   return sets;
 }
@@ -124,8 +141,12 @@ const char* kernel_isa_missing(KernelIsa isa) {
 #else
       false;
 #endif
-  const bool uses_onednn = isa == KernelIsa::kAvx2FmaOnednn || isa == KernelIsa::kAvx2FmaOnednnVnni;
+  const bool uses_onednn = isa == KernelIsa::kAvx2FmaOnednn ||
+                           isa == KernelIsa::kAvx2FmaOnednnVnni ||
+                           isa == KernelIsa::kAvx2FmaOnednnAvxVnni;
   const bool uses_vnni = isa == KernelIsa::kAvx2FmaVnni || isa == KernelIsa::kAvx2FmaOnednnVnni;
+  const bool uses_avx_vnni =
+      isa == KernelIsa::kAvx2FmaAvxVnni || isa == KernelIsa::kAvx2FmaOnednnAvxVnni;
   if (isa == KernelIsa::kPortable) return "";
   if (isa == KernelIsa::kNeon || isa == KernelIsa::kNeonDotprod) {
 #if defined(__aarch64__)
@@ -140,6 +161,7 @@ const char* kernel_isa_missing(KernelIsa isa) {
   if (uses_onednn && !onednn) return "a build with oneDNN";
   if (!cpu_has_avx2_fma()) return "a CPU with AVX2 and FMA";
   if (uses_vnni && !cpu_has_vnni()) return "a CPU with AVX-512 VL and VNNI";
+  if (uses_avx_vnni && !cpu_has_avx_vnni()) return "a CPU with AVX-VNNI";
   return "";
 }
 
@@ -182,6 +204,10 @@ const char* kernel_isa_name(KernelIsa isa) {
       return "neon";
     case KernelIsa::kNeonDotprod:
       return "neon+dotprod";
+    case KernelIsa::kAvx2FmaAvxVnni:
+      return "avx2+fma+avxvnni";
+    case KernelIsa::kAvx2FmaOnednnAvxVnni:
+      return "avx2+fma+onednn+avxvnni";
   }
   return "?";
 }

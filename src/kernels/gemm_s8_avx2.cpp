@@ -4,6 +4,7 @@
 
 #define ZT_S8_NS avx2
 #define ZT_S8_TARGET "avx2"
+#define ZT_S8_AVX_VNNI 0
 #define ZT_S8_VNNI 0
 #include "gemm_s8_rows_x86.h"
 #include "gemm_s8_x86.h"

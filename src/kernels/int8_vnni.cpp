@@ -5,21 +5,16 @@
 
 #define ZT_S8_NS vnni
 #define ZT_S8_TARGET "avx2,avx512f,avx512vl,avx512bw,avx512vnni"
+#define ZT_S8_AVX_VNNI 0
 #define ZT_S8_VNNI 1
-#include "conv_s8_x86.h"
-#include "depthwise_s8_x86.h"
-#include "gemm_s8_rows_x86.h"
-#include "gemm_s8_x86.h"
-#include "kernel_set.h"
+#include "int8_x86_set.h"
 #include "kernels/gaussian.h"
 
 namespace zotrain::kernels {
 
 KernelSet with_vnni_int8(const KernelSet& base, KernelIsa isa, const char* gemm_name) {
-  KernelSet set = base;
-  set.isa = isa;
-  set.gemm_name = gemm_name;
-  set.int8_name =
+  KernelSet set = vnni::with_int8_build(
+      base, isa, gemm_name,
       "avx512-vnni: conv2d direct 6x16 tiles (vpdpwssd), in quads (vpdpbusd) on 512 bits: "
       "channel rows 6x64 on an image expanded into windows, pixel rows 12x16 (with 2x2 max pooling "
       "or the NPU requantization fused); A.B^T 3x4 dot tiles "
@@ -27,18 +22,10 @@ KernelSet with_vnni_int8(const KernelSet& base, KernelIsa isa, const char* gemm_
       "requantization, the int8 staging and rounding shift on 512 bits, the NPU depthwise taps by "
       "vpdpbusd in quads along kernel rows at stride 1 on nonnegative inputs, else vpdpwssd, the "
       "other int8 kernels "
-      "avx2's";
-  set.conv2d_s8_direct_work_bytes = vnni::conv2d_s8_direct_work_bytes;
-  set.conv2d_s8_direct = vnni::conv2d_s8_direct;
-  set.conv2d_s8_direct_pools = vnni::conv2d_s8_direct_pools;
-  set.conv2d_s8_direct_max_pooled = vnni::conv2d_s8_direct_max_pooled;
+      "avx2's");
   set.conv2d_s8_direct_requantizes = vnni::conv2d_s8_direct_requantizes;
   set.conv2d_s8_direct_requantized = vnni::conv2d_s8_direct_requantized;
-  set.gemm_s8_nn = vnni::gemm_s8_nn;
-  set.linear_s8_work_bytes = vnni::linear_s8_work_bytes;
-  set.linear_s8 = vnni::linear_s8;
   set.linear_s8_requantized = vnni::linear_s8_requantized;
-  set.gemm_s8_nt = vnni::gemm_s8_nt;
   // The sets that need AVX-512 VL and VNNI have AVX-512F: the perturbations' words and Gaussian
   // values on 512 bits.
   set.perturbation_name =
@@ -49,7 +36,6 @@ KernelSet with_vnni_int8(const KernelSet& base, KernelIsa isa, const char* gemm_
   set.stage_s16 = avx512::stage_s16;
   set.stage_s16_in_range = avx512::stage_s16_in_range;
   set.round_shift_s16 = avx512::round_shift_s16;
-  set.depthwise_taps_s8 = vnni::depthwise_taps_s8;
   set.gaussian_pairs = avx512::gaussian_pairs;
   return set;
 }

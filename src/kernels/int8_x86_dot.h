@@ -1,18 +1,21 @@
 // Internal to src/kernels: the two int8 dot-product steps of the x86 int8 kernels
 // (conv_s8_x86.h, gemm_s8_x86.h), which are compiled once per instruction set from the same
 // source: conv_s8_avx2.cpp and gemm_s8_avx2.cpp for AVX2, int8_vnni.cpp for AVX-512 VNNI on
-// 256-bit registers. The including file defines ZT_S8_NS (the namespace), ZT_S8_TARGET (the
-// target attribute's string) and ZT_S8_VNNI (0 or 1). The VNNI kernels are the AVX2 kernels
-// with each step's instructions replaced by one that computes the same exact integer sums, so
-// the logic tested on AVX2 machines is the logic VNNI machines run, and both give the portable
+// 256-bit registers, int8_avxvnni.cpp for AVX-VNNI (the VEX forms on 256 bits). The including
+// file defines ZT_S8_NS (the namespace), ZT_S8_TARGET (the target attribute's string),
+// ZT_S8_VNNI (0 or 1: AVX-512 VNNI) and ZT_S8_AVX_VNNI (0 or 1: AVX-VNNI, whose build keeps
+// every AVX2 layout and tile and swaps only the two steps below). The VNNI kernels are the AVX2
+// kernels with each step's instructions replaced by one that computes the same exact integer sums,
+// so the logic tested on AVX2 machines is the logic VNNI machines run, and both give the portable
 // kernels' bits (tests/kernels/int8_test.cpp runs every set the CPU supports). The convolution
 // in quads (vpdpbusd, only in the VNNI build) runs on 512-bit registers: channel rows 6 x 64
 // positions, pixel rows 12 pixels x 16 channels (conv_s8_x86.h, the *_512 functions), tested
 // wherever the VNNI set runs.
 #pragma once
 
-#if !defined(ZT_S8_NS) || !defined(ZT_S8_TARGET) || !defined(ZT_S8_VNNI)
-#error "define ZT_S8_NS, ZT_S8_TARGET and ZT_S8_VNNI before including int8_x86_dot.h"
+#if !defined(ZT_S8_NS) || !defined(ZT_S8_TARGET) || !defined(ZT_S8_VNNI) || !defined(ZT_S8_AVX_VNNI)
+#error \
+    "define ZT_S8_NS, ZT_S8_TARGET, ZT_S8_VNNI and ZT_S8_AVX_VNNI before including int8_x86_dot.h"
 #endif
 
 #include <immintrin.h>
@@ -28,22 +31,26 @@ namespace zotrain::kernels::ZT_S8_NS {
 namespace {
 
 // acc + the sums of adjacent pairs of int16 products a[2j] b[2j] + a[2j+1] b[2j+1] (vpmaddwd,
-// vpaddd; VNNI: vpdpwssd). Exact but for a pair of -32768 x -32768, which int8 operands never
-// make; both wrap alike on overflow.
+// vpaddd; VNNI and AVX-VNNI: vpdpwssd). Exact but for a pair of -32768 x -32768, which int8
+// operands never make; both wrap alike on overflow.
 ZT_S8_INLINE __m256i dot_pairs_s16(__m256i acc, __m256i a, __m256i b) {
 #if ZT_S8_VNNI
   return _mm256_dpwssd_epi32(acc, a, b);
+#elif ZT_S8_AVX_VNNI
+  return _mm256_dpwssd_avx_epi32(acc, a, b);
 #else
   return _mm256_add_epi32(acc, _mm256_madd_epi16(a, b));
 #endif
 }
 
-// acc + the sums of four u8 x s8 products (vpmaddubsw, vpmaddwd by ones, vpaddd; VNNI:
-// vpdpbusd). Equal for u in [0, 127], where vpmaddubsw's int16 pair sums (at most
+// acc + the sums of four u8 x s8 products (vpmaddubsw, vpmaddwd by ones, vpaddd; VNNI and
+// AVX-VNNI: vpdpbusd). Equal for u in [0, 127], where vpmaddubsw's int16 pair sums (at most
 // 2 * 127 * 128 = 32512) do not saturate; vpdpbusd never does.
 ZT_S8_INLINE __m256i dot_quads_u8s8(__m256i acc, __m256i u, __m256i s) {
 #if ZT_S8_VNNI
   return _mm256_dpbusd_epi32(acc, u, s);
+#elif ZT_S8_AVX_VNNI
+  return _mm256_dpbusd_avx_epi32(acc, u, s);
 #else
   return _mm256_add_epi32(acc, _mm256_madd_epi16(_mm256_maddubs_epi16(u, s), _mm256_set1_epi16(1)));
 #endif

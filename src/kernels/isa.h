@@ -26,12 +26,17 @@ enum class KernelIsa {
   kNeon,  // AArch64: vectors of 4 floats with fmla, int8 tiles by smull + sadalp (ARMv8.0)
   // kNeon with the int8 tiles in the ARMv8.2 dot-product instructions (sdot; HWCAP_ASIMDDP).
   kNeonDotprod,
+  // kAvx2Fma and kAvx2FmaOnednn with the int8 kernels' dot-product steps in AVX-VNNI (the VEX
+  // vpdpwssd and vpdpbusd on 256 bits; CPUs with AVX-VNNI, which may lack AVX-512): the AVX2
+  // layouts and tiles, the same bits. (Last, so that the earlier sets keep their numbers.)
+  kAvx2FmaAvxVnni,
+  kAvx2FmaOnednnAvxVnni,
 };
 // Every set, in order of preference (the last supported one is the default).
-constexpr KernelIsa kAllKernelIsas[] = {KernelIsa::kPortable,          KernelIsa::kAvx2Fma,
-                                        KernelIsa::kAvx2FmaVnni,       KernelIsa::kAvx2FmaOnednn,
-                                        KernelIsa::kAvx2FmaOnednnVnni, KernelIsa::kNeon,
-                                        KernelIsa::kNeonDotprod};
+constexpr KernelIsa kAllKernelIsas[] = {
+    KernelIsa::kPortable,          KernelIsa::kAvx2Fma,       KernelIsa::kAvx2FmaAvxVnni,
+    KernelIsa::kAvx2FmaVnni,       KernelIsa::kAvx2FmaOnednn, KernelIsa::kAvx2FmaOnednnAvxVnni,
+    KernelIsa::kAvx2FmaOnednnVnni, KernelIsa::kNeon,          KernelIsa::kNeonDotprod};
 
 // Whether `isa` is compiled in and the CPU can run it.
 bool kernel_isa_supported(KernelIsa isa);
@@ -42,8 +47,8 @@ KernelIsa active_kernel_isa();
 // Makes the kernels run with `isa` (which must be supported), for tests and benchmarks that
 // compare the builds. Not safe while kernels run on other threads.
 void set_active_kernel_isa(KernelIsa isa);
-// "portable", "avx2+fma", "avx2+fma+vnni", "avx2+fma+onednn", "avx2+fma+onednn+vnni", "neon",
-// "neon+dotprod".
+// "portable", "avx2+fma", "avx2+fma+avxvnni", "avx2+fma+vnni", "avx2+fma+onednn",
+// "avx2+fma+onednn+avxvnni", "avx2+fma+onednn+vnni", "neon", "neon+dotprod".
 const char* kernel_isa_name(KernelIsa isa);
 
 }  // namespace zotrain::kernels

@@ -149,6 +149,9 @@ KernelSet with_vnni_int8(const KernelSet& base, KernelIsa isa, const char* gemm_
 KernelSet with_avx512_f32(const KernelSet& base);
 // The set kAvx2FmaVnni: kAvx2FmaKernels with both.
 const KernelSet& avx512_vnni_kernels();
+// `base` with the int8 kernels of the AVX-VNNI build (int8_avxvnni.cpp), as set `isa`, its f32
+// GEMM named `gemm_name`.
+KernelSet with_avx_vnni_int8(const KernelSet& base, KernelIsa isa, const char* gemm_name);
 #endif
 #if defined(__aarch64__)
 extern const KernelSet kNeonKernels;
@@ -157,9 +160,11 @@ extern const KernelSet kNeonKernels;
 KernelSet with_dotprod_int8(const KernelSet& base);
 #endif
 #if defined(ZOTRAIN_HAVE_ONEDNN) && defined(__x86_64__)
-// kAvx2FmaKernels, and avx512_vnni_kernels(), with oneDNN's sgemm for the 1x1 convolutions.
+// kAvx2FmaKernels, avx512_vnni_kernels() and kAvx2FmaKernels with the AVX-VNNI int8 kernels,
+// with oneDNN's sgemm for the 1x1 convolutions.
 const KernelSet& onednn_kernels();
 const KernelSet& onednn_vnni_kernels();
+const KernelSet& onednn_avx_vnni_kernels();
 #endif
 
 // Every set compiled in, supported by the CPU or not (for scratch sizes that serve them all).

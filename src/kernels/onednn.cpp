@@ -127,6 +127,13 @@ const KernelSet& onednn_kernels() {
   return set;
 }
 
+const KernelSet& onednn_avx_vnni_kernels() {
+  static const KernelSet set =
+      with_avx_vnni_int8(onednn_kernels(), KernelIsa::kAvx2FmaOnednnAvxVnni,
+                         "avx2+fma+onednn+avxvnni: the avx2+fma 6x16 tiles");
+  return set;
+}
+
 const KernelSet& onednn_vnni_kernels() {
   static const KernelSet set = OnBase<avx512_vnni_kernels>::make(
       KernelIsa::kAvx2FmaOnednnVnni, "avx2+fma+onednn+vnni: avx-512 8x16 tiles");

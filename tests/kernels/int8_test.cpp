@@ -653,8 +653,8 @@ TEST(Int8Conv2d, BlocksOfOnePassPackTheWeightsOnce) {
 // convolution's output and the range of that output, bit for bit, in every set that fuses them.
 // The VNNI sets fuse pixel rows in quads, and channel rows in quads whose tiles are two output
 // rows (padded rows of 32): LeNet-5's conv2 and conv1 (the first two cases) must take them there.
-// The AVX2 sets fuse channel rows in pairs (tiles of 8 columns of two rows): LeNet-5's conv1
-// and the last two cases (1x1).
+// The AVX2 and AVX-VNNI sets fuse channel rows in pairs (tiles of 8 columns of two rows):
+// LeNet-5's conv1 and the last two cases (1x1).
 // Pixel rows: window counts that leave a last tile part-filled (25, 16, 4, 1), channels past a
 // panel (20, 33, 7), stride 2 with padding. Channel rows: a last tile of fewer channels (9), 30
 // columns of 32 (3x3) and 28 of 32 unpadded.
@@ -678,7 +678,9 @@ TEST(Int8Conv2d, MaxPooledForwardIsThePoolingOfTheForward) {
       EXPECT_TRUE(kernels::conv2d_s8_pools(geometry(cases[1]),
                                            kernels::Pool2dGeometry::make(28, 28, 2, 2)));
     }
-    if (isa == kernels::KernelIsa::kAvx2Fma || isa == kernels::KernelIsa::kAvx2FmaOnednn) {
+    if (isa == kernels::KernelIsa::kAvx2Fma || isa == kernels::KernelIsa::kAvx2FmaOnednn ||
+        isa == kernels::KernelIsa::kAvx2FmaAvxVnni ||
+        isa == kernels::KernelIsa::kAvx2FmaOnednnAvxVnni) {
       EXPECT_TRUE(kernels::conv2d_s8_pools(geometry(cases[1]),
                                            kernels::Pool2dGeometry::make(28, 28, 2, 2)));
       EXPECT_TRUE(kernels::conv2d_s8_pools(geometry(cases.end()[-2]),

@@ -25,6 +25,9 @@ TEST(KernelIsa, TheBestSupportedSetIsActive) {
   EXPECT_EQ(std::string(kernels::kernel_isa_name(KernelIsa::kAvx2Fma)), "avx2+fma");
   EXPECT_EQ(std::string(kernels::kernel_isa_name(KernelIsa::kAvx2FmaOnednn)), "avx2+fma+onednn");
   EXPECT_EQ(std::string(kernels::kernel_isa_name(KernelIsa::kAvx2FmaVnni)), "avx2+fma+vnni");
+  EXPECT_EQ(std::string(kernels::kernel_isa_name(KernelIsa::kAvx2FmaAvxVnni)), "avx2+fma+avxvnni");
+  EXPECT_EQ(std::string(kernels::kernel_isa_name(KernelIsa::kAvx2FmaOnednnAvxVnni)),
+            "avx2+fma+onednn+avxvnni");
   EXPECT_EQ(std::string(kernels::kernel_isa_name(KernelIsa::kNeon)), "neon");
   EXPECT_EQ(std::string(kernels::kernel_isa_name(KernelIsa::kNeonDotprod)), "neon+dotprod");
 #if defined(__aarch64__)
