@@ -14,9 +14,10 @@
 // The peak of one core is measured at start-up by a loop of independent instructions the active
 // kernel set's tiles multiply with, on registers only: vfmadd231ps (f32; on 512 bits in the
 // AVX-512 sets, whose f32 tiles run 16 lanes) and vpmaddwd (int8: 16 multiply-adds of int16
-// pairs) or, in the AVX-512 sets, vpdpbusd on 512 bits; best of 5 short runs timed in thread CPU
-// time (so that the other work of a shared machine does not lower it); ZOTRAIN_PEAK_GFLOPS and
-// ZOTRAIN_PEAK_GOPS (per core) replace the measurement. The printed context says which.
+// pairs, as many as the AVX-VNNI sets' vpdpwssd makes) or, in the AVX-512 sets, vpdpbusd on 512
+// bits; best of 5 short runs timed in thread CPU time (so that the other work of a shared machine
+// does not lower it); ZOTRAIN_PEAK_GFLOPS and ZOTRAIN_PEAK_GOPS (per core) replace the
+// measurement. The printed context says which.
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
