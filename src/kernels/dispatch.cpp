@@ -7,6 +7,9 @@
 #if defined(__aarch64__)
 #include <sys/auxv.h>
 #endif
+#if defined(__x86_64__)
+#include <cpuid.h>
+#endif
 
 #include "kernel_set.h"
 #include "kernels/gemm.h"
@@ -61,14 +64,6 @@ bool cpu_has_vnni() {
 #endif
 }
 
-bool cpu_has_avx_vnni() {
-#if defined(__x86_64__)
-  return cpu_has_avx2_fma() && __builtin_cpu_supports("avxvnni");
-#else
-  return false;
-#endif
-}
-
 #if defined(__aarch64__)
 bool cpu_has_dotprod() {
   return (getauxval(AT_HWCAP) & HWCAP_ASIMDDP) != 0;
@@ -100,6 +95,18 @@ const KernelSet& startup_kernels() {
 std::atomic<const KernelSet*> active{nullptr};
 
 }  // namespace
+
+bool cpu_has_avx_vnni() {
+#if defined(__x86_64__)
+  // CPUID leaf 7, sub-leaf 1, EAX bit 4 (clang 14's __builtin_cpu_supports does not know
+  // "avxvnni"); its VEX registers are AVX's, whose OS support cpu_has_avx2_fma checks.
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  return cpu_has_avx2_fma() && __get_cpuid_count(7, 1, &eax, &ebx, &ecx, &edx) &&
+         (eax & (1u << 4)) != 0;
+#else
+  return false;
+#endif
+}
 
 #if defined(__x86_64__)
 const KernelSet& avx512_vnni_kernels() {

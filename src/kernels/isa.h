@@ -38,6 +38,8 @@ constexpr KernelIsa kAllKernelIsas[] = {
     KernelIsa::kAvx2FmaVnni,       KernelIsa::kAvx2FmaOnednn, KernelIsa::kAvx2FmaOnednnAvxVnni,
     KernelIsa::kAvx2FmaOnednnVnni, KernelIsa::kNeon,          KernelIsa::kNeonDotprod};
 
+// Whether the CPU (and OS) can run AVX-VNNI, the VEX vpdpbusd and vpdpwssd on 256 bits.
+bool cpu_has_avx_vnni();
 // Whether `isa` is compiled in and the CPU can run it.
 bool kernel_isa_supported(KernelIsa isa);
 // Why `isa` is not supported ("" when it is): what the build or the CPU lacks.

@@ -61,7 +61,7 @@ void run_info() {
   if (__builtin_cpu_supports("avx512f")) std::printf(" avx512f");
   if (__builtin_cpu_supports("avx512vl")) std::printf(" avx512vl");
   if (__builtin_cpu_supports("avx512vnni")) std::printf(" avx512vnni");
-  if (__builtin_cpu_supports("avxvnni")) std::printf(" avxvnni");
+  if (kernels::cpu_has_avx_vnni()) std::printf(" avxvnni");
 #elif defined(__aarch64__)
   const unsigned long hwcap = getauxval(AT_HWCAP);
   if (hwcap & HWCAP_ASIMD) std::printf(" asimd");
