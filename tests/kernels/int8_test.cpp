@@ -555,9 +555,9 @@ std::vector<ref::ConvShape> conv_cases(int64_t images) {
     const int64_t h = k + rng.below(9), w = k + rng.below(12);
     cases.push_back({images, 1 + rng.below(4), h, w, 1 + rng.below(9), k, 1 + (i % 2), pad});
   }
-  // 1x1 channel rows in pairs from the interleaved image (AVX2 sets; the input gradient's by
-  // convolution too): odd channel counts (9; 13 in the gradient of the first), planes of 63
-  // positions (a last tile partly past it) and of 16. Last, so that the cases before keep the
+  // 1x1 channel rows in pairs from the interleaved image (AVX2 and AVX-VNNI sets; the input
+  // gradient's by convolution too): odd channel counts (9; 13 in the gradient of the first), planes
+  // of 63 positions (a last tile partly past it) and of 16. Last, so that the cases before keep the
   // data seeds the tests give them in order.
   cases.push_back({images, 5, 7, 9, 13, 1, 1, 0});
   cases.push_back({images, 9, 4, 4, 7, 1, 1, 0});
@@ -565,9 +565,9 @@ std::vector<ref::ConvShape> conv_cases(int64_t images) {
   // the tile at the last row's first column ends one column past out_w, where the plane of the
   // next channel begins.
   cases.push_back({images, 2, 17, 15, 7, 3, 1, 1});
-  // Channel rows in pairs whose pair images would pass their budget (2 of 56 KB, AVX2 sets): read
-  // from the padded image, two runs a step. The smaller shapes above read pair images, three of
-  // them (a negative distance: the next kernel row's first channel) for 3x7x6 at k = 3.
+  // Channel rows in pairs whose pair images would pass their budget (2 of 56 KB, AVX2 and AVX-VNNI
+  // sets): read from the padded image, two runs a step. The smaller shapes above read pair images,
+  // three of them (a negative distance: the next kernel row's first channel) for 3x7x6 at k = 3.
   cases.push_back({images, 4, 40, 40, 6, 3, 1, 1});
   return cases;
 }
@@ -668,8 +668,8 @@ TEST(Int8Conv2d, MaxPooledForwardIsThePoolingOfTheForward) {
                                          {2, 1, 30, 30, 8, 3, 1, 1},  {2, 3, 32, 32, 6, 5, 1, 0}};
     for (const auto& s : conv_cases(2))
       if (s.out_h() % 2 == 0 && s.out_w() % 2 == 0) cases.push_back(s);
-    // 1x1 channel rows (AVX2 sets) read from the interleaved copy: odd channel counts, planes of
-    // one and two tiles' width (last, so the cases before keep their seeds).
+    // 1x1 channel rows (AVX2 and AVX-VNNI sets) read from the interleaved copy: odd channel counts,
+    // planes of one and two tiles' width (last, so the cases before keep their seeds).
     cases.insert(cases.end(), {{2, 5, 16, 16, 7, 1, 1, 0}, {2, 3, 6, 8, 9, 1, 1, 0}});
     const kernels::KernelIsa isa = kernels::active_kernel_isa();
     if (isa == kernels::KernelIsa::kAvx2FmaVnni || isa == kernels::KernelIsa::kAvx2FmaOnednnVnni) {
